@@ -1,0 +1,114 @@
+// Host-side scalar conversions between float and the storage formats (fp16, bf16, fp8 e4m3 /
+// e5m2, nvfp4 e2m1). Round-to-nearest-even; the fp8 and e2m1 encoders saturate to the largest
+// finite value (NaN stays NaN where the format has one).
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace attnkit {
+
+inline uint16_t float_to_bf16_bits(float f) {
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+inline float bf16_bits_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+
+inline uint16_t float_to_fp16_bits(float f) {
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);         // NaN
+  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);        // rounds to >= 65520: inf
+  if (abs >= 0x38800000u) {                                       // normal half
+    uint32_t mant = abs + 0xc8000fffu + ((abs >> 13) & 1u);       // rebias + RNE
+    return uint16_t(sign | (mant >> 13));
+  }
+  // Subnormal half (or zero): scale into integer units of 2^-24 with RNE.
+  float af = std::bit_cast<float>(abs);
+  float scaled = af * 16777216.0f;  // 2^24, exact
+  return uint16_t(sign | uint32_t(std::nearbyint(scaled)));
+}
+inline float fp16_bits_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    float v = std::ldexp(float(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+// Generic small-float encoder: `mbits` mantissa bits, exponent bias `bias`, largest finite `max`.
+// Rounds to nearest even and saturates to +-max. Returns the magnitude bits (sign handled by the
+// caller) for a finite non-negative input.
+namespace detail {
+inline uint32_t encode_small_float(float a, int mbits, int bias, float max_finite) {
+  if (!(a < max_finite)) a = max_finite;  // also catches +inf
+  if (a == 0.f) return 0;
+  int e;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+  int exp_unbiased = e - 1;
+  int min_normal_exp = 1 - bias;
+  int q_exp = exp_unbiased < min_normal_exp ? min_normal_exp : exp_unbiased;
+  float quantum = std::ldexp(1.0f, q_exp - mbits);
+  float q = std::nearbyint(a / quantum);  // mantissa units incl. implicit bit (RNE)
+  uint32_t units = uint32_t(q);
+  if (units >= (2u << mbits)) {  // rounded up into the next binade
+    units >>= 1;
+    ++q_exp;
+  }
+  float value = float(units) * std::ldexp(1.0f, q_exp - mbits);
+  if (value > max_finite) return encode_small_float(max_finite, mbits, bias, max_finite);
+  if (units < (1u << mbits)) return units;  // subnormal: exponent field 0
+  uint32_t exp_field = uint32_t(q_exp + bias);
+  return (exp_field << mbits) | (units & ((1u << mbits) - 1));
+}
+}  // namespace detail
+
+constexpr float kFp8E4M3Max = 448.f;
+constexpr float kFp8E5M2Max = 57344.f;
+constexpr float kE2M1Max = 6.f;
+
+inline uint8_t float_to_fp8_e4m3(float f) {
+  if (std::isnan(f)) return 0x7f;
+  uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  return uint8_t(sign | detail::encode_small_float(std::fabs(f), 3, 7, kFp8E4M3Max));
+}
+inline float fp8_e4m3_to_float(uint8_t b) {
+  uint32_t exp = (b >> 3) & 0xf, mant = b & 0x7;
+  if (exp == 0xf && mant == 0x7) return std::nanf("");
+  float v = exp == 0 ? std::ldexp(float(mant), -9) : std::ldexp(float(8 + mant), int(exp) - 10);
+  return (b & 0x80) ? -v : v;
+}
+inline uint8_t float_to_fp8_e5m2(float f) {
+  if (std::isnan(f)) return 0x7f;
+  uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  return uint8_t(sign | detail::encode_small_float(std::fabs(f), 2, 15, kFp8E5M2Max));
+}
+inline float fp8_e5m2_to_float(uint8_t b) {
+  uint32_t exp = (b >> 2) & 0x1f, mant = b & 0x3;
+  if (exp == 0x1f) return mant ? std::nanf("") : ((b & 0x80) ? -INFINITY : INFINITY);
+  float v = exp == 0 ? std::ldexp(float(mant), -16) : std::ldexp(float(4 + mant), int(exp) - 17);
+  return (b & 0x80) ? -v : v;
+}
+
+// nvfp4 element: e2m1 (1 sign, 2 exponent, 1 mantissa), values 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+inline uint8_t float_to_e2m1(float f) {
+  if (std::isnan(f)) f = 0.f;  // e2m1 has no NaN; callers never feed one (scales guard)
+  uint8_t sign = std::signbit(f) ? 0x8 : 0;
+  return uint8_t(sign | detail::encode_small_float(std::fabs(f), 1, 1, kE2M1Max));
+}
+inline float e2m1_to_float(uint8_t nibble) {
+  static constexpr float kValues[8] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f};
+  float v = kValues[nibble & 0x7];
+  return (nibble & 0x8) ? -v : v;
+}
+
+}  // namespace attnkit

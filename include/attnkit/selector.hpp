@@ -1,0 +1,108 @@
+// Backend catalogs and the one selection engine every stack (native, vllm) runs on.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnkit/capability.hpp"
+#include "attnkit/device.hpp"
+#include "attnkit/types.hpp"
+
+namespace attnkit {
+
+// What the caller asked for beyond the layer itself.
+struct SelectOptions {
+  std::optional<std::string> backend;  // explicit choice (already resolved from flag/env; no "auto")
+  std::optional<std::string> variant;  // requested kernel generation / version ("v3", "3", ...)
+};
+
+// The kernel variant a backend resolves for a valid layer (CUDA_FLASH generation, vLLM FA
+// version), with the warnings of every downgrade rule that fired. Each warning carries a cause
+// key so it is logged once per cause.
+struct Warning {
+  std::string cause;
+  std::string message;
+  bool operator==(const Warning&) const = default;
+};
+struct VariantChoice {
+  std::string variant;
+  std::vector<Warning> warnings;
+};
+using VariantResolver =
+    std::function<VariantChoice(const LayerSpec&, const DeviceInfo&, const SelectOptions&)>;
+
+struct BackendDecl {
+  Capabilities caps;
+  VariantResolver resolve_variant;  // optional
+  std::string description;          // one line for `attnkit backends`
+  const std::string& name() const { return caps.name; }
+};
+
+struct Catalog {
+  std::string name;  // "native", "vllm"
+  std::vector<BackendDecl> backends;
+  // Ordered candidates for this layer on this device (the platform's priority list).
+  std::function<std::vector<std::string>(const LayerSpec&, const DeviceInfo&)> priorities;
+  const BackendDecl* find(std::string_view name) const;  // case-insensitive; nullptr if unknown
+  std::vector<std::string> names() const;
+};
+
+struct Rejection {
+  std::string backend;
+  std::vector<std::string> reasons;
+  bool operator==(const Rejection&) const = default;
+};
+
+struct Selection {
+  std::string backend;
+  std::string variant;                  // "" when the backend has no variants
+  std::vector<std::string> candidates;  // the priority list that was walked
+  std::vector<Rejection> rejected;      // candidates refused before the pick (auto), in order
+  std::vector<Warning> warnings;        // variant downgrades and the pinned-block-size warning
+  bool explicit_choice = false;
+};
+
+// Resolves the explicit backend: the flag wins over ATTNKIT_ATTENTION_BACKEND; "auto" (any case)
+// and empty mean automatic. Does not validate the name (the selector does, against its catalog).
+std::optional<std::string> resolve_requested_backend(const std::optional<std::string>& flag);
+
+class Selector {
+ public:
+  Selector(const Catalog& catalog, DeviceInfo device, SelectOptions options = {});
+
+  // Selects once per distinct layer signature (cached) and logs, the first time,
+  // "Using X attention backend out of potential backends: [A, B, ...]".
+  // Throws InvalidArgument for an unknown backend name (listing the valid ones) and Unsupported
+  // for an invalid explicit choice (its reasons and the backends that would work) or when no
+  // backend is valid (every backend with its reasons).
+  const Selection& select(const LayerSpec& spec);
+
+  // Every backend of the catalog with its reasons for this layer (empty reasons = valid), in
+  // catalog order: what `attnkit explain` prints.
+  std::vector<Rejection> evaluate_all(const LayerSpec& spec) const;
+
+  const Catalog& catalog() const { return catalog_; }
+  const DeviceInfo& device() const { return device_; }
+  const SelectOptions& options() const { return options_; }
+
+ private:
+  Selection select_uncached(const LayerSpec& spec) const;
+
+  const Catalog& catalog_;
+  DeviceInfo device_;
+  SelectOptions options_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Selection>> cache_;
+};
+
+// Catalogs known to the library, by stack name ("native", "vllm").
+const Catalog& catalog_for_stack(std::string_view stack);
+std::vector<std::string> stack_names();
+
+}  // namespace attnkit

@@ -1,0 +1,139 @@
+// Core value types of attnkit: dtypes, KV storage formats, attention types, the per-layer spec.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnkit {
+
+// Activation (model) dtypes.
+enum class DType { kFloat32, kFloat16, kBFloat16 };
+
+// KV cache storage formats. Each is explicit: nothing is ever inferred from a uint8 buffer.
+enum class KvCacheDType { kAuto, kFloat16, kBFloat16, kFp8E4M3, kFp8E5M2, kNvfp4 };
+
+// How a quantized cache's scales are laid out.
+enum class ScaleGranularity {
+  kNone,       // unquantized storage
+  kPerTensor,  // one fp32 scale for K and one for V per layer
+  kPerHead,    // one fp32 scale per KV head for K and for V
+  kPerBlock16  // nvfp4: one e4m3 scale per 16 consecutive elements of a head, plus a per-tensor fp32
+};
+
+// What element type a kernel reads from the storage.
+enum class KvKernelView { kFloat16, kBFloat16, kFloat32, kFp8E4M3, kFp8E5M2, kE2M1Packed };
+
+struct KvFormatInfo {
+  std::string_view name;
+  // Storage bits per element (4 for nvfp4: two values per byte).
+  int bits_per_element;
+  bool needs_scales;
+  ScaleGranularity default_scale_granularity;
+  KvKernelView kernel_view;
+};
+
+enum class AttentionType {
+  kDecoder,      // causal self-attention with a KV cache
+  kEncoder,      // self-attention of the encoder of an encoder-decoder model (non-causal)
+  kEncoderOnly,  // bidirectional self-attention of encoder-only models (no persistent cache)
+  kCross         // decoder queries against the encoder's K/V
+};
+
+enum class Platform { kCuda, kRocm, kCpu, kXpu };
+
+std::string_view to_string(DType d);
+std::string_view to_string(KvCacheDType d);
+std::string_view to_string(ScaleGranularity g);
+std::string_view to_string(AttentionType t);
+std::string_view to_string(Platform p);
+
+// Parsers accept the canonical names and common aliases, case-insensitively, and throw
+// InvalidArgument naming the accepted values otherwise.
+DType parse_dtype(std::string_view s);             // float32|fp32, float16|fp16|half, bfloat16|bf16
+KvCacheDType parse_kv_cache_dtype(std::string_view s);  // auto, float16, bfloat16, fp8(_e4m3), ...
+AttentionType parse_attention_type(std::string_view s);
+
+int dtype_bytes(DType d);
+const KvFormatInfo& kv_format_info(KvCacheDType d);
+// `auto` resolves to the model dtype's storage (fp32 models store fp32 only through `auto`).
+KvCacheDType resolve_kv_dtype(KvCacheDType kv, DType model);
+// Bytes of storage for one head vector of `head_size` elements (nvfp4: packed nibbles only).
+int64_t kv_bytes_per_head_vector(KvCacheDType resolved, DType model, int head_size);
+// Bytes of per-element-block scales stored beside one head vector (nvfp4: head_size / 16).
+int64_t kv_block_scale_bytes_per_head_vector(KvCacheDType resolved, int head_size);
+
+struct MlaDims {
+  int kv_lora_rank = 0;      // latent width (512 for DeepSeek-V3)
+  int qk_nope_head_dim = 0;  // 128
+  int qk_rope_head_dim = 0;  // 64
+  int v_head_dim = 0;        // 128
+  int q_lora_rank = 0;       // 0 when queries are not low-rank
+  bool sparse = false;       // DeepSeek sparse attention (indexer-selected tokens)
+
+  // Decode works over the latent cache: QK size kv_lora_rank + rope, V size kv_lora_rank.
+  int decode_head_size() const { return kv_lora_rank + qk_rope_head_dim; }
+  int prefill_qk_head_size() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const MlaDims&) const = default;
+};
+
+// Everything the selector and the kernels need to know about one attention layer.
+struct LayerSpec {
+  int layer_index = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_size = 0;    // Q/K head size (MLA: decode head size, kv_lora_rank + rope)
+  int head_size_v = 0;  // V/output head size (MLA: kv_lora_rank)
+  DType dtype = DType::kBFloat16;
+  KvCacheDType kv_cache_dtype = KvCacheDType::kAuto;
+  ScaleGranularity kv_scale_granularity = ScaleGranularity::kNone;  // resolved from the KV dtype
+  AttentionType attn_type = AttentionType::kDecoder;
+  // Hugging Face meaning: tokens visible including the current one. Kernels get window_left = w-1.
+  std::optional<int> sliding_window;
+  bool alibi = false;
+  bool sinks = false;
+  double logits_soft_cap = 0.0;  // 0 = off
+  std::optional<MlaDims> mla;
+  std::optional<int> kv_sharing_target_layer;
+  std::optional<int> block_size;  // pinned by the user (--block-size)
+  bool mm_prefix = false;         // PrefixLM bidirectional multimodal prefix
+
+  bool is_mla() const { return mla.has_value(); }
+  bool is_sparse() const { return mla && mla->sparse; }
+  // Decoder and cross attention take the paged cache with seqused_k metadata; encoder_only
+  // layers are non-causal over their own contiguous K/V.
+  bool causal() const { return attn_type == AttentionType::kDecoder; }
+  KvCacheDType resolved_kv_dtype() const { return resolve_kv_dtype(kv_cache_dtype, dtype); }
+  // Everything that can change a selection, in a stable printable form; layers with equal
+  // signatures share one selection. layer_index and the sharing target are not part of it.
+  std::string signature() const;
+  bool operator==(const LayerSpec&) const = default;
+};
+
+// A layer that holds no attention KV but fixed-size recurrent state per request.
+enum class StateKind { kMamba, kLinearAttention };
+
+struct StateLayerSpec {
+  int layer_index = 0;
+  StateKind kind = StateKind::kMamba;
+  int64_t state_bytes_per_request = 0;  // conv + ssm state (or linear-attention state)
+  DType dtype = DType::kBFloat16;
+};
+
+std::string_view to_string(StateKind k);
+
+struct ModelSpec {
+  std::string name;        // short name or file stem
+  std::string source;      // path of the config.json it came from
+  std::string model_type;  // HF model_type
+  DType dtype = DType::kBFloat16;
+  int num_layers = 0;      // all layers, attention + state + others
+  std::vector<LayerSpec> attention_layers;  // ordered by layer_index (encoder layers first)
+  std::vector<StateLayerSpec> state_layers;
+  bool is_encoder_decoder = false;
+  int64_t max_position_embeddings = 0;
+};
+
+}  // namespace attnkit

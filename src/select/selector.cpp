@@ -1,0 +1,141 @@
+#include "attnkit/selector.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "attnkit/error.hpp"
+#include "attnkit/log.hpp"
+#include "core/strings.hpp"
+
+namespace attnkit {
+
+const BackendDecl* Catalog::find(std::string_view n) const {
+  for (const auto& b : backends)
+    if (iequals(b.name(), n)) return &b;
+  return nullptr;
+}
+
+std::vector<std::string> Catalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& b : backends) out.push_back(b.name());
+  return out;
+}
+
+std::optional<std::string> resolve_requested_backend(const std::optional<std::string>& flag) {
+  std::optional<std::string> chosen = flag;
+  if (!chosen) {
+    if (const char* env = std::getenv("ATTNKIT_ATTENTION_BACKEND")) chosen = std::string(env);
+  }
+  if (!chosen || chosen->empty() || iequals(*chosen, "auto")) return std::nullopt;
+  return chosen;
+}
+
+Selector::Selector(const Catalog& catalog, DeviceInfo device, SelectOptions options)
+    : catalog_(catalog), device_(std::move(device)), options_(std::move(options)) {
+  if (options_.backend && !catalog_.find(*options_.backend))
+    throw InvalidArgument(fmt::format(
+        "attention backend '{}' is unknown to the {} stack; expected auto or one of: {}",
+        *options_.backend, catalog_.name, join(catalog_.names())));
+}
+
+std::vector<Rejection> Selector::evaluate_all(const LayerSpec& spec) const {
+  std::vector<Rejection> out;
+  for (const auto& b : catalog_.backends)
+    out.push_back({b.name(), invalid_reasons(b.caps, spec, device_)});
+  return out;
+}
+
+namespace {
+
+std::string format_reasons(const std::vector<Rejection>& rs) {
+  std::vector<std::string> parts;
+  for (const auto& r : rs) parts.push_back(fmt::format("{}: [{}]", r.backend, join(r.reasons)));
+  return "{" + join(parts) + "}";
+}
+
+std::map<std::string, std::vector<std::string>> as_map(const std::vector<Rejection>& rs) {
+  std::map<std::string, std::vector<std::string>> m;
+  for (const auto& r : rs) m[r.backend] = r.reasons;
+  return m;
+}
+
+}  // namespace
+
+Selection Selector::select_uncached(const LayerSpec& spec) const {
+  Selection sel;
+  sel.candidates = catalog_.priorities ? catalog_.priorities(spec, device_) : catalog_.names();
+  const std::string where = fmt::format("{} ({})", to_string(device_.platform), device_.name);
+
+  const BackendDecl* picked = nullptr;
+  if (options_.backend) {
+    picked = catalog_.find(*options_.backend);
+    sel.explicit_choice = true;
+    auto reasons = invalid_reasons(picked->caps, spec, device_);
+    if (!reasons.empty()) {
+      std::vector<std::string> would_work;
+      for (const auto& r : evaluate_all(spec))
+        if (r.reasons.empty()) would_work.push_back(r.backend);
+      throw Unsupported(
+          fmt::format("Selected backend {} is not valid for this configuration on {} (layer {}). "
+                      "Reason: [{}]. Backends that would work for this layer: [{}]",
+                      picked->name(), where, spec.signature(), join(reasons), join(would_work)),
+          {{picked->name(), reasons}});
+    }
+  } else {
+    for (const auto& name : sel.candidates) {
+      const BackendDecl* b = catalog_.find(name);
+      if (!b) continue;
+      auto reasons = invalid_reasons(b->caps, spec, device_);
+      if (reasons.empty()) {
+        picked = b;
+        break;
+      }
+      sel.rejected.push_back({b->name(), std::move(reasons)});
+    }
+    if (!picked) {
+      auto all = evaluate_all(spec);
+      throw Unsupported(fmt::format("No valid attention backend found for {} with layer {}. "
+                                    "Reasons: {}.",
+                                    where, spec.signature(), format_reasons(all)),
+                        as_map(all));
+    }
+    if (spec.block_size) {
+      std::vector<std::string> precluded;
+      for (const auto& r : sel.rejected)
+        if (r.reasons == std::vector<std::string>{"block_size not supported"})
+          precluded.push_back(r.backend);
+      if (!precluded.empty())
+        sel.warnings.push_back(
+            {fmt::format("block_size_precluded:{}:{}", *spec.block_size, join(precluded)),
+             fmt::format("--block-size {} precluded higher-priority backend(s) {}. Using {} "
+                         "instead, which may result in reduced performance. Consider removing "
+                         "--block-size to auto-select.",
+                         *spec.block_size, join(precluded), picked->name())});
+    }
+  }
+  sel.backend = picked->name();
+  if (picked->resolve_variant) {
+    VariantChoice v = picked->resolve_variant(spec, device_, options_);
+    sel.variant = v.variant;
+    for (auto& w : v.warnings) sel.warnings.push_back(std::move(w));
+  }
+  return sel;
+}
+
+const Selection& Selector::select(const LayerSpec& spec) {
+  const std::string key = spec.signature();
+  std::lock_guard lock(mu_);
+  if (auto it = cache_.find(key); it != cache_.end()) return *it->second;
+  auto sel = std::make_unique<Selection>(select_uncached(spec));
+  for (const auto& w : sel->warnings) warn_once(w.cause, w.message);
+  if (sel->explicit_choice)
+    log(LogLevel::kInfo, fmt::format("Using {} backend.", sel->backend));
+  else
+    log(LogLevel::kInfo,
+        fmt::format("Using {} attention backend out of potential backends: [{}]", sel->backend,
+                    join(sel->candidates)));
+  return *cache_.emplace(key, std::move(sel)).first->second;
+}
+
+}  // namespace attnkit
