@@ -37,22 +37,6 @@ struct VariantChoice {
 using VariantResolver =
     std::function<VariantChoice(const LayerSpec&, const DeviceInfo&, const SelectOptions&)>;
 
-struct BackendDecl {
-  Capabilities caps;
-  VariantResolver resolve_variant;  // optional
-  std::string description;          // one line for `attnkit backends`
-  const std::string& name() const { return caps.name; }
-};
-
-struct Catalog {
-  std::string name;  // "native", "vllm"
-  std::vector<BackendDecl> backends;
-  // Ordered candidates for this layer on this device (the platform's priority list).
-  std::function<std::vector<std::string>(const LayerSpec&, const DeviceInfo&)> priorities;
-  const BackendDecl* find(std::string_view name) const;  // case-insensitive; nullptr if unknown
-  std::vector<std::string> names() const;
-};
-
 struct Rejection {
   std::string backend;
   std::vector<std::string> reasons;
@@ -66,6 +50,27 @@ struct Selection {
   std::vector<Rejection> rejected;      // candidates refused before the pick (auto), in order
   std::vector<Warning> warnings;        // variant downgrades and the pinned-block-size warning
   bool explicit_choice = false;
+};
+
+struct BackendDecl {
+  Capabilities caps;
+  VariantResolver resolve_variant;  // optional
+  std::string description;          // one line for `attnkit backends`
+  const std::string& name() const { return caps.name; }
+};
+
+struct Catalog {
+  std::string name;  // "native", "vllm"
+  std::vector<BackendDecl> backends;
+  // Ordered candidates for this layer on this device (the platform's priority list).
+  std::function<std::vector<std::string>(const LayerSpec&, const DeviceInfo&)> priorities;
+  // Optional stack-specific facts for a layer's plan, as (label, value) lines: the vLLM stack
+  // reports its MLA prefill backend and KV-spec consequences here.
+  std::function<std::vector<std::pair<std::string, std::string>>(
+      const LayerSpec&, const DeviceInfo&, const SelectOptions&, const Selection&)>
+      plan_details;
+  const BackendDecl* find(std::string_view name) const;  // case-insensitive; nullptr if unknown
+  std::vector<std::string> names() const;
 };
 
 // Resolves the explicit backend: the flag wins over ATTNKIT_ATTENTION_BACKEND; "auto" (any case)

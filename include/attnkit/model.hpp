@@ -1,0 +1,30 @@
+// Hugging Face config.json -> ModelSpec (one LayerSpec per attention layer, one StateLayerSpec
+// per mamba / linear-attention layer).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnkit/types.hpp"
+
+namespace attnkit {
+
+struct ModelLoadOptions {
+  std::optional<DType> dtype;                // overrides the config's torch_dtype
+  std::optional<KvCacheDType> kv_cache_dtype;  // applied to every attention layer
+  std::optional<int> block_size;             // pinned block size, applied to every layer
+};
+
+// `name_or_path` is a path to a config.json, or the short name of a bundled model
+// (models/<name>.json, searched in $ATTNKIT_MODELS_DIR, then the source tree's models/).
+// Throws InvalidArgument naming the field and the file for malformed or unknown configs.
+ModelSpec load_model(std::string_view name_or_path, const ModelLoadOptions& options = {});
+// Parses config JSON text; `source` names the file in error messages.
+ModelSpec parse_model_config(std::string_view json_text, std::string_view source,
+                             const ModelLoadOptions& options = {});
+std::vector<std::string> bundled_model_names();
+std::string models_dir();
+
+}  // namespace attnkit
