@@ -49,6 +49,8 @@ enum class MetadataForm : unsigned {
 std::vector<MetadataForm> required_metadata_forms(const LayerSpec& spec);
 std::string_view to_string(MetadataForm f);
 
+enum class MlaSupport { kStandardOnly, kMlaOnly, kBoth };
+
 struct Capabilities {
   std::string name;
   std::vector<Platform> platforms;  // empty = any platform
@@ -64,8 +66,8 @@ struct Capabilities {
   bool any_head_size_v = false;
   std::vector<BlockSizeEntry> kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
   std::optional<int> preferred_block_size;  // nullopt: the default if supported, else smallest base
-  bool mla = false;     // an MLA backend takes only MLA layers, a standard one only standard
-  bool sparse = false;  // likewise for sparse MLA
+  MlaSupport mla = MlaSupport::kStandardOnly;
+  bool sparse = false;  // a sparse-MLA backend takes only sparse layers, others only dense
   bool sinks = false;
   bool alibi = false;
   bool logits_soft_cap = false;
@@ -94,5 +96,13 @@ struct Capabilities {
 //   "<form> metadata not supported", then the combination rule's reasons.
 std::vector<std::string> invalid_reasons(const Capabilities& caps, const LayerSpec& spec,
                                          const DeviceInfo& device);
+
+// A kernel generation of a backend (CUDA_FLASH v2/v3/v4): what it can run and whether this
+// release builds it. A generation policy picks one for a layer with ordered downgrade rules.
+struct KernelGeneration {
+  std::string name;  // "v2", "v3", "v4"
+  bool built = false;
+  Capabilities caps;  // compute-capability range included (v3: exactly 90)
+}; 
 
 }  // namespace attnkit

@@ -89,8 +89,8 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
     r.push_back("block_size not supported");
   if (s.mm_prefix && !c.mm_prefix)
     r.push_back("partial multimodal token full attention not supported");
-  if (s.is_mla() && !c.mla) r.push_back("MLA not supported");
-  if (!s.is_mla() && c.mla) r.push_back("non-MLA not supported");
+  if (s.is_mla() && c.mla == MlaSupport::kStandardOnly) r.push_back("MLA not supported");
+  if (!s.is_mla() && c.mla == MlaSupport::kMlaOnly) r.push_back("non-MLA not supported");
   if (s.sinks && !c.sinks) r.push_back("attention sinks not supported");
   if (s.is_sparse() && !c.sparse) r.push_back("sparse not supported");
   if (!s.is_sparse() && c.sparse) r.push_back("non-sparse not supported");

@@ -1,0 +1,28 @@
+#include "backends/cpu_flash/capabilities.hpp"
+
+namespace attnkit {
+
+const Capabilities& cpu_flash_capabilities() {
+  static const Capabilities caps = [] {
+    Capabilities c;
+    c.name = "CPU_FLASH";
+    c.platforms = {Platform::kCpu};
+    c.dtypes = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
+    c.kv_cache_dtypes = {};  // every storage format
+    c.head_sizes = {.min = 32, .max = 576, .multiple_of = 16};
+    c.any_head_size_v = true;
+    c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
+    c.preferred_block_size = 16;
+    c.mla = MlaSupport::kBoth;
+    c.sinks = c.alibi = c.logits_soft_cap = c.sliding_window = c.non_causal = true;
+    c.per_head_quant_scales = true;
+    c.attn_types = {AttentionType::kDecoder, AttentionType::kEncoder, AttentionType::kEncoderOnly,
+                    AttentionType::kCross};
+    c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable) |
+                       unsigned(MetadataForm::kCuSeqlensK);
+    return c;
+  }();
+  return caps;
+}
+
+}  // namespace attnkit

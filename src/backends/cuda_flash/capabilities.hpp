@@ -1,0 +1,14 @@
+// CUDA_FLASH: paged flash-attention kernels. Its capabilities are the union of the generations
+// this release builds; each generation declares its own (see cuda_flash_generations()).
+#pragma once
+
+#include <vector>
+
+#include "attnkit/capability.hpp"
+
+namespace attnkit {
+// v2 (portable mma.sync, SM80+), v3 (Hopper wgmma/TMA, SM90 only), v4 (Blackwell, declared only).
+const std::vector<KernelGeneration>& cuda_flash_generations();
+// What the backend accepts: the capabilities of its widest built generation.
+const Capabilities& cuda_flash_capabilities();
+}  // namespace attnkit
