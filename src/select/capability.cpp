@@ -46,7 +46,10 @@ std::string HeadSizeRule::describe() const {
 }
 
 std::vector<MetadataForm> required_metadata_forms(const LayerSpec& spec) {
-  if (spec.attn_type == AttentionType::kEncoderOnly) return {MetadataForm::kCuSeqlensK};
+  // Encoder self-attention (encoder-only models and the encoder of an encoder-decoder model)
+  // keeps no persistent cache: it runs over contiguous K/V described by cu_seqlens_k.
+  if (spec.attn_type == AttentionType::kEncoderOnly || spec.attn_type == AttentionType::kEncoder)
+    return {MetadataForm::kCuSeqlensK};
   return {MetadataForm::kSeqUsedK, MetadataForm::kBlockTable};
 }
 
@@ -79,11 +82,16 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
                                          const DeviceInfo& d) {
   std::vector<std::string> r;
   if (!c.head_sizes.accepts(s.head_size)) r.push_back("head_size not supported");
-  if (s.head_size_v != s.head_size && !c.any_head_size_v && !s.is_mla() &&
-      !contains(c.asymmetric_head_sizes, std::pair<int, int>{s.head_size, s.head_size_v}))
+  // head_size_v == 0 means "not set": the same as head_size.
+  const int head_size_v = s.head_size_v ? s.head_size_v : s.head_size;
+  if (head_size_v != s.head_size && !c.any_head_size_v && !s.is_mla() &&
+      !contains(c.asymmetric_head_sizes, std::pair<int, int>{s.head_size, head_size_v}))
     r.push_back("head_size_v not supported");
   if (!contains(c.dtypes, s.dtype)) r.push_back("dtype not supported");
-  if (!c.kv_cache_dtypes.empty() && !contains(c.kv_cache_dtypes, s.kv_cache_dtype))
+  // `auto` is accepted when listed, or when the storage it resolves to (the model dtype) is.
+  if (!c.kv_cache_dtypes.empty() && !contains(c.kv_cache_dtypes, s.kv_cache_dtype) &&
+      !(s.kv_cache_dtype == KvCacheDType::kAuto &&
+        contains(c.kv_cache_dtypes, s.resolved_kv_dtype())))
     r.push_back("kv_cache_dtype not supported");
   if (s.block_size && !block_size_supported(c.kernel_block_sizes, *s.block_size))
     r.push_back("block_size not supported");
@@ -96,9 +104,11 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
   if (!s.is_sparse() && c.sparse) r.push_back("non-sparse not supported");
   if (s.kv_scale_granularity == ScaleGranularity::kPerHead && !c.per_head_quant_scales)
     r.push_back("per-head quant scales not supported");
-  if (!c.platforms.empty() && !contains(c.platforms, d.platform))
-    r.push_back(fmt::format("platform {} not supported", to_string(d.platform)));
-  if (d.platform == Platform::kCuda || d.platform == Platform::kRocm) {
+  const bool platform_ok = c.platforms.empty() || contains(c.platforms, d.platform);
+  if (!platform_ok) r.push_back(fmt::format("platform {} not supported", to_string(d.platform)));
+  // A compute-capability range only means something on a platform the backend runs on (a CUDA
+  // range says nothing about a ROCm gfx942 "9.4").
+  if (platform_ok && (d.platform == Platform::kCuda || d.platform == Platform::kRocm)) {
     const int cc = d.cc.as_int();
     if ((c.min_compute_capability && cc < *c.min_compute_capability) ||
         (c.max_compute_capability && cc > *c.max_compute_capability))

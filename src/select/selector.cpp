@@ -33,6 +33,9 @@ std::optional<std::string> resolve_requested_backend(const std::optional<std::st
 
 Selector::Selector(const Catalog& catalog, DeviceInfo device, SelectOptions options)
     : catalog_(catalog), device_(std::move(device)), options_(std::move(options)) {
+  // Callers may pass the raw flag: "auto" and "" mean automatic here too.
+  if (options_.backend && (options_.backend->empty() || iequals(*options_.backend, "auto")))
+    options_.backend.reset();
   if (options_.backend && !catalog_.find(*options_.backend))
     throw InvalidArgument(fmt::format(
         "attention backend '{}' is unknown to the {} stack; expected auto or one of: {}",
@@ -79,13 +82,19 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
       throw Unsupported(
           fmt::format("Selected backend {} is not valid for this configuration on {} (layer {}). "
                       "Reason: [{}]. Backends that would work for this layer: [{}]",
-                      picked->name(), where, spec.signature(), join(reasons), join(would_work)),
+                      picked->name(), where, spec.signature(), join(reasons),
+                      would_work.empty() ? "none" : join(would_work)),
           {{picked->name(), reasons}});
     }
   } else {
     for (const auto& name : sel.candidates) {
       const BackendDecl* b = catalog_.find(name);
-      if (!b) continue;
+      // A priority list naming an undeclared backend is a catalog bug; skipping it would be a
+      // silent fallback.
+      if (!b)
+        throw Error(fmt::format("{} stack: priority list for {} names backend '{}' that the "
+                                "catalog does not declare (declared: {})",
+                                catalog_.name, where, name, join(catalog_.names())));
       auto reasons = invalid_reasons(b->caps, spec, device_);
       if (reasons.empty()) {
         picked = b;
@@ -95,9 +104,20 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
     }
     if (!picked) {
       auto all = evaluate_all(spec);
-      throw Unsupported(fmt::format("No valid attention backend found for {} with layer {}. "
+      // A backend that is valid but absent from this platform's priority list is never picked
+      // automatically; say so instead of printing it with no reason.
+      for (auto& r : all)
+        if (r.reasons.empty())
+          r.reasons.push_back(fmt::format(
+              "not in the {} priority list (choose it explicitly)", to_string(device_.platform)));
+      const std::string walked =
+          sel.candidates.empty()
+              ? fmt::format("the {} stack has no backend for platform {}",
+                            catalog_.name, to_string(device_.platform))
+              : fmt::format("tried [{}]", join(sel.candidates));
+      throw Unsupported(fmt::format("No valid attention backend found for {} with layer {} ({}). "
                                     "Reasons: {}.",
-                                    where, spec.signature(), format_reasons(all)),
+                                    where, spec.signature(), walked, format_reasons(all)),
                         as_map(all));
     }
     if (spec.block_size) {
@@ -119,6 +139,11 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
     VariantChoice v = picked->resolve_variant(spec, device_, options_);
     sel.variant = v.variant;
     for (auto& w : v.warnings) sel.warnings.push_back(std::move(w));
+  } else if (options_.variant) {
+    sel.warnings.push_back(
+        {fmt::format("variant_ignored:{}:{}", picked->name(), *options_.variant),
+         fmt::format("variant '{}' ignored: backend {} has no kernel variants", *options_.variant,
+                     picked->name())});
   }
   return sel;
 }

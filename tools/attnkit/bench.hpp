@@ -1,0 +1,20 @@
+// `attnkit bench`: benchmark programs that print one JSON object per line (rows), each figure
+// beside the ceilings measured in the same run.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace attnkit::cli {
+
+struct BenchOptions {
+  std::string device = "cpu";  // cpu | cuda
+  std::string suite = "all";   // prefill | decode | all
+  bool quick = false;          // a small grid (smoke runs, CI)
+  std::optional<std::string> out_path;  // also write the rows to this file
+};
+
+int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp
+int run_cuda_bench(const BenchOptions& options);  // bench_cuda.cpp (explains itself without CUDA)
+
+}  // namespace attnkit::cli
