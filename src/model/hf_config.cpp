@@ -1,0 +1,576 @@
+// Hugging Face config.json -> ModelSpec.
+//
+// Layer numbering is the model's own: layer i of num_hidden_layers is index i. Encoder-decoder
+// models number the encoder layers first (0 .. E-1) and the decoder layers after them
+// (E .. E+D-1); decoder layer E+j has two attention entries with the same index, its causal
+// self-attention (kDecoder) followed by its cross-attention (kCross). Non-attention layers
+// (mamba, linear attention) keep their index in state_layers; MLP/MoE-only layers of
+// Nemotron-H's pattern appear in neither list but count in ModelSpec::num_layers.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "attnkit/error.hpp"
+#include "attnkit/log.hpp"
+#include "attnkit/model.hpp"
+#include "core/strings.hpp"
+#include "model/config_fields.hpp"
+#include "model/state_bytes.hpp"
+
+namespace attnkit {
+
+using model_detail::ConfigFields;
+using model_detail::json;
+
+namespace {
+
+// Keys that transformers' config classes default when a config omits them, for the
+// architectures whose published configs rely on it (only keys that shape attention):
+// - gemma (GemmaConfig): PaliGemma's text_config states only hidden_size, heads, kv heads and
+//   layers; head_dim is then GemmaConfig's 256 (== 2048 / 8 there, but Gemma-7B has 3072 / 16 =
+//   192 != 256, so hidden / heads would be wrong in general). num_key_value_heads is not
+//   defaulted (GemmaConfig's 16 only fits 16-head models); absent, it means MHA as elsewhere.
+// - gemma2 (Gemma2Config): head_dim 256, sliding_window 4096, attn_logit_softcapping 50.0.
+// - gemma3_text (Gemma3TextConfig): head_dim 256, sliding_window 4096, sliding_window_pattern 6.
+const json* architecture_defaults(std::string_view model_type) {
+  static const json kGemma = {{"head_dim", 256},
+                              {"hidden_size", 3072},
+                              {"num_attention_heads", 16},
+                              {"num_hidden_layers", 28},
+                              {"max_position_embeddings", 8192}};
+  static const json kGemma2 = {
+      {"head_dim", 256}, {"sliding_window", 4096}, {"attn_logit_softcapping", 50.0}};
+  static const json kGemma3 = {
+      {"head_dim", 256}, {"sliding_window", 4096}, {"sliding_window_pattern", 6}};
+  if (model_type == "gemma") return &kGemma;
+  if (model_type == "gemma2") return &kGemma2;
+  if (model_type == "gemma3_text") return &kGemma3;
+  return nullptr;
+}
+
+// model_type of a multimodal config's text_config when the text_config does not state it (the
+// default sub-config of transformers' composite config class).
+std::string default_text_model_type(std::string_view top) {
+  if (top == "gemma3") return "gemma3_text";
+  if (top == "gemma3n") return "gemma3n_text";
+  if (top == "gemma4") return "gemma4_text";
+  if (top == "paligemma") return "gemma";
+  return std::string(top);
+}
+
+// Bidirectional encoders with the standard HF attention fields (no window, no cache).
+bool is_encoder_only_type(std::string_view t) {
+  static const std::set<std::string, std::less<>> kTypes = {
+      "bert",  "roberta", "xlm-roberta", "camembert",  "electra",       "ernie",    "nomic_bert",
+      "mpnet", "deberta", "deberta-v2",  "distilbert", "data2vec-text", "roformer", "xlm"};
+  return kTypes.count(t) > 0;
+}
+
+bool is_t5_type(std::string_view t) {
+  return t == "t5" || t == "mt5" || t == "umt5" || t == "switch_transformers";
+}
+
+bool is_bart_type(std::string_view t) {
+  static const std::set<std::string, std::less<>> kTypes = {
+      "bart", "mbart", "marian", "pegasus", "m2m_100", "blenderbot", "plbart", "whisper"};
+  return kTypes.count(t) > 0;
+}
+
+// vLLM ModelConfig.is_mm_prefix_lm: multimodal prefix tokens attend bidirectionally.
+bool is_mm_prefix_type(std::string_view t) {
+  return t == "bagel" || t == "gemma3" || t == "molmo2" || t == "moondream3" || t == "paligemma" ||
+         t == "umm";
+}
+
+std::optional<DType> read_dtype(const ConfigFields& f, std::string_view key) {
+  auto s = f.get_string(key);
+  if (!s) return std::nullopt;
+  try {
+    return parse_dtype(*s);
+  } catch (const InvalidArgument&) {
+    f.fail(fmt::format("field '{}' is '{}'; expected one of float32, float16, bfloat16",
+                       f.name(key), *s));
+  }
+}
+
+std::optional<DType> read_any_dtype(const ConfigFields& f) {
+  // transformers >= 4.56 writes "dtype"; older files "torch_dtype".
+  if (auto d = read_dtype(f, "dtype")) return d;
+  return read_dtype(f, "torch_dtype");
+}
+
+enum class LayerKind { kFull, kSliding, kLinear, kMamba, kNone };
+
+struct Builder {
+  const ModelLoadOptions& options;
+  DType dtype;
+
+  LayerSpec base(int index, AttentionType type) const {
+    LayerSpec l;
+    l.layer_index = index;
+    l.attn_type = type;
+    l.dtype = dtype;
+    l.kv_cache_dtype = options.kv_cache_dtype.value_or(KvCacheDType::kAuto);
+    l.kv_scale_granularity = kv_format_info(l.kv_cache_dtype).default_scale_granularity;
+    l.block_size = options.block_size;
+    return l;
+  }
+};
+
+int head_size_from_hidden(const ConfigFields& f, int heads, std::string_view heads_key) {
+  std::string_view hidden_key;
+  const int hidden = f.require_positive({"hidden_size", "d_model", "n_embd", "n_embed", "dim"},
+                                        "to derive the head size when 'head_dim' is absent");
+  f.find_any({"hidden_size", "d_model", "n_embd", "n_embed", "dim"}, &hidden_key);
+  if (hidden % heads != 0) {
+    f.fail(fmt::format(
+        "field '{}' ({}) is not divisible by '{}' ({}) and 'head_dim' is absent; expected "
+        "hidden size = heads * head size, or an explicit head_dim",
+        f.name(hidden_key), hidden, f.name(heads_key), heads));
+  }
+  return hidden / heads;
+}
+
+// ---- encoder-decoder -------------------------------------------------------------------------
+
+void build_encoder_decoder(const ConfigFields& f, bool t5, const Builder& b, ModelSpec& spec) {
+  int enc_layers, dec_layers, enc_heads, dec_heads, enc_head, dec_head;
+  if (t5) {
+    enc_layers = f.require_positive("num_layers", "for the number of encoder layers");
+    // T5Config: num_decoder_layers defaults to num_layers.
+    dec_layers = f.get_positive("num_decoder_layers").value_or(enc_layers);
+    enc_heads = dec_heads = f.require_positive("num_heads", "for the number of attention heads");
+    // T5 states the head size (d_kv) independently of d_model.
+    enc_head = dec_head = f.require_positive("d_kv", "for the head size");
+  } else {
+    enc_layers = f.require_positive("encoder_layers", "for the number of encoder layers");
+    dec_layers = f.require_positive("decoder_layers", "for the number of decoder layers");
+    enc_heads = f.require_positive("encoder_attention_heads", "for the encoder's heads");
+    dec_heads = f.require_positive("decoder_attention_heads", "for the decoder's heads");
+    enc_head = head_size_from_hidden(f, enc_heads, "encoder_attention_heads");
+    dec_head = head_size_from_hidden(f, dec_heads, "decoder_attention_heads");
+  }
+  auto make = [&](int index, AttentionType type, int heads, int head) {
+    LayerSpec l = b.base(index, type);
+    l.num_heads = l.num_kv_heads = heads;
+    l.head_size = l.head_size_v = head;
+    return l;
+  };
+  for (int i = 0; i < enc_layers; ++i) {
+    spec.attention_layers.push_back(make(i, AttentionType::kEncoder, enc_heads, enc_head));
+  }
+  for (int j = 0; j < dec_layers; ++j) {
+    const int index = enc_layers + j;
+    spec.attention_layers.push_back(make(index, AttentionType::kDecoder, dec_heads, dec_head));
+    spec.attention_layers.push_back(make(index, AttentionType::kCross, dec_heads, dec_head));
+  }
+  spec.num_layers = enc_layers + dec_layers;
+  spec.is_encoder_decoder = true;
+  if (auto p = f.get_int("n_positions")) spec.max_position_embeddings = *p;
+  if (auto p = f.get_int("max_position_embeddings")) spec.max_position_embeddings = *p;
+}
+
+// ---- per-layer kinds ---------------------------------------------------------------------------
+
+std::vector<LayerKind> kinds_from_layer_types(const ConfigFields& f, const json& types,
+                                              int num_layers) {
+  if (!types.is_array()) f.fail_type("layer_types", types, "an array of strings");
+  if (int(types.size()) != num_layers) {
+    f.fail(fmt::format("field '{}' has {} entries; expected one per layer ({})",
+                       f.name("layer_types"), types.size(), num_layers));
+  }
+  std::vector<LayerKind> kinds;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const json& t = types[i];
+    const std::string s = t.is_string() ? t.get<std::string>() : std::string();
+    if (s == "full_attention" || s == "attention") {
+      kinds.push_back(LayerKind::kFull);
+    } else if (s == "sliding_attention") {
+      kinds.push_back(LayerKind::kSliding);
+    } else if (s == "linear_attention") {
+      kinds.push_back(LayerKind::kLinear);
+    } else if (s == "mamba") {
+      kinds.push_back(LayerKind::kMamba);
+    } else {
+      f.fail(
+          fmt::format("field '{}[{}]' is {}; expected one of full_attention, sliding_attention, "
+                      "linear_attention, mamba, attention",
+                      f.name("layer_types"), i, model_detail::describe(t)));
+    }
+  }
+  return kinds;
+}
+
+// Nemotron-H: 'M' Mamba2, '*' attention, '-' MLP, 'E' MoE (neither attention nor state).
+std::vector<LayerKind> kinds_from_pattern(const ConfigFields& f, const std::string& pattern,
+                                          int num_layers) {
+  if (int(pattern.size()) != num_layers) {
+    f.fail(fmt::format("field '{}' has {} characters; expected one per layer ({})",
+                       f.name("hybrid_override_pattern"), pattern.size(), num_layers));
+  }
+  std::vector<LayerKind> kinds;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    switch (pattern[i]) {
+      case 'M':
+        kinds.push_back(LayerKind::kMamba);
+        break;
+      case '*':
+        kinds.push_back(LayerKind::kFull);
+        break;
+      case '-':
+      case 'E':
+        kinds.push_back(LayerKind::kNone);
+        break;
+      default:
+        f.fail(
+            fmt::format("field '{}' has '{}' at position {}; expected M (mamba), * "
+                        "(attention), - (MLP) or E (MoE)",
+                        f.name("hybrid_override_pattern"), pattern[i], i));
+    }
+  }
+  return kinds;
+}
+
+// The sliding window that applies to sliding layers, or none when the config sets a window but
+// disables it.
+std::optional<int> effective_window(const ConfigFields& f, const ConfigFields* attn_config,
+                                    int64_t max_positions) {
+  std::optional<int> window = f.get_positive("sliding_window");
+  if (!window && attn_config) {
+    // MPT: attn_config.sliding_window_size, -1 = off.
+    if (auto w = attn_config->get_int("sliding_window_size"); w && *w > 0) {
+      window = attn_config->get_positive("sliding_window_size");
+    }
+  }
+  if (!window) return std::nullopt;
+  // Qwen2/Qwen3 keep a sliding_window value but switch it off with use_sliding_window=false.
+  if (f.get_bool("use_sliding_window") == false) return std::nullopt;
+  // A window at least as long as the longest sequence masks nothing (Phi-3.5-mini: 262144 >
+  // 131072): treat it as full attention so no backend is rejected for a window it never
+  // applies.
+  if (max_positions > 0 && *window >= max_positions) {
+    log(LogLevel::kDebug,
+        fmt::format("{}: sliding_window {} >= max_position_embeddings {}: no window", f.source(),
+                    *window, max_positions));
+    return std::nullopt;
+  }
+  return window;
+}
+
+// Which layers are sliding when the config gives a window but no layer_types.
+std::vector<LayerKind> implied_sliding(const ConfigFields& f, std::string_view text_type,
+                                       int num_layers) {
+  std::vector<LayerKind> kinds(num_layers, LayerKind::kSliding);
+  if (auto p = f.get_positive("sliding_window_pattern")) {
+    // Gemma-3 / Cohere2: every p-th layer is full (transformers: is_sliding = (i + 1) % p).
+    for (int i = 0; i < num_layers; ++i) {
+      if ((i + 1) % *p == 0) kinds[i] = LayerKind::kFull;
+    }
+  } else if (text_type == "gemma2") {
+    // Gemma-2 alternates, starting with a sliding layer (transformers Gemma2: is_sliding =
+    // not bool(layer_idx % 2)).
+    for (int i = 0; i < num_layers; ++i) {
+      if (i % 2 != 0) kinds[i] = LayerKind::kFull;
+    }
+  } else if (f.get_bool("use_sliding_window") == true && f.has("max_window_layers")) {
+    // Qwen2 convention: layers from max_window_layers on use the window.
+    const int64_t first = *f.get_int("max_window_layers");
+    for (int i = 0; i < num_layers && i < first; ++i) kinds[i] = LayerKind::kFull;
+  }
+  // Otherwise (Mistral style) every layer uses the window.
+  return kinds;
+}
+
+// ---- decoder / encoder-only -------------------------------------------------------------------
+
+void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
+  const json* text = nullptr;
+  if (auto it = root.find("text_config"); it != root.end() && !it->is_null()) {
+    if (!it->is_object()) top.fail_type("text_config", *it, "an object");
+    text = &*it;
+  }
+  std::string text_type = spec.model_type;
+  if (text) {
+    auto t = text->find("model_type");
+    text_type = (t != text->end() && t->is_string()) ? t->get<std::string>()
+                                                     : default_text_model_type(spec.model_type);
+  }
+  const json* defaults = architecture_defaults(text_type);
+  const ConfigFields f = text ? ConfigFields(*text, top.source(), "text_config.", defaults)
+                              : ConfigFields(root, top.source(), "", defaults);
+  std::optional<ConfigFields> attn_config;
+  if (const json* ac = f.find("attn_config")) {
+    if (!ac->is_object()) f.fail_type("attn_config", *ac, "an object");
+    attn_config.emplace(*ac, f.source(), f.name("attn_config."));
+  }
+
+  const int num_layers = f.require_positive(
+      {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, "for the number of layers");
+  std::string_view heads_key = "num_attention_heads";
+  f.find_any({"num_attention_heads", "n_head", "n_heads", "num_heads"}, &heads_key);
+  const int heads = f.require_positive({"num_attention_heads", "n_head", "n_heads", "num_heads"},
+                                       "for the number of query heads");
+
+  for (const ConfigFields* src : {&f, &top}) {
+    if (spec.max_position_embeddings > 0) break;
+    if (const json* v = src->find_any({"max_position_embeddings", "n_positions", "max_seq_len",
+                                       "seq_length", "max_sequence_length"})) {
+      if (v->is_number_integer()) spec.max_position_embeddings = v->get<int64_t>();
+    }
+  }
+
+  // ---- MLA (DeepSeek-V2/V3, Kimi-K2, GLM MLA models) ----
+  std::optional<MlaDims> mla;
+  if (f.has("kv_lora_rank")) {
+    MlaDims m;
+    m.kv_lora_rank = f.require_positive("kv_lora_rank", "for MLA");
+    m.qk_nope_head_dim = f.require_positive("qk_nope_head_dim", "for MLA (kv_lora_rank is set)");
+    m.qk_rope_head_dim = f.require_positive("qk_rope_head_dim", "for MLA (kv_lora_rank is set)");
+    m.v_head_dim = f.require_positive("v_head_dim", "for MLA (kv_lora_rank is set)");
+    m.q_lora_rank = f.get_positive("q_lora_rank").value_or(0);  // null: full-rank queries
+    // DeepSeek-V3.2 sparse attention: the lightning indexer picks index_topk tokens.
+    m.sparse = f.has("index_topk");
+    mla = m;
+  }
+
+  // ---- heads ----
+  int kv_heads = heads;
+  int head_size = 0;
+  if (mla) {
+    // The latent cache holds one shared "head" of kv_lora_rank + rope per token; the config's
+    // num_key_value_heads is nominal.
+    kv_heads = 1;
+    head_size = mla->decode_head_size();
+  } else {
+    // vLLM ModelConfig.get_total_num_kv_heads: Falcon without the new decoder architecture and
+    // multi_query is MQA; MPT keeps the count in attn_config; absent everywhere means MHA.
+    const bool falcon = spec.model_type == "falcon" || spec.model_type == "RefinedWeb" ||
+                        spec.model_type == "RefinedWebModel";
+    const bool new_falcon = falcon && f.get_bool("new_decoder_architecture") == true;
+    if (!new_falcon && f.get_bool("multi_query") == true) {
+      kv_heads = 1;
+    } else if (f.find_any(
+                   {"num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"})) {
+      kv_heads = f.require_positive(
+          {"num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"},
+          "for the number of KV heads");
+    } else if (attn_config && attn_config->has("kv_n_heads")) {
+      kv_heads = attn_config->require_positive("kv_n_heads", "for the number of KV heads");
+    }
+    if (heads % kv_heads != 0) {
+      f.fail(
+          fmt::format("field '{}' ({}) is not a multiple of the KV head count ({}); expected "
+                      "grouped-query attention with whole groups",
+                      f.name(heads_key), heads, kv_heads));
+    }
+    head_size = f.has("head_dim") ? f.require_positive("head_dim", "for the head size")
+                                  : head_size_from_hidden(f, heads, heads_key);
+  }
+
+  // ---- per-layer kinds ----
+  const bool encoder_only = [&] {
+    if (is_encoder_only_type(text_type)) return true;
+    const json* bidi = f.find("use_bidirectional_attention");  // Gemma-4: "vision" (a string)
+    return bidi && bidi->is_boolean() && bidi->get<bool>();
+  }();
+  std::vector<LayerKind> kinds;
+  if (const json* lt = f.find("layer_types")) {
+    kinds = kinds_from_layer_types(f, *lt, num_layers);
+  } else if (const json* hp = f.find("hybrid_override_pattern")) {
+    if (!hp->is_string()) f.fail_type("hybrid_override_pattern", *hp, "a string");
+    kinds = kinds_from_pattern(f, hp->get<std::string>(), num_layers);
+  } else if (auto interval = f.get_positive("full_attention_interval")) {
+    // Qwen3-Next before layer_types: every interval-th layer is full attention, the rest Gated
+    // DeltaNet.
+    for (int i = 0; i < num_layers; ++i) {
+      kinds.push_back((i + 1) % *interval == 0 ? LayerKind::kFull : LayerKind::kLinear);
+    }
+  }
+  const std::optional<int> window = encoder_only
+                                        ? std::nullopt
+                                        : effective_window(f, attn_config ? &*attn_config : nullptr,
+                                                           spec.max_position_embeddings);
+  if (kinds.empty()) {
+    kinds = window ? implied_sliding(f, text_type, num_layers)
+                   : std::vector<LayerKind>(num_layers, LayerKind::kFull);
+  }
+
+  // ---- per-layer features ----
+  double soft_cap = 0.0;
+  if (auto c = f.get_number("attn_logit_softcapping")) {
+    if (*c < 0) {
+      f.fail(fmt::format("field '{}' must be >= 0 (0 = off), got {}",
+                         f.name("attn_logit_softcapping"), *c));
+    }
+    soft_cap = *c;  // final_logit_softcapping caps the LM head, not attention
+  }
+  // gpt-oss's sinks are learned per-head weights; no config key names them.
+  const bool sinks = spec.model_type == "gpt_oss" || text_type == "gpt_oss";
+  const bool alibi = f.get_bool("alibi") == true ||
+                     (attn_config && attn_config->get_bool("alibi") == true) ||
+                     text_type == "bloom" || f.get_string("position_embedding_type") == "alibi";
+  const bool mm_prefix =
+      is_mm_prefix_type(spec.model_type) || top.get_bool("is_mm_prefix_lm") == true;
+  // Gemma-4 full layers: wider heads and fewer KV heads. (attention_k_eq_v: those layers derive
+  // V from the K projection, but the cache still stores K and V separately, so nothing changes
+  // here.)
+  const std::optional<int> global_head = f.get_positive("global_head_dim");
+  const std::optional<int> global_kv = f.get_positive("num_global_key_value_heads");
+
+  // Gemma-3n style KV sharing: the last num_kv_shared_layers layers reuse the cache of the last
+  // earlier layer of the same kind.
+  const int shared = int(f.get_int("num_kv_shared_layers").value_or(0));
+  if (shared < 0 || (shared > 0 && shared >= num_layers)) {
+    f.fail(fmt::format("field '{}' is {}; expected 0 .. {}", f.name("num_kv_shared_layers"), shared,
+                       num_layers - 1));
+  }
+  const int first_shared = num_layers - shared;
+
+  const AttentionType type = encoder_only ? AttentionType::kEncoderOnly : AttentionType::kDecoder;
+  for (int i = 0; i < num_layers; ++i) {
+    const LayerKind kind = kinds[i];
+    if (kind == LayerKind::kNone) continue;
+    if (kind == LayerKind::kMamba || kind == LayerKind::kLinear) {
+      StateLayerSpec s;
+      s.layer_index = i;
+      s.dtype = b.dtype;
+      // vLLM MambaStateDtypeCalculator: the conv state uses the model dtype; the temporal (SSM)
+      // state uses mamba_ssm_cache_dtype, whose "auto" means the conv dtype. NemotronH's config
+      // hook reads the key from config.json and defaults it to float32.
+      DType ssm = b.dtype;
+      if (auto v = f.get_string("mamba_ssm_cache_dtype"); v && *v != "auto") {
+        ssm = *read_dtype(f, "mamba_ssm_cache_dtype");
+      } else if (!v && text_type == "nemotron_h") {
+        ssm = DType::kFloat32;
+      }
+      const char* why = kind == LayerKind::kMamba ? "for the mamba state size"
+                                                  : "for the linear-attention state size";
+      if (kind == LayerKind::kMamba) {
+        s.kind = StateKind::kMamba;
+        model_detail::Mamba2Dims d;
+        d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads"}, why);
+        d.head_dim = f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
+        d.n_groups = f.require_positive({"n_groups", "mamba_n_groups"}, why);
+        d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
+        d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);
+        s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
+      } else {
+        s.kind = StateKind::kLinearAttention;
+        model_detail::GatedDeltaNetDims d;
+        d.num_k_heads = f.require_positive("linear_num_key_heads", why);
+        d.num_v_heads = f.require_positive("linear_num_value_heads", why);
+        d.head_k_dim = f.require_positive("linear_key_head_dim", why);
+        d.head_v_dim = f.require_positive("linear_value_head_dim", why);
+        d.conv_kernel = f.require_positive("linear_conv_kernel_dim", why);
+        s.state_bytes_per_request = model_detail::gated_delta_net_state_bytes(d, b.dtype, ssm);
+      }
+      spec.state_layers.push_back(s);
+      continue;
+    }
+    LayerSpec l = b.base(i, type);
+    l.num_heads = heads;
+    l.num_kv_heads = kv_heads;
+    l.head_size = head_size;
+    l.head_size_v = mla ? mla->kv_lora_rank : head_size;
+    l.mla = mla;
+    if (kind == LayerKind::kFull && !mla) {
+      if (global_head) l.head_size = l.head_size_v = *global_head;
+      if (global_kv) l.num_kv_heads = *global_kv;
+      if (heads % l.num_kv_heads != 0) {
+        f.fail(fmt::format("field '{}' ({}) is not a multiple of '{}' ({})", f.name(heads_key),
+                           heads, f.name("num_global_key_value_heads"), l.num_kv_heads));
+      }
+    }
+    // A layer typed sliding in a config without an (effective) window attends fully.
+    if (kind == LayerKind::kSliding && window) l.sliding_window = window;
+    l.logits_soft_cap = soft_cap;
+    l.sinks = sinks;
+    l.alibi = alibi;
+    l.mm_prefix = mm_prefix && !encoder_only;
+    if (shared > 0 && i >= first_shared) {
+      for (int j = first_shared - 1; j >= 0; --j) {
+        if (kinds[j] == kind) {
+          l.kv_sharing_target_layer = j;
+          break;
+        }
+      }
+      if (!l.kv_sharing_target_layer) {
+        f.fail(
+            fmt::format("field '{}' ({}) makes layer {} share a KV cache, but no earlier "
+                        "layer has the same attention kind",
+                        f.name("num_kv_shared_layers"), shared, i));
+      }
+    }
+    spec.attention_layers.push_back(std::move(l));
+  }
+  spec.num_layers = num_layers;
+}
+
+std::string name_from_source(std::string_view source) {
+  namespace fs = std::filesystem;
+  const fs::path p{std::string(source)};
+  // A Hugging Face snapshot folder: name the model after the folder, not "config".
+  if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty()) {
+    return p.parent_path().filename().string();
+  }
+  return p.stem().string();
+}
+
+}  // namespace
+
+ModelSpec parse_model_config(std::string_view json_text, std::string_view source,
+                             const ModelLoadOptions& options) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    // e.what() carries nlohmann's position: "parse error at line L, column C: ...".
+    throw InvalidArgument(fmt::format("{}: not valid JSON: {}", source, e.what()));
+  }
+  if (!root.is_object()) {
+    throw InvalidArgument(
+        fmt::format("{}: the top level must be a JSON object, got {}", source, root.type_name()));
+  }
+  const ConfigFields top(root, std::string(source), "");
+  if (options.block_size && *options.block_size <= 0) {
+    throw InvalidArgument(
+        fmt::format("block_size must be a positive number of tokens, got {}", *options.block_size));
+  }
+
+  ModelSpec spec;
+  spec.source = std::string(source);
+  spec.name = name_from_source(source);
+  spec.model_type = top.require_string("model_type", "to know the model architecture");
+
+  // Model dtype: the override, else the text model's dtype, else the top level's, else bf16.
+  std::optional<DType> dtype = options.dtype;
+  if (!dtype) {
+    if (auto it = root.find("text_config"); it != root.end() && it->is_object()) {
+      dtype = read_any_dtype(ConfigFields(*it, top.source(), "text_config."));
+    }
+  }
+  if (!dtype) dtype = read_any_dtype(top);
+  spec.dtype = dtype.value_or(DType::kBFloat16);
+  const Builder b{options, spec.dtype};
+
+  const bool t5 = is_t5_type(spec.model_type);
+  if (t5 || is_bart_type(spec.model_type)) {
+    build_encoder_decoder(top, t5, b, spec);
+  } else if (top.get_bool("is_encoder_decoder") == true) {
+    top.fail(
+        fmt::format("model_type '{}' is an encoder-decoder model attnkit cannot read; "
+                    "expected a T5-style (t5, mt5, umt5) or BART-style (bart, mbart, "
+                    "marian, pegasus, whisper, ...) config",
+                    spec.model_type));
+  } else {
+    build_standard(root, top, b, spec);
+  }
+  std::stable_sort(
+      spec.attention_layers.begin(), spec.attention_layers.end(),
+      [](const LayerSpec& a, const LayerSpec& c) { return a.layer_index < c.layer_index; });
+  return spec;
+}
+
+}  // namespace attnkit

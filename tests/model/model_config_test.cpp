@@ -1,0 +1,574 @@
+// The config.json reader on every bundled config (golden per-layer summaries written from the
+// configs and SOURCES.md by hand) and on inline and malformed configs.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnkit/error.hpp"
+#include "attnkit/model.hpp"
+#include "model/state_bytes.hpp"
+
+namespace attnkit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// One line per group of layers with the same description, in order of first appearance.
+std::string describe(const LayerSpec& l) {
+  std::string s = fmt::format("{} h{}/{} d{}/{}", to_string(l.attn_type), l.num_heads,
+                              l.num_kv_heads, l.head_size, l.head_size_v);
+  if (l.sliding_window) s += fmt::format(" win{}", *l.sliding_window);
+  if (l.logits_soft_cap != 0.0) s += fmt::format(" cap{}", l.logits_soft_cap);
+  if (l.sinks) s += " sinks";
+  if (l.alibi) s += " alibi";
+  if (l.mla) {
+    s += fmt::format(" mla{}/{}/{}/{}/{}", l.mla->kv_lora_rank, l.mla->qk_nope_head_dim,
+                     l.mla->qk_rope_head_dim, l.mla->v_head_dim, l.mla->q_lora_rank);
+    if (l.mla->sparse) s += " sparse";
+  }
+  if (l.mm_prefix) s += " mm_prefix";
+  if (l.kv_sharing_target_layer) s += fmt::format(" shares{}", *l.kv_sharing_target_layer);
+  return s;
+}
+
+std::vector<std::string> summary(const ModelSpec& m) {
+  std::vector<std::string> keys;
+  std::map<std::string, int> counts;
+  auto add = [&](const std::string& k) {
+    if (counts[k]++ == 0) keys.push_back(k);
+  };
+  for (const auto& l : m.attention_layers) add(describe(l));
+  for (const auto& s : m.state_layers) {
+    add(fmt::format("{} {}B", to_string(s.kind), s.state_bytes_per_request));
+  }
+  std::vector<std::string> out;
+  for (const auto& k : keys) out.push_back(fmt::format("{}x {}", counts[k], k));
+  return out;
+}
+
+std::vector<int> indices(const ModelSpec& m, bool (*pred)(const LayerSpec&)) {
+  std::vector<int> out;
+  for (const auto& l : m.attention_layers) {
+    if (pred(l)) out.push_back(l.layer_index);
+  }
+  return out;
+}
+
+struct Golden {
+  std::string name;
+  std::string model_type;
+  DType dtype;
+  int num_layers;
+  int64_t max_positions;
+  std::vector<std::string> groups;
+};
+
+// Written from the config files and SOURCES.md, not from the reader's output.
+const std::vector<Golden>& goldens() {
+  static const std::vector<Golden> kGoldens = {
+      {"deepseek-v3",
+       "deepseek_v3",
+       DType::kBFloat16,
+       61,
+       163840,
+       {"61x decoder h128/1 d576/512 mla512/128/64/128/1536"}},
+      {"gemma-2-9b",
+       "gemma2",
+       DType::kBFloat16,
+       42,
+       8192,
+       {"21x decoder h16/8 d256/256 win4096 cap50", "21x decoder h16/8 d256/256 cap50"}},
+      {"gemma-3-1b-it",
+       "gemma3_text",
+       DType::kBFloat16,
+       26,
+       32768,
+       {"22x decoder h4/1 d256/256 win512", "4x decoder h4/1 d256/256"}},
+      {"gemma-4-26b-a4b",
+       "gemma4",
+       DType::kBFloat16,
+       30,
+       262144,
+       {"25x decoder h16/8 d256/256 win1024", "5x decoder h16/2 d512/512"}},
+      {"gpt-oss-20b",
+       "gpt_oss",
+       DType::kBFloat16,
+       24,
+       131072,
+       {"12x decoder h64/8 d64/64 win128 sinks", "12x decoder h64/8 d64/64 sinks"}},
+      {"llama-3.1-8b-instruct",
+       "llama",
+       DType::kBFloat16,
+       32,
+       131072,
+       {"32x decoder h32/8 d128/128"}},
+      {"llama-3.1-8b", "llama", DType::kBFloat16, 32, 131072, {"32x decoder h32/8 d128/128"}},
+      {"llama-3.2-1b", "llama", DType::kBFloat16, 16, 131072, {"16x decoder h32/8 d64/64"}},
+      {"mixtral-8x7b", "mixtral", DType::kBFloat16, 32, 32768, {"32x decoder h32/8 d128/128"}},
+      // conv 3 * (64*64 + 2*8*128) * 2 B (bf16) + ssm 64*64*128 * 4 B (mamba_ssm_cache_dtype
+      // float32) = 36864 + 2097152.
+      {"nemotron-3-nano-30b-a3b",
+       "nemotron_h",
+       DType::kBFloat16,
+       52,
+       262144,
+       {"6x decoder h32/2 d128/128", "23x mamba 2134016B"}},
+      // text_config: 2048 / 8 = 256 (Gemma default head_dim), MQA, Gemma max positions 8192.
+      {"paligemma-3b-pt-224",
+       "paligemma",
+       DType::kFloat32,
+       18,
+       8192,
+       {"18x decoder h8/1 d256/256 mm_prefix"}},
+      {"phi-3.5-mini-instruct",
+       "phi3",
+       DType::kBFloat16,
+       32,
+       131072,
+       {"32x decoder h32/32 d96/96"}},
+      {"qwen3-0.6b", "qwen3", DType::kBFloat16, 28, 40960, {"28x decoder h16/8 d128/128"}},
+      {"qwen3-8b", "qwen3", DType::kBFloat16, 36, 40960, {"36x decoder h32/8 d128/128"}},
+      {"snowflake-arctic-embed-m",
+       "bert",
+       DType::kFloat32,
+       12,
+       512,
+       {"12x encoder_only h12/12 d64/64"}},
+      {"t5-small",
+       "t5",
+       DType::kFloat32,
+       12,
+       512,
+       {"6x encoder h8/8 d64/64", "6x decoder h8/8 d64/64", "6x encoder_decoder h8/8 d64/64"}},
+  };
+  return kGoldens;
+}
+
+TEST(ModelBundled, EveryBundledConfigHasAGolden) {
+  ASSERT_FALSE(models_dir().empty());
+  std::vector<std::string> expected;
+  for (const auto& g : goldens()) expected.push_back(g.name);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(bundled_model_names(), expected);
+}
+
+TEST(ModelBundled, GoldenSummaries) {
+  for (const auto& g : goldens()) {
+    SCOPED_TRACE(g.name);
+    const ModelSpec m = load_model(g.name);
+    EXPECT_EQ(m.name, g.name);
+    EXPECT_EQ(m.model_type, g.model_type);
+    EXPECT_EQ(m.dtype, g.dtype);
+    EXPECT_EQ(m.num_layers, g.num_layers);
+    EXPECT_EQ(m.max_position_embeddings, g.max_positions);
+    EXPECT_EQ(summary(m), g.groups);
+    EXPECT_THAT(m.source, HasSubstr(g.name + ".json"));
+    for (const auto& l : m.attention_layers) {
+      EXPECT_EQ(l.dtype, m.dtype);
+      EXPECT_EQ(l.kv_cache_dtype, KvCacheDType::kAuto);
+      EXPECT_FALSE(l.block_size);
+    }
+    EXPECT_TRUE(std::is_sorted(
+        m.attention_layers.begin(), m.attention_layers.end(),
+        [](const LayerSpec& a, const LayerSpec& b) { return a.layer_index < b.layer_index; }));
+  }
+}
+
+bool sliding(const LayerSpec& l) { return l.sliding_window.has_value(); }
+bool full(const LayerSpec& l) { return !l.sliding_window.has_value(); }
+
+TEST(ModelBundled, Gemma2AlternatesStartingWithSliding) {
+  const ModelSpec m = load_model("gemma-2-9b");
+  const auto s = indices(m, sliding);
+  ASSERT_EQ(s.size(), 21u);
+  for (size_t k = 0; k < s.size(); ++k) EXPECT_EQ(s[k], int(2 * k));
+  EXPECT_EQ(m.attention_layers[0].logits_soft_cap, 50.0);  // not final_logit_softcapping (30)
+}
+
+TEST(ModelBundled, Gemma3EverySixthLayerFull) {
+  EXPECT_THAT(indices(load_model("gemma-3-1b-it"), full), ElementsAre(5, 11, 17, 23));
+}
+
+TEST(ModelBundled, Gemma4FullLayersUseGlobalDims) {
+  const ModelSpec m = load_model("gemma-4-26b-a4b");
+  EXPECT_THAT(indices(m, full), ElementsAre(5, 11, 17, 23, 29));
+  for (const auto& l : m.attention_layers) {
+    EXPECT_EQ(l.head_size, l.sliding_window ? 256 : 512);
+    EXPECT_EQ(l.num_kv_heads, l.sliding_window ? 8 : 2);
+    EXPECT_EQ(l.logits_soft_cap, 0.0);  // only final_logit_softcapping is set
+  }
+}
+
+TEST(ModelBundled, GptOssOddLayersFull) {
+  const ModelSpec m = load_model("gpt-oss-20b");
+  EXPECT_THAT(indices(m, full), ElementsAre(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23));
+}
+
+TEST(ModelBundled, NemotronHybridPattern) {
+  const ModelSpec m = load_model("nemotron-3-nano-30b-a3b");
+  // '*' positions of MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME.
+  EXPECT_THAT(indices(m, full), ElementsAre(5, 12, 19, 26, 33, 42));
+  const std::string pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME";
+  std::vector<int> mamba;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == 'M') mamba.push_back(int(i));
+  }
+  std::vector<int> got;
+  for (const auto& s : m.state_layers) {
+    got.push_back(s.layer_index);
+    EXPECT_EQ(s.kind, StateKind::kMamba);
+    EXPECT_EQ(s.dtype, DType::kBFloat16);
+  }
+  EXPECT_EQ(got, mamba);
+}
+
+TEST(ModelBundled, T5LayerNumbering) {
+  const ModelSpec m = load_model("t5-small");
+  EXPECT_TRUE(m.is_encoder_decoder);
+  ASSERT_EQ(m.attention_layers.size(), 18u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(m.attention_layers[i].layer_index, i);
+    EXPECT_EQ(m.attention_layers[i].attn_type, AttentionType::kEncoder);
+    EXPECT_FALSE(m.attention_layers[i].causal());
+  }
+  for (int j = 0; j < 6; ++j) {
+    const LayerSpec& self = m.attention_layers[6 + 2 * j];
+    const LayerSpec& cross = m.attention_layers[7 + 2 * j];
+    EXPECT_EQ(self.layer_index, 6 + j);
+    EXPECT_EQ(self.attn_type, AttentionType::kDecoder);
+    EXPECT_TRUE(self.causal());
+    EXPECT_EQ(cross.layer_index, 6 + j);
+    EXPECT_EQ(cross.attn_type, AttentionType::kCross);
+  }
+}
+
+TEST(ModelBundled, EncoderOnlyIsNonCausal) {
+  for (const auto& l : load_model("snowflake-arctic-embed-m").attention_layers) {
+    EXPECT_FALSE(l.causal());
+  }
+}
+
+TEST(ModelBundled, MlaPrefillDims) {
+  const LayerSpec l = load_model("deepseek-v3").attention_layers.at(0);
+  ASSERT_TRUE(l.is_mla());
+  EXPECT_EQ(l.mla->decode_head_size(), 576);
+  EXPECT_EQ(l.mla->prefill_qk_head_size(), 192);
+  EXPECT_FALSE(l.is_sparse());
+}
+
+TEST(ModelFiles, GlmStyleMlaFromDataFile) {
+  const ModelSpec m = load_model(ATTNKIT_SOURCE_DIR "/tests/model/data/glm-mla.json");
+  EXPECT_EQ(m.name, "glm-mla");
+  EXPECT_THAT(summary(m), ElementsAre("47x decoder h20/1 d576/512 mla512/192/64/256/768"));
+  EXPECT_EQ(m.attention_layers[0].mla->prefill_qk_head_size(), 256);
+}
+
+TEST(ModelFiles, ShortNameIsCaseInsensitive) {
+  EXPECT_EQ(load_model("Gemma-2-9B").name, "gemma-2-9b");
+}
+
+TEST(ModelFiles, SnapshotFolderIsNamedAfterTheFolder) {
+  const auto dir = std::filesystem::temp_directory_path() / "attnkit_h2_test" / "tiny-llama";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json")
+      << R"({"model_type":"llama","hidden_size":256,"num_attention_heads":4,)"
+         R"("num_hidden_layers":2})";
+  const ModelSpec m = load_model(dir.string());
+  EXPECT_EQ(m.name, "tiny-llama");
+  EXPECT_THAT(summary(m), ElementsAre("2x decoder h4/4 d64/64"));
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+TEST(ModelFiles, ModelsDirFromEnvironment) {
+  const auto dir = std::filesystem::temp_directory_path() / "attnkit_h2_models";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "only-one.json")
+      << R"({"model_type":"llama","hidden_size":64,"num_attention_heads":2,)"
+         R"("num_hidden_layers":1})";
+  struct RestoreEnv {
+    std::optional<std::string> saved;
+    RestoreEnv() {
+      if (const char* old = std::getenv("ATTNKIT_MODELS_DIR")) saved = old;
+    }
+    ~RestoreEnv() {
+      if (saved) {
+        setenv("ATTNKIT_MODELS_DIR", saved->c_str(), 1);
+      } else {
+        unsetenv("ATTNKIT_MODELS_DIR");
+      }
+    }
+  } restore;
+  setenv("ATTNKIT_MODELS_DIR", dir.c_str(), 1);
+  EXPECT_EQ(models_dir(), dir.string());
+  EXPECT_THAT(bundled_model_names(), ElementsAre("only-one"));
+  EXPECT_EQ(load_model("only-one").num_layers, 1);
+  try {
+    load_model("llama-3.1-8b");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("only-one"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// ---- inline configs ----------------------------------------------------------------------------
+
+ModelSpec parse(const std::string& text, const ModelLoadOptions& o = {}) {
+  return parse_model_config(text, "inline.json", o);
+}
+
+TEST(ModelInline, MhaWhenKvHeadsAbsentAndHeadDimDerived) {
+  const ModelSpec m = parse(
+      R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":2})");
+  EXPECT_THAT(summary(m), ElementsAre("2x decoder h32/32 d128/128"));
+  EXPECT_EQ(m.dtype, DType::kBFloat16);  // no torch_dtype: bf16
+  EXPECT_EQ(m.name, "inline");
+}
+
+TEST(ModelInline, MistralWindowOnEveryLayer) {
+  const ModelSpec m =
+      parse(R"({"model_type":"mistral","hidden_size":4096,"num_attention_heads":32,)"
+            R"("num_key_value_heads":8,"num_hidden_layers":32,"sliding_window":4096,)"
+            R"("max_position_embeddings":32768,"torch_dtype":"float16"})");
+  EXPECT_THAT(summary(m), ElementsAre("32x decoder h32/8 d128/128 win4096"));
+  EXPECT_EQ(m.dtype, DType::kFloat16);
+}
+
+TEST(ModelInline, Qwen2MaxWindowLayers) {
+  const ModelSpec m =
+      parse(R"({"model_type":"qwen2","hidden_size":1024,"num_attention_heads":8,)"
+            R"("num_key_value_heads":2,"num_hidden_layers":6,"sliding_window":256,)"
+            R"("use_sliding_window":true,"max_window_layers":4,"max_position_embeddings":4096})");
+  EXPECT_THAT(indices(m, sliding), ElementsAre(4, 5));
+}
+
+TEST(ModelInline, QwenWindowDisabled) {
+  const ModelSpec m =
+      parse(R"({"model_type":"qwen2","hidden_size":1024,"num_attention_heads":8,)"
+            R"("num_hidden_layers":2,"sliding_window":256,"use_sliding_window":false})");
+  EXPECT_THAT(indices(m, sliding), ElementsAre());
+}
+
+TEST(ModelInline, AlibiModels) {
+  const ModelSpec mpt =
+      parse(R"({"model_type":"mpt","d_model":4096,"n_heads":32,"n_layers":2,"max_seq_len":2048,)"
+            R"("attn_config":{"alibi":true,"sliding_window_size":-1}})");
+  EXPECT_THAT(summary(mpt), ElementsAre("2x decoder h32/32 d128/128 alibi"));
+  EXPECT_EQ(mpt.max_position_embeddings, 2048);
+  const ModelSpec bloom = parse(R"({"model_type":"bloom","n_embed":1024,"n_head":16,"n_layer":3})");
+  EXPECT_THAT(summary(bloom), ElementsAre("3x decoder h16/16 d64/64 alibi"));
+  const ModelSpec falcon =
+      parse(R"({"model_type":"falcon","hidden_size":2048,"num_attention_heads":32,)"
+            R"("num_hidden_layers":2,"alibi":true,"multi_query":false})");
+  EXPECT_THAT(summary(falcon), ElementsAre("2x decoder h32/32 d64/64 alibi"));
+  const ModelSpec falcon7b =
+      parse(R"({"model_type":"falcon","hidden_size":4544,"num_attention_heads":71,)"
+            R"("num_hidden_layers":2,"alibi":false,"multi_query":true})");
+  EXPECT_THAT(summary(falcon7b), ElementsAre("2x decoder h71/1 d64/64"));
+}
+
+TEST(ModelInline, Qwen3NextLinearAttention) {
+  // conv 3 * (2*16*128 + 32*128) * 2 B + temporal 32*128*128 * 2 B (bf16, ssm dtype auto).
+  const std::string common =
+      R"("hidden_size":2048,"num_attention_heads":16,"num_key_value_heads":2,"head_dim":256,)"
+      R"("num_hidden_layers":8,"linear_num_key_heads":16,"linear_num_value_heads":32,)"
+      R"("linear_key_head_dim":128,"linear_value_head_dim":128,"linear_conv_kernel_dim":4,)"
+      R"("torch_dtype":"bfloat16")";
+  const ModelSpec by_types =
+      parse(R"({"model_type":"qwen3_next",)" + common +
+            R"(,"layer_types":["linear_attention","linear_attention","linear_attention",)"
+            R"("full_attention","linear_attention","linear_attention","linear_attention",)"
+            R"("full_attention"]})");
+  EXPECT_THAT(summary(by_types),
+              ElementsAre("2x decoder h16/2 d256/256", "6x linear_attention 1097728B"));
+  EXPECT_THAT(indices(by_types, full), ElementsAre(3, 7));
+  const ModelSpec by_interval =
+      parse(R"({"model_type":"qwen3_next",)" + common + R"(,"full_attention_interval":4})");
+  EXPECT_EQ(summary(by_interval), summary(by_types));
+  EXPECT_THAT(indices(by_interval, full), ElementsAre(3, 7));
+}
+
+TEST(ModelInline, StateBytesFormulas) {
+  model_detail::Mamba2Dims d{64, 64, 8, 128, 4};
+  EXPECT_EQ(model_detail::mamba2_state_bytes(d, DType::kBFloat16, DType::kFloat32),
+            3 * 6144 * 2 + 64 * 64 * 128 * 4);
+  EXPECT_EQ(model_detail::mamba2_state_bytes(d, DType::kBFloat16, DType::kBFloat16),
+            3 * 6144 * 2 + 64 * 64 * 128 * 2);
+}
+
+TEST(ModelInline, NemotronSsmDtypeDefaultsToFloat32) {
+  const std::string body =
+      R"("hidden_size":256,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,)"
+      R"("num_hidden_layers":2,"hybrid_override_pattern":"M*","mamba_num_heads":8,)"
+      R"("mamba_head_dim":16,"n_groups":1,"ssm_state_size":16,"conv_kernel":4)";
+  // conv 3 * (8*16 + 2*1*16) * 2 = 960; ssm 8*16*16 = 2048 elements.
+  const ModelSpec nemo = parse(R"({"model_type":"nemotron_h",)" + body + "}");
+  ASSERT_EQ(nemo.state_layers.size(), 1u);
+  EXPECT_EQ(nemo.state_layers[0].state_bytes_per_request, 960 + 2048 * 4);
+  const ModelSpec other = parse(R"({"model_type":"hybrid_x",)" + body + "}");
+  EXPECT_EQ(other.state_layers[0].state_bytes_per_request, 960 + 2048 * 2);
+  const ModelSpec fp16 =
+      parse(R"({"model_type":"nemotron_h","mamba_ssm_cache_dtype":"float16",)" + body + "}");
+  EXPECT_EQ(fp16.state_layers[0].state_bytes_per_request, 960 + 2048 * 2);
+}
+
+TEST(ModelInline, DeepSeekSparseAndNullQLora) {
+  const ModelSpec m =
+      parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
+            R"("num_key_value_heads":128,"num_hidden_layers":3,"kv_lora_rank":512,)"
+            R"("q_lora_rank":null,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,)"
+            R"("index_topk":2048})");
+  EXPECT_THAT(summary(m), ElementsAre("3x decoder h128/1 d576/512 mla512/128/64/128/0 sparse"));
+}
+
+TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {
+  const ModelSpec m =
+      parse(R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,)"
+            R"("num_key_value_heads":1,"head_dim":128,"num_hidden_layers":6,"sliding_window":64,)"
+            R"("max_position_embeddings":4096,"num_kv_shared_layers":2,"layer_types":)"
+            R"(["sliding_attention","full_attention","sliding_attention","full_attention",)"
+            R"("sliding_attention","full_attention"]})");
+  ASSERT_EQ(m.attention_layers.size(), 6u);
+  EXPECT_FALSE(m.attention_layers[3].kv_sharing_target_layer);
+  EXPECT_EQ(m.attention_layers[4].kv_sharing_target_layer, 2);
+  EXPECT_EQ(m.attention_layers[5].kv_sharing_target_layer, 3);
+}
+
+TEST(ModelInline, LoadOptionsApplyToEveryLayer) {
+  ModelLoadOptions o;
+  o.dtype = DType::kFloat16;
+  o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  o.block_size = 32;
+  const ModelSpec m = load_model("gemma-2-9b", o);
+  EXPECT_EQ(m.dtype, DType::kFloat16);
+  for (const auto& l : m.attention_layers) {
+    EXPECT_EQ(l.dtype, DType::kFloat16);
+    EXPECT_EQ(l.kv_cache_dtype, KvCacheDType::kFp8E4M3);
+    EXPECT_EQ(l.kv_scale_granularity, ScaleGranularity::kPerTensor);
+    EXPECT_EQ(l.block_size, 32);
+  }
+}
+
+TEST(ModelInline, BartStyleEncoderDecoder) {
+  const ModelSpec m =
+      parse(R"({"model_type":"bart","d_model":768,"encoder_layers":2,"decoder_layers":3,)"
+            R"("encoder_attention_heads":12,"decoder_attention_heads":12,)"
+            R"("max_position_embeddings":1024,"is_encoder_decoder":true})");
+  EXPECT_THAT(summary(m), ElementsAre("2x encoder h12/12 d64/64", "3x decoder h12/12 d64/64",
+                                      "3x encoder_decoder h12/12 d64/64"));
+  EXPECT_EQ(m.num_layers, 5);
+}
+
+// ---- malformed configs -------------------------------------------------------------------------
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_model_config(text, "/tmp/bad/config.json");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ModelErrors, NameTheFieldAndTheFile) {
+  struct Case {
+    std::string json;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json: field 'num_attention_heads' is missing (needed for the number of "
+        "query heads"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":"32","num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer", "string"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":0,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer, got 0"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":-3})",
+       {"/tmp/bad/config.json", "'num_hidden_layers'", "got -3"}},
+      {R"({"model_type":"llama","hidden_size":4000,"num_attention_heads":48,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "'hidden_size' (4000) is not divisible by 'num_attention_heads'"}},
+      {R"({"model_type":"llama","num_attention_heads":32,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "field 'hidden_size' is missing", "head_dim"}},
+      {R"({"model_type":"llama", "hidden_size": 4096,,})",
+       {"/tmp/bad/config.json: not valid JSON", "line 1, column"}},
+      {"[1, 2]", {"/tmp/bad/config.json", "top level must be a JSON object"}},
+      {R"({"hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json: field 'model_type' is missing"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,)"
+       R"("num_key_value_heads":5,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "'num_attention_heads' (32) is not a multiple"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,)"
+       R"("num_hidden_layers":2,"torch_dtype":"int8"})",
+       {"/tmp/bad/config.json", "'torch_dtype' is 'int8'"}},
+      {R"({"model_type":"x","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":2,)"
+       R"("layer_types":["full_attention"]})",
+       {"/tmp/bad/config.json", "'layer_types' has 1 entries; expected one per layer (2)"}},
+      {R"({"model_type":"x","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":2,)"
+       R"("layer_types":["full_attention","chunked_attention"]})",
+       {"/tmp/bad/config.json", "'layer_types[1]'", "chunked_attention"}},
+      {R"({"model_type":"deepseek_v3","hidden_size":7168,"num_attention_heads":128,)"
+       R"("num_hidden_layers":2,"kv_lora_rank":512,"qk_nope_head_dim":128,"v_head_dim":128})",
+       {"/tmp/bad/config.json", "field 'qk_rope_head_dim' is missing"}},
+      {R"({"model_type":"nemotron_h","hidden_size":64,"num_attention_heads":2,)"
+       R"("num_hidden_layers":2,"hybrid_override_pattern":"M*"})",
+       {"/tmp/bad/config.json", "'mamba_num_heads' is missing", "mamba state"}},
+      {R"({"model_type":"nemotron_h","hidden_size":64,"num_attention_heads":2,)"
+       R"("num_hidden_layers":2,"hybrid_override_pattern":"M?"})",
+       {"/tmp/bad/config.json", "'hybrid_override_pattern' has '?' at position 1"}},
+      {R"({"model_type":"paligemma","text_config":{"hidden_size":2048,)"
+       R"("num_attention_heads":"8"}})",
+       {"/tmp/bad/config.json", "'text_config.num_attention_heads'"}},
+      {R"({"model_type":"t5","d_model":512,"num_heads":8,"num_layers":6})",
+       {"/tmp/bad/config.json", "field 'd_kv' is missing"}},
+      {R"({"model_type":"gemma2","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":2,)"
+       R"("attn_logit_softcapping":-1})",
+       {"/tmp/bad/config.json", "'attn_logit_softcapping' must be >= 0"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.json);
+    const std::string what = error_of(c.json);
+    for (const auto& e : c.expected) EXPECT_THAT(what, HasSubstr(e));
+  }
+}
+
+TEST(ModelErrors, UnknownShortNameListsBundledModels) {
+  try {
+    load_model("llama-9");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("model 'llama-9'"));
+    EXPECT_THAT(e.what(), HasSubstr("gemma-2-9b"));
+    EXPECT_THAT(e.what(), HasSubstr("t5-small"));
+  }
+}
+
+TEST(ModelErrors, MissingFileNamesThePath) {
+  EXPECT_THROW(
+      {
+        try {
+          load_model("/nonexistent/dir/config.json");
+        } catch (const InvalidArgument& e) {
+          EXPECT_THAT(e.what(), HasSubstr("/nonexistent/dir/config.json: no such file"));
+          throw;
+        }
+      },
+      InvalidArgument);
+}
+
+TEST(ModelErrors, BadBlockSizeOption) {
+  ModelLoadOptions o;
+  o.block_size = 0;
+  EXPECT_THROW(load_model("llama-3.2-1b", o), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace attnkit
