@@ -1,0 +1,227 @@
+// KV storage: the plan's tensors and per-layer scales behind an allocator, KvCacheView per layer,
+// and the host block zeroer.
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+
+namespace attnkit {
+
+namespace {
+
+class HostKvAllocator final : public KvAllocator {
+ public:
+  // Every block is aligned to kAlign (enough for any vector load); larger requests are refused.
+  void* allocate(size_t bytes, size_t alignment) override {
+    if (alignment > kAlign)
+      throw InvalidArgument(
+          fmt::format("host KV allocator aligns to {} bytes, {} requested", kAlign, alignment));
+    return ::operator new(bytes ? bytes : 1, std::align_val_t(kAlign));
+  }
+  void deallocate(void* p, size_t) override { ::operator delete(p, std::align_val_t(kAlign)); }
+  void fill_zero(void* p, size_t bytes) override { std::memset(p, 0, bytes); }
+  void copy_from_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  static constexpr size_t kAlign = 256;
+};
+
+constexpr size_t kTensorAlign = 256;
+
+}  // namespace
+
+KvAllocator& host_kv_allocator() {
+  static HostKvAllocator a;
+  return a;
+}
+
+KvCacheStorage::KvCacheStorage(const KvPlan& plan, int64_t num_blocks, KvAllocator& allocator)
+    : plan_(plan), num_blocks_(num_blocks), alloc_(allocator) {
+  if (plan_.groups.empty() || plan_.num_tensors <= 0 || plan_.page_bytes <= 0)
+    throw InvalidArgument("KvCacheStorage: the plan has no KV group (no layer keeps a cache)");
+  if (num_blocks < 2)
+    throw InvalidArgument(fmt::format(
+        "KvCacheStorage: need at least 2 blocks (block 0 is the null block), got {}", num_blocks));
+  for (const KvGroupPlan& g : plan_.groups)
+    if (g.spec.dtype == KvCacheDType::kNvfp4 && g.spec.head_size_v != g.spec.head_size &&
+        g.kind != KvSpecKind::kMlaLatent)
+      throw Unsupported(fmt::format(
+          "nvfp4 KV storage needs head_size == head_size_v (one block-scale stride), layers {} "
+          "have {}/{}",
+          g.layers.front(), g.spec.head_size, g.spec.head_size_v));
+
+  // Places and scale offsets.
+  size_t scale_values = 0;
+  std::map<int, size_t> scale_offset;
+  for (const KvGroupPlan& g : plan_.groups)
+    for (size_t j = 0; j < g.layers.size(); ++j) {
+      LayerPlace p;
+      p.group = g.group_id;
+      p.tensor = int(j);
+      const KvLayerSpec& s = plan_.layer(g.layers[j]);
+      p.scale_count_each = s.kind == KvSpecKind::kMlaLatent ? s.scale_count() : s.scale_count() / 2;
+      scale_offset[g.layers[j]] = scale_values;
+      scale_values += size_t(s.scale_count());
+      places_[g.layers[j]] = p;
+    }
+
+  const size_t bytes = tensor_bytes();
+  try {
+    for (int j = 0; j < plan_.num_tensors; ++j) {
+      tensors_.push_back(nullptr);
+      tensors_.back() = alloc_.allocate(bytes, kTensorAlign);
+      alloc_.fill_zero(tensors_.back(), bytes);
+    }
+    if (scale_values) {
+      scale_buffer_bytes_ = scale_values * sizeof(float);
+      scale_buffer_ = static_cast<float*>(alloc_.allocate(scale_buffer_bytes_, kTensorAlign));
+      const std::vector<float> ones(scale_values, 1.0f);
+      alloc_.copy_from_host(scale_buffer_, ones.data(), scale_buffer_bytes_);
+    }
+  } catch (...) {
+    for (void* t : tensors_)
+      if (t) alloc_.deallocate(t, bytes);
+    throw;
+  }
+  for (auto& [layer, p] : places_)
+    if (p.scale_count_each) p.scales = scale_buffer_ + scale_offset[layer];
+}
+
+KvCacheStorage::~KvCacheStorage() {
+  for (void* t : tensors_) alloc_.deallocate(t, tensor_bytes());
+  if (scale_buffer_) alloc_.deallocate(scale_buffer_, scale_buffer_bytes_);
+}
+
+int KvCacheStorage::root(int layer_index) const {
+  const KvLayerSpec& s = plan_.layer(layer_index);
+  return s.kind == KvSpecKind::kShared ? *s.shares_with : layer_index;
+}
+
+const KvCacheStorage::LayerPlace& KvCacheStorage::place(int layer_index) const {
+  auto it = places_.find(root(layer_index));
+  if (it == places_.end())
+    throw InvalidArgument(fmt::format("layer {} keeps no KV cache", layer_index));
+  return it->second;
+}
+
+KvCacheView KvCacheStorage::view(int layer_index) const {
+  const LayerPlace& p = place(layer_index);
+  const KvGroupPlan& g = plan_.groups[size_t(p.group)];
+  const KvLayerSpec& s = plan_.layer(root(layer_index));
+  if (!s.is_attention())
+    throw InvalidArgument(fmt::format("layer {} is a state layer: use state_page()", layer_index));
+  const int kb = g.kernel_block_size;
+  const int64_t H = s.num_kv_heads;
+  const int64_t kd = kv_bytes_per_head_vector(s.dtype, s.model_dtype, s.head_size);
+  const bool mla = s.kind == KvSpecKind::kMlaLatent;
+  const int64_t vd = mla ? 0 : kv_bytes_per_head_vector(s.dtype, s.model_dtype, s.head_size_v);
+  const int64_t ks = kv_block_scale_bytes_per_head_vector(s.dtype, s.head_size);
+  auto* base = static_cast<uint8_t*>(tensors_[size_t(p.tensor)]);
+
+  KvCacheView v;
+  v.dtype = s.dtype;
+  v.num_blocks = int(num_blocks_ * g.ratio());
+  v.block_size = kb;
+  v.num_kv_heads = int(H);
+  v.head_size = s.head_size;
+  v.head_size_v = s.head_size_v;
+  v.k = base;
+  v.stride_block = g.kernel_page_stride;
+  v.stride_head = kb * kd;
+  v.stride_token = kd;
+  if (!mla) {
+    v.v = base + H * kb * kd;
+    v.v_stride_block = g.kernel_page_stride;
+    v.v_stride_head = kb * vd;
+    v.v_stride_token = vd;
+  }
+  v.scale_granularity = s.scale_granularity;
+  if (p.scale_count_each) {
+    v.k_scale = p.scales;
+    v.v_scale = mla ? nullptr : p.scales + p.scale_count_each;
+  }
+  if (ks) {
+    v.k_block_scales = base + H * kb * (kd + vd);
+    if (!mla) v.v_block_scales = v.k_block_scales + H * kb * ks;
+    v.sb_block = g.kernel_page_stride;
+    v.sb_head = kb * ks;
+    v.sb_token = ks;
+  }
+  return v;
+}
+
+void* KvCacheStorage::state_page(int layer_index, int32_t block) const {
+  const LayerPlace& p = place(layer_index);
+  if (plan_.groups[size_t(p.group)].kind != KvSpecKind::kState)
+    throw InvalidArgument(fmt::format("layer {} is not a state layer", layer_index));
+  if (block <= 0 || block >= num_blocks_)
+    throw InvalidArgument(
+        fmt::format("state block must be in [1, {}), got {}", num_blocks_, block));
+  return static_cast<uint8_t*>(tensors_[size_t(p.tensor)]) + int64_t(block) * plan_.page_bytes;
+}
+
+void KvCacheStorage::set_scales(int layer_index, std::span<const float> k,
+                                std::span<const float> v) {
+  const KvLayerSpec& s = plan_.layer(layer_index);
+  if (s.kind == KvSpecKind::kShared)
+    throw InvalidArgument(
+        fmt::format("layer {} reads layer {}'s cache and its scales: set the scales of layer {}",
+                    layer_index, *s.shares_with, *s.shares_with));
+  const LayerPlace& p = place(layer_index);
+  if (!p.scale_count_each)
+    throw InvalidArgument(fmt::format("layer {} has an unquantized KV cache ({}): no scales",
+                                      layer_index, to_string(s.dtype)));
+  const bool mla = s.kind == KvSpecKind::kMlaLatent;
+  const size_t want = size_t(p.scale_count_each);
+  if (k.size() != want || v.size() != (mla ? 0 : want))
+    throw InvalidArgument(fmt::format(
+        "layer {}: {} scales need {} k value(s) and {} v value(s), got {} and {}", layer_index,
+        to_string(s.scale_granularity), want, mla ? 0 : want, k.size(), v.size()));
+  for (float x : k)
+    if (!(x > 0.f) || !std::isfinite(x))
+      throw InvalidArgument(
+          fmt::format("layer {}: scales must be finite and > 0, got {}", layer_index, x));
+  for (float x : v)
+    if (!(x > 0.f) || !std::isfinite(x))
+      throw InvalidArgument(
+          fmt::format("layer {}: scales must be finite and > 0, got {}", layer_index, x));
+  alloc_.copy_from_host(p.scales, k.data(), want * sizeof(float));
+  if (!mla) alloc_.copy_from_host(p.scales + want, v.data(), want * sizeof(float));
+}
+
+std::vector<float> KvCacheStorage::k_scales(int layer_index) const {
+  const LayerPlace& p = place(layer_index);
+  std::vector<float> out(size_t(p.scale_count_each));
+  if (!out.empty()) alloc_.copy_to_host(out.data(), p.scales, out.size() * sizeof(float));
+  return out;
+}
+
+std::vector<float> KvCacheStorage::v_scales(int layer_index) const {
+  const LayerPlace& p = place(layer_index);
+  if (plan_.layer(root(layer_index)).kind == KvSpecKind::kMlaLatent) return {};
+  std::vector<float> out(size_t(p.scale_count_each));
+  if (!out.empty())
+    alloc_.copy_to_host(out.data(), p.scales + p.scale_count_each, out.size() * sizeof(float));
+  return out;
+}
+
+void HostBlockZeroer::zero_blocks(std::span<const int32_t> block_ids) {
+  const int64_t page = storage_.plan().page_bytes;
+  for (int32_t b : block_ids)
+    if (b < 0 || b >= storage_.num_blocks())
+      throw InvalidArgument(
+          fmt::format("zero_blocks: block must be in [0, {}), got {}", storage_.num_blocks(), b));
+  for (int j = 0; j < storage_.num_tensors(); ++j) {
+    auto* base = static_cast<uint8_t*>(storage_.tensor(j));
+    for (int32_t b : block_ids) std::memset(base + int64_t(b) * page, 0, size_t(page));
+  }
+}
+
+}  // namespace attnkit

@@ -1,0 +1,270 @@
+// Host KV storage, views (incl. KV sharing with scales), and the CPU KV write for every dtype.
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+#include "attnkit/numeric.hpp"
+#include "kv_test_util.hpp"
+
+namespace attnkit {
+namespace {
+
+using kvtest::attn_layer;
+using ::testing::HasSubstr;
+
+struct Fixture {
+  KvPlan plan;
+  std::unique_ptr<KvCacheStorage> storage;
+};
+
+Fixture make(KvCacheDType kv, int kv_heads, int head, int block, int64_t blocks,
+             ScaleGranularity g = ScaleGranularity::kNone, int layers = 1) {
+  ModelSpec m;
+  m.name = "t";
+  m.max_position_embeddings = 1 << 16;
+  for (int i = 0; i < layers; ++i) {
+    LayerSpec l = attn_layer(i, kv_heads * 2, kv_heads, head, kv, DType::kFloat32);
+    l.kv_scale_granularity = g;
+    m.attention_layers.push_back(l);
+  }
+  KvPlanOptions o;
+  o.block_size = block;
+  Fixture f;
+  f.plan = plan_kv_cache(m, {}, o);
+  f.storage = std::make_unique<KvCacheStorage>(f.plan, blocks);
+  return f;
+}
+
+KvWriteArgs args_for(const KvCacheView& view, const std::vector<float>& k,
+                     const std::vector<float>& v, const std::vector<int64_t>& slots) {
+  KvWriteArgs a;
+  a.k = k.data();
+  a.v = view.v ? v.data() : nullptr;
+  a.dtype = DType::kFloat32;
+  a.num_tokens = int(slots.size());
+  a.k_stride_head = view.head_size;
+  a.k_stride_token = int64_t(view.num_kv_heads) * view.head_size;
+  a.v_stride_head = view.head_size_v;
+  a.v_stride_token = int64_t(view.num_kv_heads) * view.head_size_v;
+  a.slot_mapping = slots.data();
+  a.cache = view;
+  return a;
+}
+
+// Round trip through every storage format: error within the format's precision.
+TEST(KvWrite, RoundTripEveryDtype) {
+  struct Case {
+    KvCacheDType kv;
+    ScaleGranularity g;
+    double rel_tol;  // of the vector's max magnitude
+  };
+  const Case cases[] = {
+      {KvCacheDType::kAuto, ScaleGranularity::kNone, 0.0},  // fp32 storage: exact
+      {KvCacheDType::kFloat16, ScaleGranularity::kNone, 1.0 / 1024},
+      {KvCacheDType::kBFloat16, ScaleGranularity::kNone, 1.0 / 128},
+      {KvCacheDType::kFp8E4M3, ScaleGranularity::kPerTensor, 1.0 / 16},
+      {KvCacheDType::kFp8E4M3, ScaleGranularity::kPerHead, 1.0 / 16},
+      {KvCacheDType::kFp8E5M2, ScaleGranularity::kPerTensor, 1.0 / 8},
+      {KvCacheDType::kNvfp4, ScaleGranularity::kNone, 0.5},  // e2m1: 1 mantissa bit
+  };
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.f, 2.f);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(c.kv), to_string(c.g)));
+    Fixture f = make(c.kv, 2, 64, 8, 6, c.g);
+    if (c.g == ScaleGranularity::kPerTensor) {
+      const float ks[] = {0.05f}, vs[] = {0.1f};
+      f.storage->set_scales(0, ks, vs);
+    } else if (c.g == ScaleGranularity::kPerHead) {
+      const float ks[] = {0.05f, 0.2f}, vs[] = {0.1f, 0.03f};
+      f.storage->set_scales(0, ks, vs);
+    }
+    const KvCacheView view = f.storage->view(0);
+    const int n = 11;
+    std::vector<float> k(size_t(n * 2 * 64)), v(k.size());
+    for (auto& x : k) x = dist(rng);
+    for (auto& x : v) x = dist(rng);
+    k[5] = 0.f;  // zeros survive
+    std::vector<int64_t> slots;
+    for (int t = 0; t < n; ++t) slots.push_back(t == 3 ? -1 : 8 + (t * 7) % 40);
+    write_kv_cpu(args_for(view, k, v, slots));
+    std::vector<float> out(64);
+    for (int t = 0; t < n; ++t) {
+      if (slots[size_t(t)] < 0) continue;
+      for (int h = 0; h < 2; ++h)
+        for (int pass = 0; pass < 2; ++pass) {
+          const auto& src = pass ? v : k;
+          read_kv_cpu(view, slots[size_t(t)], h, pass == 1, out.data());
+          // nvfp4 scales per 16 elements: compare against that group's amax.
+          for (int e = 0; e < 64; ++e) {
+            const float x = src[size_t((t * 2 + h) * 64 + e)];
+            float amax = 0.f;
+            const int g0 = c.kv == KvCacheDType::kNvfp4 ? e / 16 * 16 : 0;
+            const int g1 = c.kv == KvCacheDType::kNvfp4 ? g0 + 16 : 64;
+            for (int i = g0; i < g1; ++i)
+              amax = std::max(amax, std::fabs(src[size_t((t * 2 + h) * 64 + i)]));
+            const double tol =
+                c.rel_tol * std::max(std::fabs(x),
+                                     c.kv == KvCacheDType::kNvfp4 ? amax / 6.f : std::fabs(x)) +
+                (c.g == ScaleGranularity::kNone ? 1e-6 : 1e-4);
+            ASSERT_NEAR(out[size_t(e)], x, tol) << "t " << t << " h " << h << " e " << e;
+          }
+        }
+    }
+    // The skipped token's slot is untouched (still zero from allocation).
+    read_kv_cpu(view, 8 + (3 * 7) % 40, 0, false, out.data());
+    for (float x : out) EXPECT_EQ(x, 0.f);
+  }
+}
+
+TEST(KvWrite, Fp8SaturatesAndAppliesScale) {
+  Fixture f = make(KvCacheDType::kFp8E4M3, 1, 16, 4, 3);
+  const float ks[] = {0.5f}, vs[] = {2.f};
+  f.storage->set_scales(0, ks, vs);
+  const KvCacheView view = f.storage->view(0);
+  std::vector<float> k(16, 1000.f), v(16, -1e9f);
+  k[1] = 3.f;
+  write_kv_cpu(args_for(view, k, v, {5}));
+  const auto* kb =
+      static_cast<const uint8_t*>(view.k) + 1 * view.stride_block + 1 * view.stride_token;
+  EXPECT_EQ(fp8_e4m3_to_float(kb[0]), 448.f);  // 1000 / 0.5 = 2000 saturates to 448
+  EXPECT_EQ(fp8_e4m3_to_float(kb[1]), 6.f);    // 3 / 0.5
+  std::vector<float> out(16);
+  read_kv_cpu(view, 5, 0, true, out.data());
+  EXPECT_EQ(out[0], -448.f * 2.f);  // saturated, never inf / NaN
+}
+
+TEST(KvWrite, ValidatesSlotsBeforeWriting) {
+  Fixture f = make(KvCacheDType::kBFloat16, 1, 16, 4, 3);
+  const KvCacheView view = f.storage->view(0);  // 3 blocks x 4 = 12 slots
+  std::vector<float> k(32, 1.f), v(32, 1.f);
+  try {
+    write_kv_cpu(args_for(view, k, v, {2, 12}));
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("slot_mapping[1] = 12"));
+  }
+  std::vector<float> out(16);
+  read_kv_cpu(view, 2, 0, false, out.data());
+  EXPECT_EQ(out[0], 0.f);  // the valid first token was not written either
+  EXPECT_THROW(write_kv_cpu(args_for(view, k, v, {-2})), InvalidArgument);
+  KvWriteArgs no_v = args_for(view, k, v, {1});
+  no_v.v = nullptr;
+  EXPECT_THROW(write_kv_cpu(no_v), InvalidArgument);
+}
+
+TEST(KvStorage, ViewsFollowCanonicalLayoutAndSplitBlocks) {
+  // Pinned 64 with a kernel that takes only 16: 4 kernel blocks per manager block.
+  ModelSpec m;
+  m.name = "split";
+  m.max_position_embeddings = 1024;
+  m.attention_layers = {attn_layer(0, 4, 2, 32), attn_layer(1, 4, 2, 32)};
+  const Capabilities c = kvtest::caps("K16", {BlockSizeEntry::exact(16)});
+  KvPlanOptions o;
+  o.block_size = 64;
+  const KvPlan plan = plan_kv_cache(m, kvtest::same_backend(m, c), o);
+  ASSERT_EQ(plan.groups[0].ratio(), 4);
+  KvCacheStorage s(plan, 5);
+  const KvCacheView v0 = s.view(0);
+  EXPECT_EQ(v0.num_blocks, 20);
+  EXPECT_EQ(v0.block_size, 16);
+  EXPECT_EQ(v0.stride_token, 64);               // 32 bf16
+  EXPECT_EQ(v0.stride_head, 16 * 64);           // [H, kb, D]
+  EXPECT_EQ(v0.stride_block, 2 * 2 * 16 * 64);  // K and V of one kernel block
+  EXPECT_EQ(static_cast<uint8_t*>(v0.v) - static_cast<uint8_t*>(v0.k), 2 * 16 * 64);
+  EXPECT_NE(s.view(1).k, v0.k);  // second layer: second tensor
+
+  // Writing through manager slots lands in the expanded kernel block table.
+  KvCacheManager mgr(plan, 5, {.enable_prefix_caching = false});
+  std::vector<int32_t> toks(70);
+  mgr.add_request(1, toks);
+  const auto table = mgr.block_table(1, 0);
+  ASSERT_EQ(table.size(), 8u);
+  const auto slots = mgr.slot_mapping(1, 0, 0, 70);
+  std::vector<float> k(70 * 2 * 32), v(k.size());
+  for (size_t i = 0; i < k.size(); ++i) k[i] = float(i % 97), v[i] = -float(i % 89);
+  KvWriteArgs a = args_for(v0, k, v, slots);
+  write_kv_cpu(a);
+  std::vector<float> out(32);
+  for (int pos : {0, 15, 16, 63, 64, 69}) {
+    const int64_t slot = int64_t(table[size_t(pos / 16)]) * 16 + pos % 16;
+    read_kv_cpu(v0, slot, 1, false, out.data());
+    EXPECT_EQ(out[3], k[size_t((pos * 2 + 1) * 32 + 3)]) << pos;
+  }
+}
+
+TEST(KvStorage, SharedLayerReadsTargetCacheAndScales) {
+  ModelSpec m;
+  m.name = "share";
+  m.max_position_embeddings = 1024;
+  for (int i = 0; i < 4; ++i)
+    m.attention_layers.push_back(attn_layer(i, 4, 2, 32, KvCacheDType::kFp8E4M3));
+  m.attention_layers[3].kv_sharing_target_layer = 1;
+  const KvPlan plan = plan_kv_cache(m, {});
+  KvCacheStorage s(plan, 4);
+  const float ks[] = {0.25f}, vs[] = {4.f};
+  s.set_scales(1, ks, vs);
+  const KvCacheView target = s.view(1), reader = s.view(3);
+  EXPECT_EQ(reader.k, target.k);
+  EXPECT_EQ(reader.v, target.v);
+  ASSERT_NE(reader.k_scale, nullptr);
+  EXPECT_EQ(reader.k_scale, target.k_scale);
+  EXPECT_EQ(reader.v_scale, target.v_scale);
+  EXPECT_EQ(*reader.k_scale, 0.25f);
+  EXPECT_EQ(*reader.v_scale, 4.f);
+  EXPECT_EQ(s.k_scales(3), std::vector<float>{0.25f});
+  EXPECT_NE(s.view(0).k_scale, target.k_scale);  // other layers keep their own (1.0)
+  EXPECT_EQ(*s.view(0).k_scale, 1.f);
+  EXPECT_THROW(s.set_scales(3, ks, vs), InvalidArgument);  // set the target's
+  const float bad[] = {0.f};
+  EXPECT_THROW(s.set_scales(1, bad, vs), InvalidArgument);
+  EXPECT_EQ(plan.num_tensors, 3);  // the reader has no memory
+}
+
+TEST(KvStorage, MlaLatentSingleTensorAndNvfp4BlockScales) {
+  ModelSpec m;
+  m.name = "mla";
+  m.max_position_embeddings = 1024;
+  LayerSpec l = attn_layer(0, 16, 1, 576, KvCacheDType::kFp8E4M3);
+  l.mla = MlaDims{512, 128, 64, 128, 0, false};
+  l.head_size_v = 512;
+  m.attention_layers = {l};
+  const KvPlan plan = plan_kv_cache(m, {});
+  KvCacheStorage s(plan, 3);
+  const KvCacheView v = s.view(0);
+  EXPECT_EQ(v.v, nullptr);
+  EXPECT_EQ(v.num_kv_heads, 1);
+  EXPECT_EQ(v.head_size, 576);
+  EXPECT_EQ(v.head_size_v, 512);
+  EXPECT_EQ(v.stride_token, 576);
+  EXPECT_EQ(v.v_scale, nullptr);
+  std::vector<float> k(576);
+  for (int i = 0; i < 576; ++i) k[size_t(i)] = float(i % 7) - 3.f;
+  write_kv_cpu(args_for(v, k, {}, {17}));
+  std::vector<float> out(512);
+  read_kv_cpu(v, 17, 0, /*value=*/true, out.data());  // V = head of the latent row
+  EXPECT_EQ(out[12], k[12]);
+
+  Fixture f = make(KvCacheDType::kNvfp4, 2, 32, 4, 3);
+  const KvCacheView n = f.storage->view(0);
+  ASSERT_NE(n.k_block_scales, nullptr);
+  EXPECT_EQ(n.stride_token, 16);  // 32 nibbles
+  EXPECT_EQ(n.sb_token, 2);       // 32 / 16 e4m3 scales
+  EXPECT_EQ(n.sb_head, 4 * 2);
+  EXPECT_EQ(n.v_block_scales - n.k_block_scales, 2 * 4 * 2);
+  EXPECT_EQ(f.plan.page_bytes, 4 * 2 * 2 * (16 + 2));
+  // All-zero input: guarded block scale, zeros back.
+  std::vector<float> z(64, 0.f);
+  write_kv_cpu(args_for(n, z, z, {3}));
+  std::vector<float> o2(32, 1.f);
+  read_kv_cpu(n, 3, 1, true, o2.data());
+  for (float x : o2) EXPECT_EQ(x, 0.f);
+}
+
+}  // namespace
+}  // namespace attnkit
