@@ -1,6 +1,70 @@
-// PLACEHOLDER until its owner writes it.
+// `attnkit run`: serve a workload through the selected kernels and verify it.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "attnkit/device.hpp"
+#include "attnkit/runtime.hpp"
+#include "attnkit/types.hpp"
 #include "commands.hpp"
 
 namespace attnkit::cli {
-void add_run_command(CLI::App& app, int* exit_code) {}
+
+void add_run_command(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "run", "Run chunked prefill + decode for every attention layer of a model through the "
+             "selected backends, with random activations, and verify sampled layers");
+  struct Args {
+    RunOptions o;
+    std::string kv_dtype;
+    std::string memory;
+    bool json = false;
+    bool quiet = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--model", args->o.model, "Bundled model name or path to a config.json")
+      ->capture_default_str();
+  cmd->add_option("--device", args->o.device, "auto | cpu | cuda")->capture_default_str();
+  cmd->add_option("--backend", args->o.backend, "Explicit backend (default: automatic)");
+  cmd->add_option("--variant", args->o.variant, "Kernel generation request (v2, v3)");
+  cmd->add_option("--requests", args->o.requests, "Concurrent requests")->capture_default_str();
+  cmd->add_option("--prompt-len", args->o.prompt_len, "Prompt tokens per request")
+      ->capture_default_str();
+  cmd->add_option("--decode-steps", args->o.decode_steps, "Decode steps per request")
+      ->capture_default_str();
+  cmd->add_option("--max-tokens-per-step", args->o.max_tokens_per_step,
+                  "Chunked-prefill token budget per step")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache-dtype", args->kv_dtype,
+                  "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
+  cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size");
+  cmd->add_option("--memory", args->memory, "KV cache budget, e.g. 2GiB (default: what the "
+                                            "workload needs)");
+  cmd->add_option("--seed", args->o.seed, "Random seed")->capture_default_str();
+  cmd->add_flag("--verify", args->o.verify, "Check sampled layers against CPU_REFERENCE");
+  cmd->add_flag("--json", args->json, "Print the report as JSON");
+  cmd->add_flag("--quiet", args->quiet, "No progress display");
+  cmd->callback([args, exit_code]() {
+    RunOptions o = args->o;
+    if (!args->kv_dtype.empty()) o.kv_cache_dtype = parse_kv_cache_dtype(args->kv_dtype);
+    if (!args->memory.empty()) o.memory_bytes = parse_memory_size(args->memory);
+    const bool tty = isatty(STDERR_FILENO);
+    if (!args->quiet)
+      o.progress = [tty](int step, int total, int prefill, int decode) {
+        if (tty)
+          std::fprintf(stderr, "\r[step %d/%d] prefill %d + decode %d tokens   ", step, total,
+                       prefill, decode);
+        else if (step == 1 || step % 10 == 0 || step == total)
+          std::fprintf(stderr, "[step %d/%d] prefill %d + decode %d tokens\n", step, total,
+                       prefill, decode);
+      };
+    RunReport r = run_workload(o);
+    if (!args->quiet && tty) std::fprintf(stderr, "\n");
+    std::fputs((args->json ? run_report_to_json(r) + "\n" : format_run_report(r)).c_str(), stdout);
+    *exit_code = r.ok() ? kExitOk : 1;
+  });
+}
+
 }  // namespace attnkit::cli

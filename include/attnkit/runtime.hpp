@@ -1,0 +1,93 @@
+// The serving loop behind `attnkit run`: plan a model, allocate its paged KV cache, admit
+// requests, run chunked prefill and decode steps for every attention layer through the selected
+// backends, verify sampled layers against CPU_REFERENCE, and report per KV group.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnkit/attention.hpp"
+#include "attnkit/device.hpp"
+#include "attnkit/types.hpp"
+
+namespace attnkit {
+
+// Makes the executable backend `name` for layers like `spec` on `device`, after checking the
+// same invalid_reasons the selector used (Unsupported with them otherwise, and Unsupported when
+// the backend's kernels are not in this build).
+std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const LayerSpec& spec,
+                                               const DeviceInfo& device);
+
+struct RunOptions {
+  std::string model = "qwen3-0.6b";
+  std::string device = "auto";                  // auto | cpu | cuda
+  std::optional<std::string> backend;           // explicit choice (flag); env applies otherwise
+  std::optional<std::string> variant;           // kernel generation request
+  std::optional<KvCacheDType> kv_cache_dtype;
+  std::optional<int> block_size;                // pinned
+  std::optional<uint64_t> memory_bytes;         // KV budget; default: what the workload needs
+  int requests = 4;
+  int prompt_len = 256;
+  int decode_steps = 16;
+  int max_tokens_per_step = 512;                // chunked-prefill token budget per step
+  bool verify = false;
+  uint64_t seed = 1234;
+  // Called after every step (progress display); may be empty.
+  std::function<void(int step, int total_steps, int prefill_tokens, int decode_tokens)> progress;
+};
+
+struct GroupRunReport {
+  std::string description;  // "layers 0-27: decoder, 16/8 heads, d128, kv bfloat16"
+  std::string backend;
+  std::string variant;
+  int num_layers = 0;
+  int kv_group = 0;
+  int kernel_block_size = 0;
+  int64_t query_tokens = 0;     // query rows processed per layer, summed over steps
+  double seconds = 0;           // attention time (run only), all layers of the group
+  double flops = 0;             // 2 * Hq * (D + Dv) per visible (query, key) pair
+  double kv_bytes = 0;          // K/V bytes a kernel must read (visible keys, each once per KV head)
+  double tokens_per_second() const { return seconds > 0 ? query_tokens * num_layers / seconds : 0; }
+  double gflops() const { return seconds > 0 ? flops / seconds * 1e-9 : 0; }
+  double kv_gbps() const { return seconds > 0 ? kv_bytes / seconds * 1e-9 : 0; }
+  int verified_layers = 0;      // layer runs checked against CPU_REFERENCE
+  double max_abs_error = 0;
+  double tolerance = 0;
+  bool verified_ok = true;
+};
+
+struct RunReport {
+  std::string model;
+  std::string device;
+  int steps = 0;
+  int prefill_steps = 0;
+  int64_t prefill_tokens = 0;
+  int64_t decode_tokens = 0;
+  double wall_seconds = 0;
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_peak_used = 0;
+  int64_t kv_blocks_zeroed = 0;
+  uint64_t kv_bytes_allocated = 0;
+  bool zeroing_on = false;
+  std::vector<std::string> kv_notes;
+  std::vector<GroupRunReport> groups;
+  int state_layers = 0;  // mamba / linear-attention layers (their pages are zeroed, not run)
+  bool verified = false;  // verification ran
+  bool ok() const;        // every verified group within tolerance
+};
+
+// Throws InvalidArgument for bad options, Unsupported when no backend can serve a layer or the
+// model has layers the loop cannot serve (encoder / cross attention), OutOfMemory when the KV
+// budget cannot hold one request.
+RunReport run_workload(const RunOptions& options);
+
+// Human-readable summary (multi-line) and JSON.
+std::string format_run_report(const RunReport& report);
+std::string run_report_to_json(const RunReport& report);
+
+}  // namespace attnkit

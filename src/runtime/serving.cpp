@@ -1,0 +1,588 @@
+// The serving loop of `attnkit run` (include/attnkit/runtime.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+#include "attnkit/log.hpp"
+#include "attnkit/model.hpp"
+#include "attnkit/numeric.hpp"
+#include "attnkit/runtime.hpp"
+#include "attnkit/selector.hpp"
+#include "backends/cpu_reference/cpu_reference_backend.hpp"
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "core/strings.hpp"
+#include "runtime/memory.hpp"
+#include "stacks/stacks.hpp"
+
+namespace attnkit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// fp8 caches store value / scale; 0.025 keeps N(0,1) activations (|x| < 11) inside e4m3's 448.
+constexpr float kFp8Scale = 0.025f;
+
+float decode_element(const void* p, DType dt, size_t i) {
+  switch (dt) {
+    case DType::kFloat32: return static_cast<const float*>(p)[i];
+    case DType::kFloat16: return fp16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBFloat16: return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+  }
+  return 0.f;
+}
+
+// Random N(0,1) activations, generated once and encoded in the model dtype. Each tensor is a
+// slice at a fresh pseudo-random offset, so every layer and step sees different inputs without
+// drawing millions of normals per step.
+class ActivationPool {
+ public:
+  ActivationPool(DType dt, size_t n, uint64_t seed) : dt_(dt), n_(n), bytes_(size_t(dtype_bytes(dt))) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    data_.resize(2 * n_ * bytes_);  // doubled so a slice never wraps
+    for (size_t i = 0; i < n_; ++i) {
+      const float x = normal(rng);
+      uint8_t* dst = data_.data() + i * bytes_;
+      if (dt_ == DType::kFloat32) {
+        std::memcpy(dst, &x, 4);
+      } else {
+        const uint16_t h = dt_ == DType::kFloat16 ? float_to_fp16_bits(x) : float_to_bf16_bits(x);
+        std::memcpy(dst, &h, 2);
+      }
+    }
+    std::memcpy(data_.data() + n_ * bytes_, data_.data(), n_ * bytes_);
+  }
+  // A host pointer to `count` elements (count <= n).
+  const void* slice(size_t count, uint64_t key) const {
+    if (count > n_) throw InvalidArgument(fmt::format("activation slice of {} > pool {}", count, n_));
+    const uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    const size_t offset = size_t((h ^ (h >> 29)) % n_);
+    return data_.data() + offset * bytes_;
+  }
+
+ private:
+  DType dt_;
+  size_t n_, bytes_;
+  std::vector<uint8_t> data_;
+};
+
+std::vector<float> alibi_slopes(int num_heads) {
+  // The ALiBi paper's geometric slopes, with the interleaved extension for non-powers of two.
+  auto pow2_slopes = [](int n) {
+    std::vector<float> s;
+    const double start = std::pow(2.0, -8.0 / n);
+    for (int i = 0; i < n; ++i) s.push_back(float(std::pow(start, i + 1)));
+    return s;
+  };
+  int closest = 1;
+  while (closest * 2 <= num_heads) closest *= 2;
+  std::vector<float> slopes = pow2_slopes(closest);
+  if (closest < num_heads) {
+    auto extra = pow2_slopes(2 * closest);
+    for (int i = 0; int(slopes.size()) < num_heads; i += 2) slopes.push_back(extra[size_t(i)]);
+  }
+  return slopes;
+}
+
+struct Seq {
+  RequestId id = 0;
+  int prompt_len = 0;
+  int64_t processed = 0;  // tokens whose K/V are in the cache
+  int decoded = 0;
+};
+
+struct StepSeq {
+  size_t seq = 0;       // index into the request list
+  int64_t q_start = 0;  // absolute position of the first query
+  int q_len = 0;
+};
+
+struct LayerRun {
+  const LayerSpec* spec = nullptr;
+  size_t group = 0;  // index into the signature groups
+  int kv_group = 0;
+  int kv_root = 0;  // the layer whose cache this one reads (itself unless shared)
+  bool writes_kv = true;
+  AttentionLayerParams params;
+  Buffer alibi, sinks;
+  KvCacheView view;
+};
+
+struct SigGroup {
+  Selection sel;
+  std::unique_ptr<AttentionBackend> backend;
+  std::vector<size_t> layers;
+  GroupRunReport report;
+};
+
+struct KvGroupStep {
+  std::vector<int32_t> block_table;
+  std::vector<int64_t> slots;
+  int stride = 0;
+  Buffer block_table_dev, slots_dev;
+};
+
+double tolerance_for(DType out, double max_ref) {
+  const double eps = out == DType::kBFloat16 ? 1.0 / 256 : out == DType::kFloat16 ? 1.0 / 2048
+                                                                                  : 1.0 / (1 << 20);
+  return 4 * eps * std::max(1.0, max_ref) + (out == DType::kFloat32 ? 1e-4 : 0.0);
+}
+
+// A host copy of a layer's cache (and scales) for the reference, when the cache is on a device.
+struct HostCacheCopy {
+  std::vector<uint8_t> tensor;
+  std::vector<float> k_scales, v_scales;
+  KvCacheView view;
+};
+
+HostCacheCopy copy_cache_to_host(const KvCacheStorage& storage, const KvCacheView& dev, int root,
+                                 RunMemory& mem) {
+  HostCacheCopy c;
+  c.view = dev;
+  const auto* k = static_cast<const uint8_t*>(dev.k);
+  for (int j = 0; j < storage.num_tensors(); ++j) {
+    const auto* base = static_cast<const uint8_t*>(storage.tensor(j));
+    if (k < base || k >= base + storage.tensor_bytes()) continue;
+    c.tensor.resize(storage.tensor_bytes());
+    mem.copy_to_host(c.tensor.data(), base, storage.tensor_bytes());
+    auto rebase = [&](const void* p) -> uint8_t* {
+      return p ? c.tensor.data() + (static_cast<const uint8_t*>(p) - base) : nullptr;
+    };
+    c.view.k = rebase(dev.k);
+    c.view.v = rebase(dev.v);
+    c.view.k_block_scales = rebase(dev.k_block_scales);
+    c.view.v_block_scales = rebase(dev.v_block_scales);
+    c.k_scales = dev.k_scale ? storage.k_scales(root) : std::vector<float>{};
+    c.v_scales = dev.v_scale ? storage.v_scales(root) : std::vector<float>{};
+    c.view.k_scale = c.k_scales.empty() ? nullptr : c.k_scales.data();
+    c.view.v_scale = c.v_scales.empty() ? nullptr : c.v_scales.data();
+    return c;
+  }
+  throw Error(fmt::format("layer {}: its cache view lies in no storage tensor", root));
+}
+
+}  // namespace
+
+bool RunReport::ok() const {
+  return std::all_of(groups.begin(), groups.end(),
+                     [](const GroupRunReport& g) { return g.verified_ok; });
+}
+
+RunReport run_workload(const RunOptions& o) {
+  if (o.requests < 1 || o.prompt_len < 1 || o.decode_steps < 0 || o.max_tokens_per_step < 1)
+    throw InvalidArgument(fmt::format(
+        "run needs requests >= 1, prompt-len >= 1, decode-steps >= 0 and a step budget >= 1; "
+        "got {}, {}, {}, {}",
+        o.requests, o.prompt_len, o.decode_steps, o.max_tokens_per_step));
+  const auto t_start = Clock::now();
+
+  ModelLoadOptions load;
+  load.kv_cache_dtype = o.kv_cache_dtype;
+  load.block_size = o.block_size;
+  const ModelSpec model = load_model(o.model, load);
+  std::vector<std::string> unserved;
+  for (const auto& l : model.attention_layers)
+    if (l.attn_type != AttentionType::kDecoder)
+      unserved.push_back(fmt::format("{}:{}", l.layer_index, to_string(l.attn_type)));
+  if (!unserved.empty())
+    throw Unsupported(fmt::format(
+        "attnkit run serves decoder self-attention with a paged cache; model {} has {} "
+        "encoder/cross attention layers ({}{}). Use `attnkit plan` for it.",
+        model.name, unserved.size(), join({unserved.begin(), unserved.begin() + std::min<size_t>(
+                                                                   3, unserved.size())}),
+        unserved.size() > 3 ? ", ..." : ""));
+  if (model.attention_layers.empty())
+    throw Unsupported(fmt::format("model {} has no attention layers to run", model.name));
+
+  const DeviceInfo device = device_from_name(o.device);
+  if (device.platform != Platform::kCpu && device.platform != Platform::kCuda)
+    throw Unsupported(fmt::format("attnkit run executes on cpu or cuda; device {} is {}",
+                                  device.name, to_string(device.platform)));
+  if (!device.detected && device.platform != Platform::kCpu)
+    throw InvalidArgument(fmt::format(
+        "device '{}' is a preset for planning; run needs real hardware (auto, cpu or cuda)",
+        o.device));
+  std::unique_ptr<RunMemory> mem =
+      device.platform == Platform::kCuda ? make_cuda_memory() : make_host_memory();
+
+  // Selection: one per distinct layer signature, through the native catalog.
+  SelectOptions sopt;
+  sopt.backend = resolve_requested_backend(o.backend);
+  sopt.variant = o.variant;
+  Selector selector(native_catalog(), device, sopt);
+  std::vector<SigGroup> groups;
+  std::map<std::string, size_t> group_of_sig;
+  std::vector<std::vector<const Capabilities*>> caps_per_layer;
+  std::vector<LayerRun> layers(model.attention_layers.size());
+  for (size_t i = 0; i < model.attention_layers.size(); ++i) {
+    const LayerSpec& spec = model.attention_layers[i];
+    const Selection& sel = selector.select(spec);
+    auto [it, fresh] = group_of_sig.emplace(spec.signature(), groups.size());
+    if (fresh) {
+      SigGroup g;
+      g.sel = sel;
+      g.backend = make_backend(sel.backend, spec, device);
+      groups.push_back(std::move(g));
+    }
+    groups[it->second].layers.push_back(i);
+    layers[i].spec = &spec;
+    layers[i].group = it->second;
+    caps_per_layer.push_back({&native_catalog().find(sel.backend)->caps});
+  }
+
+  // KV cache: plan, size it for the workload (or the budget), allocate.
+  const int64_t total_len = int64_t(o.prompt_len) + o.decode_steps;
+  KvPlanOptions kopt;
+  kopt.block_size = o.block_size;
+  kopt.max_model_len = std::max<int64_t>(total_len, model.max_position_embeddings);
+  const KvPlan plan = plan_kv_cache(model, caps_per_layer, kopt);
+  int64_t blocks_per_request = 0;
+  for (const auto& g : plan.groups) blocks_per_request += g.blocks_for_tokens(total_len, 0);
+  const int64_t needed = blocks_per_request * o.requests + 1;  // + the null block
+  int64_t num_blocks = needed + needed / 8 + 1;
+  if (o.memory_bytes) {
+    num_blocks = plan.blocks_for_memory(*o.memory_bytes);
+    if (num_blocks < blocks_per_request + 1)
+      throw OutOfMemory(fmt::format(
+          "KV budget of {} bytes holds {} blocks of {} bytes; one request of {} tokens needs {}",
+          *o.memory_bytes, num_blocks, plan.bytes_per_block, total_len, blocks_per_request + 1));
+  }
+  KvCacheStorage storage(plan, num_blocks, *mem);
+  KvManagerOptions mopt;
+  mopt.enable_prefix_caching = false;  // random activations are not a function of token ids
+  KvCacheManager manager(plan, num_blocks, mopt);
+
+  RunReport report;
+  report.model = model.name;
+  report.device = describe(device);
+  report.kv_blocks_total = num_blocks;
+  report.kv_bytes_allocated = uint64_t(num_blocks) * uint64_t(plan.bytes_per_block);
+  report.zeroing_on = plan.needs_zeroing;
+  report.kv_notes = plan.notes;
+  report.state_layers = int(model.state_layers.size());
+
+  std::mt19937_64 rng(o.seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<KvCacheView> owned_views;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    LayerRun& L = layers[i];
+    const LayerSpec& s = *L.spec;
+    const KvLayerSpec& ks = plan.layer(s.layer_index);
+    L.kv_root = ks.shares_with.value_or(s.layer_index);
+    L.writes_kv = !ks.shares_with;
+    L.kv_group = plan.group_of_layer(L.kv_root).group_id;
+    if (L.writes_kv && ks.scale_granularity != ScaleGranularity::kNone &&
+        ks.dtype != KvCacheDType::kNvfp4) {
+      const size_t n = ks.scale_granularity == ScaleGranularity::kPerHead ? size_t(ks.num_kv_heads) : 1;
+      std::vector<float> k(n, kFp8Scale), v(s.is_mla() ? 0 : n, kFp8Scale);
+      storage.set_scales(s.layer_index, k, v);
+    }
+    L.view = storage.view(s.layer_index);
+    if (L.writes_kv) owned_views.push_back(L.view);
+    AttentionLayerParams& p = L.params;
+    p.num_heads = s.num_heads;
+    p.num_kv_heads = s.num_kv_heads;
+    p.head_size = s.head_size;
+    p.head_size_v = s.head_size_v;
+    p.dtype = s.dtype;
+    p.scale = float(1.0 / std::sqrt(double(s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size)));
+    p.causal = true;
+    p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
+    p.window_right = s.sliding_window ? 0 : -1;
+    p.logits_soft_cap = float(s.logits_soft_cap);
+    if (s.alibi) {
+      auto slopes = alibi_slopes(s.num_heads);
+      L.alibi = Buffer(*mem, slopes.size() * 4);
+      mem->copy_from_host(L.alibi.get(), slopes.data(), slopes.size() * 4);
+      p.alibi_slopes = static_cast<const float*>(L.alibi.get());
+    }
+    if (s.sinks) {
+      std::vector<float> sinks(size_t(s.num_heads));
+      for (auto& x : sinks) x = normal(rng);
+      L.sinks = Buffer(*mem, sinks.size() * 4);
+      mem->copy_from_host(L.sinks.get(), sinks.data(), sinks.size() * 4);
+      p.sinks = static_cast<const float*>(L.sinks.get());
+    }
+  }
+  for (auto& g : groups) {
+    const LayerRun& first = layers[g.layers.front()];
+    const LayerSpec& s = *first.spec;
+    g.report.backend = g.sel.backend;
+    g.report.variant = g.sel.variant;
+    g.report.num_layers = int(g.layers.size());
+    g.report.kv_group = first.kv_group;
+    g.report.kernel_block_size = plan.groups[size_t(first.kv_group)].kernel_block_size;
+    std::vector<int> idx;
+    for (size_t li : g.layers) idx.push_back(layers[li].spec->layer_index);
+    std::string where = idx.size() == 1 ? fmt::format("layer {}", idx[0])
+                                        : fmt::format("{} layers {}..{}", idx.size(), idx.front(),
+                                                      idx.back());
+    g.report.description = fmt::format(
+        "{}: {} heads {}/{}, d{}/{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
+        s.num_kv_heads, s.head_size, s.head_size_v,
+        s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
+        s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
+        s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "", to_string(s.resolved_kv_dtype()));
+  }
+
+  // Fresh blocks are zeroed before the pass that uses them: on the device with one kernel over
+  // every attention layer, plus the state pages of hybrid models.
+  std::unique_ptr<BlockZeroer> zeroer;
+  if (mem->is_host())
+    zeroer = std::make_unique<HostBlockZeroer>(storage);
+  else
+    zeroer = make_cuda_block_zeroer(owned_views, mem->stream());
+  auto zero_fresh = [&]() {
+    std::vector<int32_t> ids = manager.pool().take_blocks_to_zero();
+    if (ids.empty() || !manager.pool().zero_fresh_blocks()) return;
+    zeroer->zero_blocks(ids);
+    if (!mem->is_host())
+      for (const auto& st : model.state_layers)
+        for (int32_t b : ids) mem->fill_zero(storage.state_page(st.layer_index, b), size_t(plan.page_bytes));
+    report.kv_blocks_zeroed += int64_t(ids.size());
+  };
+
+  // Requests and their prompts (random token ids: prefix caching is off).
+  std::vector<Seq> seqs;
+  std::uniform_int_distribution<int32_t> token(1, 32000);
+  for (int r = 0; r < o.requests; ++r) {
+    std::vector<int32_t> prompt(size_t(o.prompt_len));
+    for (auto& t : prompt) t = token(rng);
+    manager.add_request(r, prompt);
+    seqs.push_back({r, o.prompt_len, 0, 0});
+  }
+  zero_fresh();
+
+  size_t max_q = 0;
+  for (const auto& l : model.attention_layers)
+    max_q = std::max(max_q, size_t(l.num_heads) * size_t(std::max(l.head_size, l.head_size_v)));
+  const size_t max_tokens = size_t(std::max(o.max_tokens_per_step, o.requests));
+  ActivationPool pool(model.attention_layers.front().dtype,
+                      std::max<size_t>(size_t(1) << 22, max_tokens * max_q + 1), o.seed ^ 0x5eed);
+  const DType adt = model.attention_layers.front().dtype;
+  const size_t ebytes = size_t(dtype_bytes(adt));
+  Buffer q_dev(*mem, max_tokens * max_q * ebytes), k_dev(*mem, max_tokens * max_q * ebytes),
+      v_dev(*mem, max_tokens * max_q * ebytes), out_dev(*mem, max_tokens * max_q * ebytes);
+  Buffer cu_dev(*mem, (seqs.size() + 1) * 4), used_dev(*mem, seqs.size() * 4);
+  std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
+
+  const int est_steps =
+      int((int64_t(o.requests) * o.prompt_len + o.max_tokens_per_step - 1) / o.max_tokens_per_step) +
+      o.decode_steps;
+  int step = 0;
+  bool last_prefill_verified = false;
+  while (true) {
+    // Schedule: decodes first (one token each), then prefill chunks within the token budget.
+    std::vector<StepSeq> batch;
+    int budget = o.max_tokens_per_step;
+    int prefill_tokens = 0, decode_tokens = 0;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      Seq& s = seqs[i];
+      if (s.processed < s.prompt_len || s.decoded >= o.decode_steps || budget == 0) continue;
+      manager.append_tokens(s.id, std::vector<int32_t>{token(rng)});
+      batch.push_back({i, s.processed, 1});
+      --budget;
+      ++decode_tokens;
+    }
+    for (size_t i = 0; i < seqs.size() && budget > 0; ++i) {
+      Seq& s = seqs[i];
+      if (s.processed >= s.prompt_len) continue;
+      const int n = int(std::min<int64_t>(budget, s.prompt_len - s.processed));
+      batch.push_back({i, s.processed, n});
+      budget -= n;
+      prefill_tokens += n;
+    }
+    if (batch.empty()) break;
+    zero_fresh();
+    report.kv_blocks_peak_used = std::max(report.kv_blocks_peak_used, manager.pool().num_used());
+
+    // Metadata shared by every layer, and per KV group block tables and slots.
+    AttentionBatch hb;
+    std::vector<int32_t> cu(batch.size() + 1, 0), used(batch.size());
+    for (size_t b = 0; b < batch.size(); ++b) {
+      cu[b + 1] = cu[b] + batch[b].q_len;
+      used[b] = int32_t(batch[b].q_start + batch[b].q_len);
+      hb.max_seqlen_q = std::max(hb.max_seqlen_q, batch[b].q_len);
+      hb.max_seqlen_k = std::max(hb.max_seqlen_k, used[b]);
+    }
+    hb.num_seqs = int(batch.size());
+    hb.total_q = cu.back();
+    hb.cu_seqlens_q = cu.data();
+    hb.seqused_k = used.data();
+    mem->copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
+    mem->copy_from_host(used_dev.get(), used.data(), used.size() * 4);
+    std::vector<KvGroupStep> kvg(plan.groups.size());
+    std::vector<RequestId> ids;
+    for (const auto& b : batch) ids.push_back(seqs[b.seq].id);
+    for (const auto& L : layers) {
+      KvGroupStep& g = kvg[size_t(L.kv_group)];
+      if (g.stride) continue;
+      for (RequestId id : ids)
+        g.stride = std::max(g.stride, int(manager.block_table(id, L.kv_group).size()));
+      g.block_table.assign(size_t(g.stride) * ids.size(), 0);
+      manager.fill_block_tables(ids, L.kv_group, g.block_table.data(), g.stride);
+      for (const auto& b : batch) {
+        auto s = manager.slot_mapping(seqs[b.seq].id, L.kv_group, b.q_start, b.q_len);
+        g.slots.insert(g.slots.end(), s.begin(), s.end());
+      }
+      g.block_table_dev = Buffer(*mem, g.block_table.size() * 4);
+      g.slots_dev = Buffer(*mem, g.slots.size() * 8);
+      mem->copy_from_host(g.block_table_dev.get(), g.block_table.data(), g.block_table.size() * 4);
+      mem->copy_from_host(g.slots_dev.get(), g.slots.data(), g.slots.size() * 8);
+    }
+    // Verify on the first step, the last prefill step and the last decode step.
+    const bool last_prefill = prefill_tokens > 0 &&
+                              std::all_of(seqs.begin(), seqs.end(), [&](const Seq& s) {
+                                int64_t chunk = 0;
+                                for (const auto& b : batch)
+                                  if (&seqs[b.seq] == &s && s.processed < s.prompt_len) chunk = b.q_len;
+                                return s.processed + chunk >= s.prompt_len;
+                              });
+    const bool last_step = std::all_of(seqs.begin(), seqs.end(), [&](const Seq& s) {
+      return s.processed >= s.prompt_len && s.decoded + 1 >= o.decode_steps;
+    });
+    const bool verify_step =
+        o.verify && (step == 0 || (last_prefill && !last_prefill_verified) || last_step);
+    if (last_prefill) last_prefill_verified = true;
+
+    for (auto& g : groups) {
+      const LayerRun& first = layers[g.layers.front()];
+      AttentionBatch b = hb;
+      b.block_table = kvg[size_t(first.kv_group)].block_table.data();
+      b.block_table_stride = kvg[size_t(first.kv_group)].stride;
+      g.backend->plan(b, first.params);
+    }
+    for (size_t li = 0; li < layers.size(); ++li) {
+      LayerRun& L = layers[li];
+      SigGroup& g = groups[L.group];
+      const LayerSpec& s = *L.spec;
+      KvGroupStep& kg = kvg[size_t(L.kv_group)];
+      const size_t nq = size_t(hb.total_q);
+      const uint64_t key = (uint64_t(step) << 32) ^ (uint64_t(li) << 4);
+      const size_t q_elems = nq * size_t(s.num_heads) * size_t(s.head_size);
+      mem->copy_from_host(q_dev.get(), pool.slice(q_elems, key + 1), q_elems * ebytes);
+      if (L.writes_kv) {
+        const size_t k_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size);
+        const size_t v_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size_v);
+        mem->copy_from_host(k_dev.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
+        if (!s.is_mla())
+          mem->copy_from_host(v_dev.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
+        KvWriteArgs w;
+        w.k = k_dev.get();
+        w.v = s.is_mla() ? nullptr : v_dev.get();
+        w.dtype = s.dtype;
+        w.num_tokens = int(nq);
+        w.k_stride_head = s.head_size;
+        w.k_stride_token = int64_t(s.num_kv_heads) * s.head_size;
+        w.v_stride_head = s.head_size_v;
+        w.v_stride_token = int64_t(s.num_kv_heads) * s.head_size_v;
+        w.slot_mapping = static_cast<const int64_t*>(kg.slots_dev.get());
+        w.cache = L.view;
+        g.backend->write_kv(w, mem->stream());
+      }
+      AttentionArgs a;
+      a.q = q_dev.get();
+      a.q_stride_head = s.head_size;
+      a.q_stride_token = int64_t(s.num_heads) * s.head_size;
+      a.out = out_dev.get();
+      a.out_stride_head = s.head_size_v;
+      a.out_stride_token = int64_t(s.num_heads) * s.head_size_v;
+      a.kv = L.view;
+      a.batch = hb;
+      a.batch.cu_seqlens_q = static_cast<const int32_t*>(cu_dev.get());
+      a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
+      a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
+      a.batch.block_table_stride = kg.stride;
+      a.layer = L.params;
+      const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
+      mem->fill_nan(out_dev.get(), out_elems * ebytes);  // every row must be overwritten
+      mem->synchronize();
+      const auto t0 = Clock::now();
+      g.backend->run(a, mem->stream());
+      mem->synchronize();
+      g.report.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+
+      // Work actually required: visible (query, key) pairs and the K/V bytes they span.
+      const int64_t tok_bytes = plan.layer(L.kv_root).bytes_per_token();
+      for (const auto& b : batch) {
+        const int64_t w = s.sliding_window.value_or(0);
+        for (int64_t p = b.q_start; p < b.q_start + b.q_len; ++p) {
+          const int64_t lo = w ? std::max<int64_t>(0, p - w + 1) : 0;
+          g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * double(p - lo + 1);
+        }
+        const int64_t lo = w ? std::max<int64_t>(0, b.q_start - w + 1) : 0;
+        g.report.kv_bytes += double(b.q_start + b.q_len - lo) * double(tok_bytes);
+      }
+      g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
+
+      if (verify_step && li == g.layers.front()) {
+        std::vector<uint8_t> q_host(q_elems * ebytes), out_host(out_elems * ebytes);
+        std::vector<uint8_t> ref_out(out_elems * ebytes);
+        mem->copy_to_host(q_host.data(), q_dev.get(), q_host.size());
+        mem->copy_to_host(out_host.data(), out_dev.get(), out_host.size());
+        HostCacheCopy hc;
+        AttentionArgs r = a;
+        std::vector<float> alibi_h, sinks_h;
+        if (!mem->is_host()) {
+          hc = copy_cache_to_host(storage, L.view, L.kv_root, *mem);
+          r.kv = hc.view;
+          if (a.layer.alibi_slopes) {
+            alibi_h.resize(size_t(s.num_heads));
+            mem->copy_to_host(alibi_h.data(), a.layer.alibi_slopes, alibi_h.size() * 4);
+            r.layer.alibi_slopes = alibi_h.data();
+          }
+          if (a.layer.sinks) {
+            sinks_h.resize(size_t(s.num_heads));
+            mem->copy_to_host(sinks_h.data(), a.layer.sinks, sinks_h.size() * 4);
+            r.layer.sinks = sinks_h.data();
+          }
+        }
+        r.q = q_host.data();
+        r.out = ref_out.data();
+        r.batch = hb;
+        r.batch.block_table = kg.block_table.data();
+        r.batch.block_table_stride = kg.stride;
+        reference->plan(r.batch, r.layer);
+        reference->run(r);
+        double max_err = 0, max_ref = 0;
+        for (size_t e = 0; e < out_elems; ++e) {
+          const double x = decode_element(out_host.data(), adt, e);
+          const double y = decode_element(ref_out.data(), adt, e);
+          max_ref = std::max(max_ref, std::fabs(y));
+          max_err = std::max(max_err, std::isfinite(x) ? std::fabs(x - y) : INFINITY);
+        }
+        const double tol = tolerance_for(adt, max_ref);
+        g.report.verified_layers += 1;
+        g.report.max_abs_error = std::max(g.report.max_abs_error, max_err);
+        g.report.tolerance = std::max(g.report.tolerance, tol);
+        if (!(max_err <= tol)) g.report.verified_ok = false;
+        report.verified = true;
+      }
+    }
+    for (const auto& b : batch) {
+      Seq& s = seqs[b.seq];
+      if (s.processed >= s.prompt_len) ++s.decoded;
+      s.processed += b.q_len;
+    }
+    report.prefill_tokens += prefill_tokens;
+    report.decode_tokens += decode_tokens;
+    if (prefill_tokens) ++report.prefill_steps;
+    ++step;
+    if (o.progress) o.progress(step, std::max(est_steps, step), prefill_tokens, decode_tokens);
+  }
+  for (const auto& s : seqs) manager.free_request(s.id);
+  manager.pool().check_invariants();
+  report.steps = step;
+  for (auto& g : groups) report.groups.push_back(g.report);
+  report.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  return report;
+}
+
+}  // namespace attnkit
