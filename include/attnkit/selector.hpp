@@ -56,7 +56,15 @@ struct BackendDecl {
   Capabilities caps;
   VariantResolver resolve_variant;  // optional
   std::string description;          // one line for `attnkit backends`
+  // Optional: the kernel generations behind resolve_variant, for the feature matrix (read
+  // `built` from here rather than repeating it in the description).
+  std::vector<KernelGeneration> generations = {};
   const std::string& name() const { return caps.name; }
+};
+
+struct ExplicitRedirect {
+  std::string backend;             // a backend the catalog declares
+  std::optional<Warning> warning;  // logged once, like variant warnings
 };
 
 struct Catalog {
@@ -69,6 +77,13 @@ struct Catalog {
   std::function<std::vector<std::pair<std::string, std::string>>(
       const LayerSpec&, const DeviceInfo&, const SelectOptions&, const Selection&)>
       plan_details;
+  // Optional platform rule applied to an explicit choice before it is validated: the backend to
+  // validate instead, with a warning (vLLM's CPU platform replaces any other request with its own
+  // backend; XPU's first-match rules come before the request). nullopt keeps the request; the
+  // hook may throw Unsupported to refuse it outright.
+  std::function<std::optional<ExplicitRedirect>(std::string_view requested, const LayerSpec&,
+                                                const DeviceInfo&)>
+      redirect_explicit;
   const BackendDecl* find(std::string_view name) const;  // case-insensitive; nullptr if unknown
   std::vector<std::string> names() const;
 };

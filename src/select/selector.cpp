@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "attnkit/error.hpp"
@@ -74,11 +75,34 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
   if (options_.backend) {
     picked = catalog_.find(*options_.backend);
     sel.explicit_choice = true;
+    if (catalog_.redirect_explicit) {
+      if (auto r = catalog_.redirect_explicit(picked->name(), spec, device_)) {
+        const BackendDecl* to = catalog_.find(r->backend);
+        if (!to)
+          throw Error(
+              fmt::format("{} stack: explicit-choice rule names backend '{}' that the "
+                          "catalog does not declare",
+                          catalog_.name, r->backend));
+        picked = to;
+        if (r->warning) sel.warnings.push_back(*r->warning);
+      }
+    }
     auto reasons = invalid_reasons(picked->caps, spec, device_);
     if (!reasons.empty()) {
+      // The backends that would work, in this platform's priority order first.
       std::vector<std::string> would_work;
-      for (const auto& r : evaluate_all(spec))
-        if (r.reasons.empty()) would_work.push_back(r.backend);
+      const auto all = evaluate_all(spec);
+      auto valid = [&](std::string_view n) {
+        for (const auto& r : all)
+          if (iequals(r.backend, n)) return r.reasons.empty();
+        return false;
+      };
+      for (const auto& n : sel.candidates)
+        if (valid(n)) would_work.push_back(catalog_.find(n)->name());
+      for (const auto& r : all)
+        if (r.reasons.empty() &&
+            std::find(would_work.begin(), would_work.end(), r.backend) == would_work.end())
+          would_work.push_back(r.backend);
       throw Unsupported(
           fmt::format("Selected backend {} is not valid for this configuration on {} (layer {}). "
                       "Reason: [{}]. Backends that would work for this layer: [{}]",
@@ -92,9 +116,10 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
       // A priority list naming an undeclared backend is a catalog bug; skipping it would be a
       // silent fallback.
       if (!b)
-        throw Error(fmt::format("{} stack: priority list for {} names backend '{}' that the "
-                                "catalog does not declare (declared: {})",
-                                catalog_.name, where, name, join(catalog_.names())));
+        throw Error(
+            fmt::format("{} stack: priority list for {} names backend '{}' that the "
+                        "catalog does not declare (declared: {})",
+                        catalog_.name, where, name, join(catalog_.names())));
       auto reasons = invalid_reasons(b->caps, spec, device_);
       if (reasons.empty()) {
         picked = b;
@@ -108,13 +133,12 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
       // automatically; say so instead of printing it with no reason.
       for (auto& r : all)
         if (r.reasons.empty())
-          r.reasons.push_back(fmt::format(
-              "not in the {} priority list (choose it explicitly)", to_string(device_.platform)));
-      const std::string walked =
-          sel.candidates.empty()
-              ? fmt::format("the {} stack has no backend for platform {}",
-                            catalog_.name, to_string(device_.platform))
-              : fmt::format("tried [{}]", join(sel.candidates));
+          r.reasons.push_back(fmt::format("not in the {} priority list (choose it explicitly)",
+                                          to_string(device_.platform)));
+      const std::string walked = sel.candidates.empty()
+                                     ? fmt::format("the {} stack has no backend for platform {}",
+                                                   catalog_.name, to_string(device_.platform))
+                                     : fmt::format("tried [{}]", join(sel.candidates));
       throw Unsupported(fmt::format("No valid attention backend found for {} with layer {} ({}). "
                                     "Reasons: {}.",
                                     where, spec.signature(), walked, format_reasons(all)),
@@ -140,10 +164,9 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
     sel.variant = v.variant;
     for (auto& w : v.warnings) sel.warnings.push_back(std::move(w));
   } else if (options_.variant) {
-    sel.warnings.push_back(
-        {fmt::format("variant_ignored:{}:{}", picked->name(), *options_.variant),
-         fmt::format("variant '{}' ignored: backend {} has no kernel variants", *options_.variant,
-                     picked->name())});
+    sel.warnings.push_back({fmt::format("variant_ignored:{}:{}", picked->name(), *options_.variant),
+                            fmt::format("variant '{}' ignored: backend {} has no kernel variants",
+                                        *options_.variant, picked->name())});
   }
   return sel;
 }
@@ -157,9 +180,8 @@ const Selection& Selector::select(const LayerSpec& spec) {
   if (sel->explicit_choice)
     log(LogLevel::kInfo, fmt::format("Using {} backend.", sel->backend));
   else
-    log(LogLevel::kInfo,
-        fmt::format("Using {} attention backend out of potential backends: [{}]", sel->backend,
-                    join(sel->candidates)));
+    log(LogLevel::kInfo, fmt::format("Using {} attention backend out of potential backends: [{}]",
+                                     sel->backend, join(sel->candidates)));
   return *cache_.emplace(key, std::move(sel)).first->second;
 }
 
