@@ -39,9 +39,11 @@ std::string HeadSizeRule::describe() const {
     return "[" + join(parts) + "]";
   }
   if (!min && !max && multiple_of <= 1) return "any";
-  std::string s = fmt::format("{}..{}", min ? std::to_string(min) : "1",
-                              max ? std::to_string(max) : "");
-  if (multiple_of > 1) s += fmt::format(" step {}", multiple_of);
+  // The smallest accepted size first: "8..512 step 8", "32+ step 16", "64..256".
+  const int step = multiple_of > 1 ? multiple_of : 1;
+  const int lowest = min ? (min + step - 1) / step * step : step;
+  std::string s = max ? fmt::format("{}..{}", lowest, max) : fmt::format("{}+", lowest);
+  if (step > 1) s += fmt::format(" step {}", step);
   return s;
 }
 
@@ -55,9 +57,12 @@ std::vector<MetadataForm> required_metadata_forms(const LayerSpec& spec) {
 
 std::string_view to_string(MetadataForm f) {
   switch (f) {
-    case MetadataForm::kSeqUsedK: return "seqused_k";
-    case MetadataForm::kBlockTable: return "block_table";
-    case MetadataForm::kCuSeqlensK: return "cu_seqlens_k";
+    case MetadataForm::kSeqUsedK:
+      return "seqused_k";
+    case MetadataForm::kBlockTable:
+      return "block_table";
+    case MetadataForm::kCuSeqlensK:
+      return "cu_seqlens_k";
   }
   return "?";
 }
@@ -121,7 +126,8 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
   if (s.alibi && !c.alibi) r.push_back("ALiBi not supported");
   if (s.logits_soft_cap != 0.0 && !c.logits_soft_cap) r.push_back("logits softcap not supported");
   for (MetadataForm f : required_metadata_forms(s))
-    if (!c.supports_metadata(f)) r.push_back(fmt::format("{} metadata not supported", to_string(f)));
+    if (!c.supports_metadata(f))
+      r.push_back(fmt::format("{} metadata not supported", to_string(f)));
   if (c.combination)
     for (auto& reason : c.combination(s, d)) r.push_back(std::move(reason));
   return r;

@@ -7,8 +7,17 @@
 
 int main(int argc, char** argv) {
   using namespace attnkit::cli;
-  CLI::App app{"attnkit: the attention layer of an LLM inference engine"};
+  CLI::App app{"attnkit: the attention layer of an LLM inference engine", "attnkit"};
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  attnkit plan --model gemma-2-9b --device h100\n"
+      "  attnkit explain --model deepseek-v3 --device b200 --kv-cache-dtype fp8\n"
+      "  attnkit backends --markdown\n"
+      "Environment: ATTNKIT_ATTENTION_BACKEND (backend when --backend is not given), "
+      "ATTNKIT_MODELS_DIR (bundled model configs)\n"
+      "Exit codes: 0 success, 2 bad usage or input, 3 unsupported (no valid backend, invalid "
+      "explicit choice)\n");
   int exit_code = kExitOk;
   add_plan_commands(app, &exit_code);
   add_backends_command(app, &exit_code);
@@ -17,8 +26,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    // --help / --version print and succeed; a usage error is one line, exit code 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "error: %s (see 'attnkit --help' or 'attnkit <command> --help')\n",
+                 e.what());
+    return kExitUsage;
   } catch (const attnkit::Unsupported& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitUnsupported;

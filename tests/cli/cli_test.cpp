@@ -1,0 +1,245 @@
+// The attnkit CLI, run as a user would: plan / explain / backends outputs and exit codes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct CliResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs the CLI binary with `args` (shell words), without the user's backend override.
+CliResult run_cli(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(::getpid());
+  const auto out = dir / ("attnkit_cli_out_" + tag), err = dir / ("attnkit_cli_err_" + tag);
+  const std::string cmd = std::string("env -u ATTNKIT_ATTENTION_BACKEND ") + ATTNKIT_CLI_PATH +
+                          " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+nlohmann::json plan_json(const std::string& args) {
+  CliResult r = run_cli("plan --json " + args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(CliPlan, Gemma2HasTwoGroupsOfTwentyOneLayers) {
+  const auto j = plan_json("--model gemma-2-9b --device h100");
+  ASSERT_EQ(j["groups"].size(), 2u);
+  int windowed = 0, full = 0;
+  for (const auto& g : j["groups"]) {
+    EXPECT_EQ(g["layers"].size(), 21u);
+    EXPECT_EQ(g["head_size"], 256);
+    EXPECT_EQ(g["head_size_v"], 256);
+    EXPECT_EQ(g["logits_soft_cap"], 50.0);
+    EXPECT_EQ(g["backend"], "CUDA_FLASH");
+    EXPECT_FALSE(g["variant"].get<std::string>().empty());
+    // Gemma-2 slides on even layers (transformers: is_sliding = not layer_idx % 2).
+    if (g["sliding_window"].is_null()) {
+      ++full;
+      EXPECT_EQ(g["layer_ranges"], "1-41 step 2");
+    } else if (g["sliding_window"] == 4096) {
+      ++windowed;
+      EXPECT_EQ(g["layer_ranges"], "0-40 step 2");
+    }
+  }
+  EXPECT_EQ(windowed, 1);
+  EXPECT_EQ(full, 1);
+  EXPECT_EQ(j["model"]["num_layers"], 42);
+
+  // The text form says the same.
+  CliResult r = run_cli("plan --model gemma-2-9b --device h100");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("42 layers; 42 attention layers in 2 groups"));
+  EXPECT_THAT(r.out, HasSubstr("(21 layers)"));
+  EXPECT_THAT(r.out, HasSubstr("4096 tokens"));
+  EXPECT_THAT(r.out, HasSubstr("256 qk / 256 v"));
+  EXPECT_THAT(r.out, HasSubstr("softcap         50"));
+  EXPECT_THAT(r.out, HasSubstr("backend         CUDA_FLASH"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliPlan, DeepSeekV3IsMlaWithDecodeHeadSize576) {
+  const auto j = plan_json("--model deepseek-v3 --device h100");
+  ASSERT_GE(j["groups"].size(), 1u);
+  for (const auto& g : j["groups"]) {
+    ASSERT_FALSE(g["mla"].is_null());
+    EXPECT_EQ(g["mla"]["decode_head_size"], 576);
+    EXPECT_EQ(g["head_size"], 576);
+    EXPECT_EQ(g["backend"], "CUDA_MLA");
+  }
+  CliResult r = run_cli("plan --model deepseek-v3 --device h100");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("decode head size 576"));
+}
+
+TEST(CliPlan, InvalidExplicitBackendExitsThreeWithReasons) {
+  CliResult r = run_cli("plan --model llama-3.1-8b --device cpu --backend CUDA_FLASH");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("error: Selected backend CUDA_FLASH is not valid"));
+  EXPECT_THAT(r.err, HasSubstr("platform cpu not supported"));
+  EXPECT_THAT(r.err,
+              HasSubstr("Backends that would work for this layer: [CPU_FLASH, CPU_REFERENCE]"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+  // Names are case-insensitive; the flag wins over the environment.
+  r = run_cli("plan --model llama-3.1-8b --device cpu --backend cpu_reference");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("CPU_REFERENCE (explicit choice)"));
+}
+
+TEST(CliPlan, EnvironmentBackendIsUsedUnlessTheFlagSaysOtherwise) {
+  const std::string env = "env ATTNKIT_ATTENTION_BACKEND=cpu_reference ";
+  auto run = [&](const std::string& args) {
+    const std::string cmd = env + ATTNKIT_CLI_PATH + " " + args + " 2>/dev/null";
+    FILE* f = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    pclose(f);
+    return out;
+  };
+  EXPECT_THAT(run("plan --model llama-3.1-8b --device cpu"), HasSubstr("CPU_REFERENCE (explicit"));
+  EXPECT_THAT(run("plan --model llama-3.1-8b --device cpu --backend auto"),
+              HasSubstr("CPU_FLASH (first valid"));
+}
+
+TEST(CliPlan, BadInputExitsTwo) {
+  for (const char* args : {"plan --model llama-3.1-8b --device h300",
+                           "plan --model llama-3.1-8b --device h100 --backend NOPE",
+                           "plan --model llama-3.1-8b --device h100 --kv-cache-dtype int4",
+                           "plan --model llama-3.1-8b --device h100 --dtype fp64",
+                           "plan --model llama-3.1-8b --device h100 --variant v9",
+                           "plan --model llama-3.1-8b --device h100 --block-size 0",
+                           "plan --model no-such-model --device h100", "plan --device h100",
+                           "plan --model llama-3.1-8b --bogus", "frobnicate"}) {
+    CliResult r = run_cli(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.err;
+    EXPECT_THAT(r.err, testing::StartsWith("error: ")) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+  }
+  CliResult r = run_cli("plan --model llama-3.1-8b --device h300");
+  EXPECT_THAT(r.err, HasSubstr("device 'h300' is unknown"));
+  r = run_cli("plan --model llama-3.1-8b --device h100 --backend NOPE");
+  EXPECT_THAT(r.err, HasSubstr("CPU_REFERENCE, CPU_FLASH, CUDA_FLASH, CUDA_MLA"));
+}
+
+TEST(CliPlan, NoNativeBackendOnRocmExitsThreeListingEveryBackend) {
+  CliResult r = run_cli("plan --model llama-3.1-8b --device mi300x");
+  EXPECT_EQ(r.rc, 3);
+  for (const char* b : {"CPU_REFERENCE", "CPU_FLASH", "CUDA_FLASH", "CUDA_MLA"})
+    EXPECT_THAT(r.err, HasSubstr(b));
+  EXPECT_THAT(r.err, HasSubstr("platform rocm not supported"));
+}
+
+TEST(CliPlan, OptionsReachTheLayers) {
+  auto j = plan_json("--model llama-3.1-8b --device h100 --kv-cache-dtype fp8 --block-size 32");
+  ASSERT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["kv_cache_dtype"], "fp8_e4m3");
+  EXPECT_EQ(j["groups"][0]["block_size"], 32);
+  j = plan_json("--model llama-3.1-8b --device cpu --dtype float32");
+  EXPECT_EQ(j["groups"][0]["dtype"], "float32");
+  EXPECT_EQ(j["groups"][0]["backend"], "CPU_FLASH");
+  j = plan_json("--model llama-3.1-8b --device b200 --variant v3");
+  const auto& w = j["groups"][0]["warnings"];
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_THAT(w[0]["message"].get<std::string>(), HasSubstr("need compute capability 9.0"));
+  EXPECT_EQ(j["groups"][0]["variant"], "v2");
+}
+
+TEST(CliExplain, ListsEveryBackendWithReasons) {
+  CliResult r = run_cli("explain --model gemma-2-9b --device h100");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("CPU_REFERENCE  rejected: platform cuda not supported"));
+  EXPECT_THAT(r.out, HasSubstr("CUDA_FLASH     valid, selected"));
+  EXPECT_THAT(r.out, HasSubstr("CUDA_MLA       rejected:"));
+  EXPECT_THAT(r.out, HasSubstr("Using CUDA_FLASH attention backend out of potential backends"));
+  CliResult v = run_cli("plan --verbose --model gemma-2-9b --device h100");
+  EXPECT_EQ(v.out, r.out);
+  CliResult plain = run_cli("plan --model gemma-2-9b --device h100");
+  EXPECT_THAT(plain.out, Not(HasSubstr("rejected:")));
+  const auto j = plan_json("--verbose --model gemma-2-9b --device h100");
+  ASSERT_EQ(j["groups"][0]["backends"].size(), 4u);
+}
+
+TEST(CliExplain, KeepsGoingAndExitsThreeWhenAGroupHasNoBackend) {
+  CliResult r = run_cli("explain --model llama-3.1-8b --device xpu");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.out, HasSubstr("rejected: platform xpu not supported"));
+  EXPECT_THAT(r.err, HasSubstr("error: No valid attention backend"));
+}
+
+TEST(CliPlan, StateLayersAreCounted) {
+  const auto j = plan_json("--model nemotron-3-nano-30b-a3b --device h100");
+  EXPECT_GT(j["state_layers"].size(), 0u);
+  CliResult r = run_cli("plan --model nemotron-3-nano-30b-a3b --device h100");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("23 mamba (layers 0, 2, 4, 7, 9, 11, 14,"));
+}
+
+TEST(CliHelp, EveryCommandHasHelp) {
+  for (const char* args : {"--help", "plan --help", "explain --help", "backends --help"}) {
+    CliResult r = run_cli(args);
+    EXPECT_EQ(r.rc, 0) << args;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << args;
+  }
+  CliResult r = run_cli("plan --help");
+  for (const char* opt : {"--model", "--device", "--stack", "--kv-cache-dtype", "--dtype",
+                          "--block-size", "--backend", "--variant", "--json", "--verbose"})
+    EXPECT_THAT(r.out, HasSubstr(opt)) << opt;
+  CliResult none = run_cli("");
+  EXPECT_EQ(none.rc, 2);
+}
+
+TEST(CliBackends, MatrixFromTheDeclarations) {
+  CliResult r = run_cli("backends");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* b : {"CPU_REFERENCE", "CPU_FLASH", "CUDA_FLASH", "CUDA_MLA"})
+    EXPECT_THAT(r.out, HasSubstr(b));
+  EXPECT_THAT(r.out, HasSubstr("generations"));
+  CliResult md = run_cli("backends --markdown");
+  ASSERT_EQ(md.rc, 0);
+  EXPECT_THAT(md.out, HasSubstr("| backend | platforms |"));
+  EXPECT_EQ(run_cli("backends --stack nope").rc, 2);
+}
+
+TEST(CliBackends, DocsBackendsMdIsUpToDate) {
+  const std::filesystem::path doc = std::filesystem::path(ATTNKIT_SOURCE_DIR) / "docs/backends.md";
+  ASSERT_TRUE(std::filesystem::exists(doc)) << doc;
+  CliResult md = run_cli("backends --markdown");
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_TRUE(md.out == slurp(doc))
+      << "docs/backends.md is stale: regenerate it with\n  attnkit backends --markdown > "
+         "docs/backends.md";
+}
+
+}  // namespace

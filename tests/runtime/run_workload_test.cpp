@@ -1,0 +1,101 @@
+// The serving loop end to end on the CPU: every test runs real kernels and checks the sampled
+// layers against CPU_REFERENCE.
+#include <gtest/gtest.h>
+
+#include "attnkit/error.hpp"
+#include "attnkit/runtime.hpp"
+
+namespace attnkit {
+namespace {
+
+RunOptions small(std::string model) {
+  RunOptions o;
+  o.model = std::move(model);
+  o.device = "cpu";
+  o.requests = 2;
+  o.prompt_len = 40;
+  o.decode_steps = 3;
+  o.max_tokens_per_step = 48;  // forces chunked prefill with prior context
+  o.verify = true;
+  return o;
+}
+
+void expect_verified(const RunReport& r) {
+  EXPECT_TRUE(r.verified);
+  EXPECT_TRUE(r.ok()) << format_run_report(r);
+  for (const auto& g : r.groups) {
+    EXPECT_GT(g.verified_layers, 0) << g.description;
+    EXPECT_GT(g.seconds, 0) << g.description;
+    EXPECT_LE(g.max_abs_error, g.tolerance) << g.description;
+  }
+}
+
+TEST(RunWorkload, DefaultModelVerifiesAndCountsTokens) {
+  RunOptions o = small("qwen3-0.6b");
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  EXPECT_EQ(r.prefill_tokens, 80);
+  EXPECT_EQ(r.decode_tokens, 6);
+  EXPECT_GE(r.prefill_steps, 2);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].num_layers, 28);
+  EXPECT_EQ(r.groups[0].query_tokens, 86);
+}
+
+TEST(RunWorkload, GemmaSlidingAndFullWithFp8AndSoftcap) {
+  RunOptions o = small("gemma-2-9b");
+  o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  o.requests = 1;
+  o.prompt_len = 24;
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  ASSERT_EQ(r.groups.size(), 2u);  // sliding and full layers
+  for (const auto& g : r.groups) EXPECT_NE(g.description.find("softcap 50"), std::string::npos);
+}
+
+TEST(RunWorkload, GptOssSinks) {
+  RunOptions o = small("gpt-oss-20b");
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  for (const auto& g : r.groups) EXPECT_NE(g.description.find("sinks"), std::string::npos);
+}
+
+TEST(RunWorkload, HybridModelZeroesFreshBlocks) {
+  RunOptions o = small("nemotron-3-nano-30b-a3b");
+  o.requests = 1;
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  EXPECT_TRUE(r.zeroing_on);
+  EXPECT_GT(r.kv_blocks_zeroed, 0);
+  EXPECT_EQ(r.state_layers, 23);
+}
+
+TEST(RunWorkload, ReferenceBackendCanBeChosenExplicitly) {
+  RunOptions o = small("llama-3.2-1b");
+  o.backend = "CPU_REFERENCE";
+  o.prompt_len = 8;
+  o.decode_steps = 1;
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  EXPECT_EQ(r.groups[0].backend, "CPU_REFERENCE");
+}
+
+TEST(RunWorkload, BadInputsAreRefused) {
+  RunOptions o = small("qwen3-0.6b");
+  o.requests = 0;
+  EXPECT_THROW(run_workload(o), InvalidArgument);
+  o = small("t5-small");
+  EXPECT_THROW(run_workload(o), Unsupported);  // encoder / cross layers
+  o = small("qwen3-0.6b");
+  o.device = "h100";  // a planning preset, not hardware
+  EXPECT_THROW(run_workload(o), InvalidArgument);
+  o = small("qwen3-0.6b");
+  o.backend = "CUDA_FLASH";
+  EXPECT_THROW(run_workload(o), Unsupported);
+  o = small("qwen3-0.6b");
+  o.memory_bytes = 4096;  // not even one request
+  EXPECT_THROW(run_workload(o), OutOfMemory);
+}
+
+}  // namespace
+}  // namespace attnkit
