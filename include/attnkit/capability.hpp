@@ -97,6 +97,12 @@ struct Capabilities {
 std::vector<std::string> invalid_reasons(const Capabilities& caps, const LayerSpec& spec,
                                          const DeviceInfo& device);
 
+// The reasons with what the backend accepts appended where that helps the user act, e.g.
+// "block_size not supported (kernel block sizes [16, 32, 64])". For messages; the bare reason
+// strings stay the stable API.
+std::vector<std::string> detailed_reasons(const Capabilities& caps,
+                                          const std::vector<std::string>& reasons);
+
 // A kernel generation of a backend (CUDA_FLASH v2/v3/v4): what it can run and whether this
 // release builds it. A generation policy picks one for a layer with ordered downgrade rules.
 struct KernelGeneration {

@@ -25,16 +25,16 @@ std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const Laye
 
 struct RunOptions {
   std::string model = "qwen3-0.6b";
-  std::string device = "auto";                  // auto | cpu | cuda
-  std::optional<std::string> backend;           // explicit choice (flag); env applies otherwise
-  std::optional<std::string> variant;           // kernel generation request
+  std::string device = "auto";         // auto | cpu | cuda
+  std::optional<std::string> backend;  // explicit choice (flag); env applies otherwise
+  std::optional<std::string> variant;  // kernel generation request
   std::optional<KvCacheDType> kv_cache_dtype;
-  std::optional<int> block_size;                // pinned
-  std::optional<uint64_t> memory_bytes;         // KV budget; default: what the workload needs
+  std::optional<int> block_size;         // pinned
+  std::optional<uint64_t> memory_bytes;  // KV budget; default: what the workload needs
   int requests = 4;
   int prompt_len = 256;
   int decode_steps = 16;
-  int max_tokens_per_step = 512;                // chunked-prefill token budget per step
+  int max_tokens_per_step = 512;  // chunked-prefill token budget per step
   bool verify = false;
   uint64_t seed = 1234;
   // Called after every step (progress display); may be empty.
@@ -48,14 +48,14 @@ struct GroupRunReport {
   int num_layers = 0;
   int kv_group = 0;
   int kernel_block_size = 0;
-  int64_t query_tokens = 0;     // query rows processed per layer, summed over steps
-  double seconds = 0;           // attention time (run only), all layers of the group
-  double flops = 0;             // 2 * Hq * (D + Dv) per visible (query, key) pair
-  double kv_bytes = 0;          // K/V bytes a kernel must read (visible keys, each once per KV head)
+  int64_t query_tokens = 0;  // query rows processed per layer, summed over steps
+  double seconds = 0;        // attention time (run only), all layers of the group
+  double flops = 0;          // 2 * Hq * (D + Dv) per visible (query, key) pair
+  double kv_bytes = 0;       // K/V bytes a kernel must read (visible keys, each once per KV head)
   double tokens_per_second() const { return seconds > 0 ? query_tokens * num_layers / seconds : 0; }
   double gflops() const { return seconds > 0 ? flops / seconds * 1e-9 : 0; }
   double kv_gbps() const { return seconds > 0 ? kv_bytes / seconds * 1e-9 : 0; }
-  int verified_layers = 0;      // layer runs checked against CPU_REFERENCE
+  int verified_layers = 0;  // layer runs checked against CPU_REFERENCE
   double max_abs_error = 0;
   double tolerance = 0;
   bool verified_ok = true;
@@ -76,7 +76,7 @@ struct RunReport {
   bool zeroing_on = false;
   std::vector<std::string> kv_notes;
   std::vector<GroupRunReport> groups;
-  int state_layers = 0;  // mamba / linear-attention layers (their pages are zeroed, not run)
+  int state_layers = 0;   // mamba / linear-attention layers (their pages are zeroed, not run)
   bool verified = false;  // verification ran
   bool ok() const;        // every verified group within tolerance
 };

@@ -14,9 +14,10 @@ std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const Laye
                                                const DeviceInfo& device) {
   const BackendDecl* decl = native_catalog().find(name);
   if (!decl)
-    throw InvalidArgument(fmt::format("backend '{}' is not an executable attnkit backend; "
-                                      "expected one of: {}",
-                                      name, join(native_catalog().names())));
+    throw InvalidArgument(
+        fmt::format("backend '{}' is not an executable attnkit backend; "
+                    "expected one of: {}",
+                    name, join(native_catalog().names())));
   // Construction re-checks the declaration the selector used: a layer that passed selection
   // cannot fail here for a reason the declaration does not state.
   if (auto reasons = invalid_reasons(decl->caps, spec, device); !reasons.empty())

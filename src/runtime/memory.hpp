@@ -25,7 +25,8 @@ std::unique_ptr<RunMemory> make_cuda_memory();
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(RunMemory& m, size_t bytes) : m_(&m), bytes_(bytes), p_(m.allocate(bytes ? bytes : 1, 256)) {}
+  Buffer(RunMemory& m, size_t bytes)
+      : m_(&m), bytes_(bytes), p_(m.allocate(bytes ? bytes : 1, 256)) {}
   Buffer(Buffer&& o) noexcept { swap(o); }
   Buffer& operator=(Buffer&& o) noexcept {
     swap(o);

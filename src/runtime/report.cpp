@@ -28,10 +28,10 @@ std::string format_run_report(const RunReport& r) {
         "{:.2f} GB/s KV read, {:.3f} s attention\n",
         g.tokens_per_second(), g.gflops(), g.kv_gbps(), g.seconds);
     if (g.verified_layers)
-      s += fmt::format("    verified {} layer runs against CPU_REFERENCE: max |err| {:.3g} "
-                       "(tolerance {:.3g}) {}\n",
-                       g.verified_layers, g.max_abs_error, g.tolerance,
-                       g.verified_ok ? "OK" : "FAILED");
+      s += fmt::format(
+          "    verified {} layer runs against CPU_REFERENCE: max |err| {:.3g} "
+          "(tolerance {:.3g}) {}\n",
+          g.verified_layers, g.max_abs_error, g.tolerance, g.verified_ok ? "OK" : "FAILED");
   }
   if (r.verified) s += r.ok() ? "verification: OK\n" : "verification: FAILED\n";
   return s;

@@ -31,9 +31,12 @@ constexpr float kFp8Scale = 0.025f;
 
 float decode_element(const void* p, DType dt, size_t i) {
   switch (dt) {
-    case DType::kFloat32: return static_cast<const float*>(p)[i];
-    case DType::kFloat16: return fp16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::kBFloat16: return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::kFloat32:
+      return static_cast<const float*>(p)[i];
+    case DType::kFloat16:
+      return fp16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBFloat16:
+      return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
   }
   return 0.f;
 }
@@ -43,7 +46,8 @@ float decode_element(const void* p, DType dt, size_t i) {
 // drawing millions of normals per step.
 class ActivationPool {
  public:
-  ActivationPool(DType dt, size_t n, uint64_t seed) : dt_(dt), n_(n), bytes_(size_t(dtype_bytes(dt))) {
+  ActivationPool(DType dt, size_t n, uint64_t seed)
+      : dt_(dt), n_(n), bytes_(size_t(dtype_bytes(dt))) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.f, 1.f);
     data_.resize(2 * n_ * bytes_);  // doubled so a slice never wraps
@@ -61,7 +65,8 @@ class ActivationPool {
   }
   // A host pointer to `count` elements (count <= n).
   const void* slice(size_t count, uint64_t key) const {
-    if (count > n_) throw InvalidArgument(fmt::format("activation slice of {} > pool {}", count, n_));
+    if (count > n_)
+      throw InvalidArgument(fmt::format("activation slice of {} > pool {}", count, n_));
     const uint64_t h = key * 0x9e3779b97f4a7c15ull;
     const size_t offset = size_t((h ^ (h >> 29)) % n_);
     return data_.data() + offset * bytes_;
@@ -130,8 +135,9 @@ struct KvGroupStep {
 };
 
 double tolerance_for(DType out, double max_ref) {
-  const double eps = out == DType::kBFloat16 ? 1.0 / 256 : out == DType::kFloat16 ? 1.0 / 2048
-                                                                                  : 1.0 / (1 << 20);
+  const double eps = out == DType::kBFloat16  ? 1.0 / 256
+                     : out == DType::kFloat16 ? 1.0 / 2048
+                                              : 1.0 / (1 << 20);
   return 4 * eps * std::max(1.0, max_ref) + (out == DType::kFloat32 ? 1e-4 : 0.0);
 }
 
@@ -195,8 +201,8 @@ RunReport run_workload(const RunOptions& o) {
     throw Unsupported(fmt::format(
         "attnkit run serves decoder self-attention with a paged cache; model {} has {} "
         "encoder/cross attention layers ({}{}). Use `attnkit plan` for it.",
-        model.name, unserved.size(), join({unserved.begin(), unserved.begin() + std::min<size_t>(
-                                                                   3, unserved.size())}),
+        model.name, unserved.size(),
+        join({unserved.begin(), unserved.begin() + std::min<size_t>(3, unserved.size())}),
         unserved.size() > 3 ? ", ..." : ""));
   if (model.attention_layers.empty())
     throw Unsupported(fmt::format("model {} has no attention layers to run", model.name));
@@ -280,7 +286,8 @@ RunReport run_workload(const RunOptions& o) {
     L.kv_group = plan.group_of_layer(L.kv_root).group_id;
     if (L.writes_kv && ks.scale_granularity != ScaleGranularity::kNone &&
         ks.dtype != KvCacheDType::kNvfp4) {
-      const size_t n = ks.scale_granularity == ScaleGranularity::kPerHead ? size_t(ks.num_kv_heads) : 1;
+      const size_t n =
+          ks.scale_granularity == ScaleGranularity::kPerHead ? size_t(ks.num_kv_heads) : 1;
       std::vector<float> k(n, kFp8Scale), v(s.is_mla() ? 0 : n, kFp8Scale);
       storage.set_scales(s.layer_index, k, v);
     }
@@ -292,7 +299,8 @@ RunReport run_workload(const RunOptions& o) {
     p.head_size = s.head_size;
     p.head_size_v = s.head_size_v;
     p.dtype = s.dtype;
-    p.scale = float(1.0 / std::sqrt(double(s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size)));
+    p.scale =
+        float(1.0 / std::sqrt(double(s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size)));
     p.causal = true;
     p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
     p.window_right = s.sliding_window ? 0 : -1;
@@ -321,9 +329,9 @@ RunReport run_workload(const RunOptions& o) {
     g.report.kernel_block_size = plan.groups[size_t(first.kv_group)].kernel_block_size;
     std::vector<int> idx;
     for (size_t li : g.layers) idx.push_back(layers[li].spec->layer_index);
-    std::string where = idx.size() == 1 ? fmt::format("layer {}", idx[0])
-                                        : fmt::format("{} layers {}..{}", idx.size(), idx.front(),
-                                                      idx.back());
+    std::string where = idx.size() == 1
+                            ? fmt::format("layer {}", idx[0])
+                            : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
     g.report.description = fmt::format(
         "{}: {} heads {}/{}, d{}/{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
         s.num_kv_heads, s.head_size, s.head_size_v,
@@ -345,7 +353,8 @@ RunReport run_workload(const RunOptions& o) {
     zeroer->zero_blocks(ids);
     if (!mem->is_host())
       for (const auto& st : model.state_layers)
-        for (int32_t b : ids) mem->fill_zero(storage.state_page(st.layer_index, b), size_t(plan.page_bytes));
+        for (int32_t b : ids)
+          mem->fill_zero(storage.state_page(st.layer_index, b), size_t(plan.page_bytes));
     report.kv_blocks_zeroed += int64_t(ids.size());
   };
 
@@ -373,9 +382,9 @@ RunReport run_workload(const RunOptions& o) {
   Buffer cu_dev(*mem, (seqs.size() + 1) * 4), used_dev(*mem, seqs.size() * 4);
   std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
 
-  const int est_steps =
-      int((int64_t(o.requests) * o.prompt_len + o.max_tokens_per_step - 1) / o.max_tokens_per_step) +
-      o.decode_steps;
+  const int est_steps = int((int64_t(o.requests) * o.prompt_len + o.max_tokens_per_step - 1) /
+                            o.max_tokens_per_step) +
+                        o.decode_steps;
   int step = 0;
   bool last_prefill_verified = false;
   while (true) {
@@ -438,13 +447,13 @@ RunReport run_workload(const RunOptions& o) {
       mem->copy_from_host(g.slots_dev.get(), g.slots.data(), g.slots.size() * 8);
     }
     // Verify on the first step, the last prefill step and the last decode step.
-    const bool last_prefill = prefill_tokens > 0 &&
-                              std::all_of(seqs.begin(), seqs.end(), [&](const Seq& s) {
-                                int64_t chunk = 0;
-                                for (const auto& b : batch)
-                                  if (&seqs[b.seq] == &s && s.processed < s.prompt_len) chunk = b.q_len;
-                                return s.processed + chunk >= s.prompt_len;
-                              });
+    const bool last_prefill =
+        prefill_tokens > 0 && std::all_of(seqs.begin(), seqs.end(), [&](const Seq& s) {
+          int64_t chunk = 0;
+          for (const auto& b : batch)
+            if (&seqs[b.seq] == &s && s.processed < s.prompt_len) chunk = b.q_len;
+          return s.processed + chunk >= s.prompt_len;
+        });
     const bool last_step = std::all_of(seqs.begin(), seqs.end(), [&](const Seq& s) {
       return s.processed >= s.prompt_len && s.decoded + 1 >= o.decode_steps;
     });

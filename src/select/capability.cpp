@@ -133,4 +133,24 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
   return r;
 }
 
+std::vector<std::string> detailed_reasons(const Capabilities& c,
+                                          const std::vector<std::string>& reasons) {
+  std::vector<std::string> out;
+  for (const auto& r : reasons) {
+    if (r == "block_size not supported")
+      out.push_back(fmt::format("{} (kernel block sizes {})", r, to_string(c.kernel_block_sizes)));
+    else if (r == "head_size not supported")
+      out.push_back(fmt::format("{} (head sizes {})", r, c.head_sizes.describe()));
+    else if (r == "compute capability not supported" &&
+             (c.min_compute_capability || c.max_compute_capability))
+      out.push_back(
+          fmt::format("{} (needs {}..{})", r,
+                      c.min_compute_capability ? std::to_string(*c.min_compute_capability) : "",
+                      c.max_compute_capability ? std::to_string(*c.max_compute_capability) : ""));
+    else
+      out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace attnkit

@@ -52,9 +52,13 @@ std::vector<Rejection> Selector::evaluate_all(const LayerSpec& spec) const {
 
 namespace {
 
-std::string format_reasons(const std::vector<Rejection>& rs) {
+std::string format_reasons(const Catalog& c, const std::vector<Rejection>& rs) {
   std::vector<std::string> parts;
-  for (const auto& r : rs) parts.push_back(fmt::format("{}: [{}]", r.backend, join(r.reasons)));
+  for (const auto& r : rs) {
+    const BackendDecl* b = c.find(r.backend);
+    parts.push_back(fmt::format("{}: [{}]", r.backend,
+                                b ? join(detailed_reasons(b->caps, r.reasons)) : join(r.reasons)));
+  }
   return "{" + join(parts) + "}";
 }
 
@@ -106,7 +110,8 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
       throw Unsupported(
           fmt::format("Selected backend {} is not valid for this configuration on {} (layer {}). "
                       "Reason: [{}]. Backends that would work for this layer: [{}]",
-                      picked->name(), where, spec.signature(), join(reasons),
+                      picked->name(), where, spec.signature(),
+                      join(detailed_reasons(picked->caps, reasons)),
                       would_work.empty() ? "none" : join(would_work)),
           {{picked->name(), reasons}});
     }
@@ -141,7 +146,7 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
                                      : fmt::format("tried [{}]", join(sel.candidates));
       throw Unsupported(fmt::format("No valid attention backend found for {} with layer {} ({}). "
                                     "Reasons: {}.",
-                                    where, spec.signature(), walked, format_reasons(all)),
+                                    where, spec.signature(), walked, format_reasons(catalog_, all)),
                         as_map(all));
     }
     if (spec.block_size) {

@@ -1,6 +1,30 @@
-// PLACEHOLDER until its owner writes it.
+// `attnkit bench [--device cpu|cuda] [--suite prefill|decode|all] [--quick] [--out FILE]`.
+#include "bench.hpp"
+
+#include <string>
+
+#include "attnkit/error.hpp"
 #include "commands.hpp"
 
 namespace attnkit::cli {
-void add_bench_command(CLI::App& app, int* exit_code) {}
+
+void add_bench_command(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "bench",
+      "Benchmark the attention kernels: one JSON object per line, each figure beside the "
+      "device ceilings (GEMM rate, memory read bandwidth) measured in the same run");
+  auto opts = std::make_shared<BenchOptions>();
+  cmd->add_option("--device", opts->device, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}, CLI::ignore_case))
+      ->capture_default_str();
+  cmd->add_option("--suite", opts->suite, "prefill, decode or all")
+      ->check(CLI::IsMember({"prefill", "decode", "all"}, CLI::ignore_case))
+      ->capture_default_str();
+  cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
+  cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
+  cmd->callback([opts, exit_code] {
+    *exit_code = opts->device == "cuda" ? run_cuda_bench(*opts) : run_cpu_bench(*opts);
+  });
+}
+
 }  // namespace attnkit::cli

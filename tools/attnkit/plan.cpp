@@ -13,6 +13,7 @@
 
 #include "attnkit/device.hpp"
 #include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
 #include "attnkit/log.hpp"
 #include "attnkit/model.hpp"
 #include "attnkit/selector.hpp"
@@ -33,6 +34,7 @@ struct PlanArgs {
   int block_size = 0;          // 0 = not pinned
   std::string backend;         // "" = ATTNKIT_ATTENTION_BACKEND, else auto
   std::string variant;
+  std::string memory;  // KV budget; "" = the device's memory
   bool json = false;
   bool verbose = false;
 };
@@ -54,8 +56,28 @@ struct Plan {
   const Catalog* catalog = nullptr;
   SelectOptions options;
   std::vector<GroupPlan> groups;
+  std::optional<KvPlan> kv;
+  std::string kv_error;          // KV planning failed (e.g. no common block size): its message
   std::vector<std::string> log;  // what the selector logged (selection lines, warnings)
 };
+
+// The KV plan over every group's selected backend (groups without one are unconstrained), for
+// --memory or the device's whole memory (weights and activations are not subtracted).
+void plan_kv(Plan& p, const PlanArgs& a, const std::map<std::string, size_t>& by_signature) {
+  std::vector<std::vector<const Capabilities*>> caps;
+  for (const LayerSpec& l : p.model.attention_layers) {
+    const GroupPlan& g = p.groups[by_signature.at(l.signature())];
+    caps.push_back({});
+    if (g.selection) caps.back().push_back(&p.catalog->find(g.selection->backend)->caps);
+  }
+  KvPlanOptions o;
+  if (a.block_size > 0) o.block_size = a.block_size;
+  if (!a.memory.empty())
+    o.memory_bytes = parse_memory_size(a.memory);
+  else if (p.device.memory_bytes)
+    o.memory_bytes = p.device.memory_bytes;
+  p.kv = plan_kv_cache(p.model, caps, o);
+}
 
 ModelLoadOptions load_options(const PlanArgs& a) {
   ModelLoadOptions o;
@@ -101,6 +123,12 @@ Plan build_plan(const PlanArgs& a, bool keep_going) {
     }
     if (p.catalog->plan_details)
       g.details = p.catalog->plan_details(g.spec, p.device, p.options, *g.selection);
+  }
+  try {
+    plan_kv(p, a, by_signature);
+  } catch (const Unsupported& e) {
+    if (!keep_going) throw;
+    p.kv_error = e.what();
   }
   std::string line;
   for (char c : capture.text()) {
@@ -225,7 +253,10 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
       const Selection& sel = *g.selection;
       rows.push_back({"backend", backend_text(sel)});
       for (const auto& r : sel.rejected)
-        rows.push_back({"passed over", fmt::format("{}: {}", r.backend, reasons_text(r.reasons))});
+        rows.push_back(
+            {"passed over", fmt::format("{}: {}", r.backend,
+                                        reasons_text(detailed_reasons(
+                                            p.catalog->find(r.backend)->caps, r.reasons)))});
       for (const auto& w : sel.warnings) rows.push_back({"warning", w.message});
       for (const auto& [label, value] : g.details) rows.push_back({label, value});
     } else {
@@ -236,9 +267,11 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
           {"backends", fmt::format("every {} backend for this group:", p.catalog->name)});
       for (const auto& r : g.all) {
         const bool picked = g.selection && r.backend == g.selection->backend;
-        rows.push_back({"  " + r.backend, r.reasons.empty()
-                                              ? (picked ? "valid, selected" : "valid")
-                                              : "rejected: " + reasons_text(r.reasons)});
+        rows.push_back({"  " + r.backend,
+                        r.reasons.empty()
+                            ? (picked ? "valid, selected" : "valid")
+                            : "rejected: " + reasons_text(detailed_reasons(
+                                                 p.catalog->find(r.backend)->caps, r.reasons))});
       }
     }
     for (auto& r : rows) r[0] = "  " + r[0];
@@ -246,7 +279,11 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
   }
   out << "\n" << format_columns({{"state layers", state_summary(m)}});
 
-  // ---- KV cache section: the coordinator adds one call here (it sees `p`). ----
+  out << "\n";
+  if (p.kv)
+    for (const auto& l : describe_kv_plan(*p.kv)) out << l << "\n";
+  else
+    out << "KV cache: none: " << p.kv_error << "\n";
 
   if (a.verbose && !p.log.empty()) {
     out << "\nselector log:\n";
@@ -342,7 +379,10 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                      {"state_bytes_per_request", s.state_bytes_per_request}});
   j["state_layers"] = state;
 
-  // ---- KV cache section: the coordinator adds one call here (j["kv"] = ...). ----
+  if (p.kv)
+    j["kv"] = json::parse(kv_plan_to_json(*p.kv));
+  else
+    j["kv"] = {{"error", p.kv_error}};
 
   j["log"] = p.log;
   return j;
@@ -389,6 +429,9 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
   cmd->add_option("--variant", a->variant,
                   "Kernel generation / version to request (CUDA_FLASH: v2, v3, v4 or 2, 3, 4); "
                   "downgrades are explained as warnings");
+  cmd->add_option("--memory", a->memory,
+                  "KV cache budget for the blocks/tokens that fit, e.g. 80GiB (default: the "
+                  "device's memory)");
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
 }
 

@@ -14,8 +14,9 @@ namespace attnkit::cli {
 
 void add_run_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
-      "run", "Run chunked prefill + decode for every attention layer of a model through the "
-             "selected backends, with random activations, and verify sampled layers");
+      "run",
+      "Run chunked prefill + decode for every attention layer of a model through the "
+      "selected backends, with random activations, and verify sampled layers");
   struct Args {
     RunOptions o;
     std::string kv_dtype;
@@ -40,8 +41,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
   cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size");
-  cmd->add_option("--memory", args->memory, "KV cache budget, e.g. 2GiB (default: what the "
-                                            "workload needs)");
+  cmd->add_option("--memory", args->memory,
+                  "KV cache budget, e.g. 2GiB (default: what the "
+                  "workload needs)");
   cmd->add_option("--seed", args->o.seed, "Random seed")->capture_default_str();
   cmd->add_flag("--verify", args->o.verify, "Check sampled layers against CPU_REFERENCE");
   cmd->add_flag("--json", args->json, "Print the report as JSON");
@@ -57,8 +59,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
           std::fprintf(stderr, "\r[step %d/%d] prefill %d + decode %d tokens   ", step, total,
                        prefill, decode);
         else if (step == 1 || step % 10 == 0 || step == total)
-          std::fprintf(stderr, "[step %d/%d] prefill %d + decode %d tokens\n", step, total,
-                       prefill, decode);
+          std::fprintf(stderr, "[step %d/%d] prefill %d + decode %d tokens\n", step, total, prefill,
+                       decode);
       };
     RunReport r = run_workload(o);
     if (!args->quiet && tty) std::fprintf(stderr, "\n");

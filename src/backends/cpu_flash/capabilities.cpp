@@ -1,7 +1,13 @@
 #include "backends/cpu_flash/capabilities.hpp"
 
+#include <string>
+#include <vector>
+
 namespace attnkit {
 
+// Exactly what cpu_flash_backend.cpp and kernel_impl.hpp run: head sizes (Q/K and V) are
+// multiples of 16 up to 576 (a SIMD row and an nvfp4 scale group), any block size through the
+// block table, every storage format, every mask/logit feature, MLA decode over the latent cache.
 const Capabilities& cpu_flash_capabilities() {
   static const Capabilities caps = [] {
     Capabilities c;
@@ -9,8 +15,10 @@ const Capabilities& cpu_flash_capabilities() {
     c.platforms = {Platform::kCpu};
     c.dtypes = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
     c.kv_cache_dtypes = {};  // every storage format
-    c.head_sizes = {.min = 32, .max = 576, .multiple_of = 16};
-    c.any_head_size_v = true;
+    c.head_sizes.min = 16;
+    c.head_sizes.max = 576;
+    c.head_sizes.multiple_of = 16;
+    c.any_head_size_v = true;  // within the same rule, checked below
     c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
     c.preferred_block_size = 16;
     c.mla = MlaSupport::kBoth;
@@ -20,6 +28,12 @@ const Capabilities& cpu_flash_capabilities() {
                     AttentionType::kCross};
     c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable) |
                        unsigned(MetadataForm::kCuSeqlensK);
+    c.combination = [](const LayerSpec& s, const DeviceInfo&) {
+      std::vector<std::string> r;
+      if (s.head_size_v < 16 || s.head_size_v > 576 || s.head_size_v % 16 != 0)
+        r.push_back("head_size_v not supported");
+      return r;
+    };
     return c;
   }();
   return caps;

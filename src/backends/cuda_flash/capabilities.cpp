@@ -1,26 +1,72 @@
 #include "backends/cuda_flash/capabilities.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "backends/cuda_flash/manifest.hpp"
+
 namespace attnkit {
 namespace {
 
+using cuda_flash::FlashInstance;
+using cuda_flash::kFlashManifest;
+using cuda_flash::KvKind;
+
+// Everything below is read off the manifest: head sizes, asymmetric pairs, dtypes, KV dtypes,
+// and (in the combination rule) which (head pair, dtype, KV kind) products exist.
 Capabilities v2_caps() {
   Capabilities c;
   c.name = "CUDA_FLASH";
   c.platforms = {Platform::kCuda};
   c.min_compute_capability = 80;
-  c.dtypes = {DType::kFloat16, DType::kBFloat16};
-  c.kv_cache_dtypes = {KvCacheDType::kAuto, KvCacheDType::kFloat16, KvCacheDType::kBFloat16,
-                       KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2};
-  c.head_sizes = {.sizes = {64, 80, 96, 128, 192, 256, 512}};
-  c.asymmetric_head_sizes = {{192, 128}};
-  c.kernel_block_sizes = {BlockSizeEntry::multiple_of(16)};
+  std::set<int> heads;
+  std::set<std::pair<int, int>> asym;
+  std::set<DType> dtypes;
+  bool has16 = false, has8 = false;
+  for (const FlashInstance& f : kFlashManifest) {
+    heads.insert(f.head_qk);
+    if (f.head_v != f.head_qk) asym.insert({f.head_qk, f.head_v});
+    dtypes.insert(f.dtype);
+    (f.kv == KvKind::kFp8 ? has8 : has16) = true;
+  }
+  c.head_sizes = {.sizes = std::vector<int>(heads.begin(), heads.end())};
+  c.asymmetric_head_sizes.assign(asym.begin(), asym.end());
+  c.dtypes.assign(dtypes.begin(), dtypes.end());
+  c.kv_cache_dtypes.clear();
+  if (has16) {
+    c.kv_cache_dtypes.push_back(KvCacheDType::kAuto);
+    if (dtypes.count(DType::kFloat16)) c.kv_cache_dtypes.push_back(KvCacheDType::kFloat16);
+    if (dtypes.count(DType::kBFloat16)) c.kv_cache_dtypes.push_back(KvCacheDType::kBFloat16);
+  }
+  if (has8) {
+    c.kv_cache_dtypes.push_back(KvCacheDType::kFp8E4M3);
+    c.kv_cache_dtypes.push_back(KvCacheDType::kFp8E5M2);
+  }
+  // The kernel gathers 16-byte chunks of one token's row from any page: every block size works.
+  c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
   c.preferred_block_size = 16;
   c.sinks = c.alibi = c.logits_soft_cap = c.sliding_window = c.non_causal = true;
   c.per_head_quant_scales = true;
-  c.attn_types = {AttentionType::kDecoder, AttentionType::kEncoder, AttentionType::kEncoderOnly,
-                  AttentionType::kCross};
-  c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable) |
-                     unsigned(MetadataForm::kCuSeqlensK);
+  // The kernels read keys through a block table and seqused_k only; encoder layers (contiguous
+  // K/V by cu_seqlens_k) have no kernel yet, so they are not declared.
+  c.attn_types = {AttentionType::kDecoder, AttentionType::kCross};
+  c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable);
+  c.combination = [](const LayerSpec& spec, const DeviceInfo&) {
+    std::vector<std::string> reasons;
+    const int hv = spec.head_size_v ? spec.head_size_v : spec.head_size;
+    KvKind kind{};
+    if (!cuda_flash::kv_kind_for(spec.resolved_kv_dtype(), spec.dtype, &kind)) {
+      reasons.push_back(fmt::format("kv_cache_dtype {} with dtype {} not built",
+                                    to_string(spec.resolved_kv_dtype()), to_string(spec.dtype)));
+    } else if (cuda_flash::find_flash_instance(spec.head_size, hv, spec.dtype, kind) < 0) {
+      reasons.push_back(fmt::format("head_size {}/{} with dtype {} and {} KV not built",
+                                    spec.head_size, hv, to_string(spec.dtype),
+                                    kind == KvKind::kFp8 ? "fp8" : "16-bit"));
+    }
+    return reasons;
+  };
   return c;
 }
 
@@ -28,14 +74,17 @@ Capabilities v2_caps() {
 
 const std::vector<KernelGeneration>& cuda_flash_generations() {
   static const std::vector<KernelGeneration> gens = [] {
+    // v3 and v4 are declarations of what those generations will cover, not built here.
     Capabilities v3 = v2_caps();
     v3.min_compute_capability = 90;
     v3.max_compute_capability = 90;
     v3.head_sizes = {.sizes = {64, 128, 256}};
     v3.asymmetric_head_sizes = {};
+    v3.combination = nullptr;
     Capabilities v4 = v2_caps();
     v4.min_compute_capability = 100;
     v4.max_compute_capability = 103;
+    v4.combination = nullptr;
     return std::vector<KernelGeneration>{
         {"v2", true, v2_caps()}, {"v3", false, v3}, {"v4", false, v4}};
   }();
@@ -45,6 +94,14 @@ const std::vector<KernelGeneration>& cuda_flash_generations() {
 const Capabilities& cuda_flash_capabilities() {
   static const Capabilities caps = v2_caps();
   return caps;
+}
+
+bool cuda_flash_kernels_built() {
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+  return true;
+#else
+  return false;
+#endif
 }
 
 }  // namespace attnkit

@@ -1,0 +1,390 @@
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
+
+#include <fmt/format.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+#include "backends/cpu_flash/capabilities.hpp"
+#include "backends/cpu_flash/kernel.hpp"
+#include "backends/cpu_flash/thread_pool.hpp"
+
+namespace attnkit {
+namespace cpu_flash {
+
+std::string_view to_string(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kAvx512Bf16:
+      return "avx512_bf16";
+    case Isa::kAmxBf16:
+      return "amx_bf16";
+  }
+  return "?";
+}
+
+namespace {
+#if defined(__x86_64__)
+// CPUID.(7,0):EDX bits 22 (AMX-BF16) and 24 (AMX-TILE), then Linux's opt-in for the tile data
+// state (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA = 18); false where any step fails.
+bool amx_usable() {
+  static const bool ok = [] {
+    unsigned a = 7, b = 0, c = 0, d = 0;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    if (!((d >> 22) & 1) || !((d >> 24) & 1)) return false;
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  }();
+  return ok;
+}
+#else
+bool amx_usable() { return false; }
+#endif
+}  // namespace
+
+bool isa_supported(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  // __builtin_cpu_supports also checks that the OS saves the vector state (XCR0).
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512dq");
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return avx2;
+    case Isa::kAvx512:
+      return avx512;
+    case Isa::kAvx512Bf16:
+      return avx512 && __builtin_cpu_supports("avx512bf16");
+    case Isa::kAmxBf16:
+      return avx512 && __builtin_cpu_supports("avx512bf16") && amx_usable();
+  }
+  return false;
+#else
+  return isa == Isa::kScalar;
+#endif
+}
+
+Isa detect_isa() {
+  for (Isa i : {Isa::kAmxBf16, Isa::kAvx512Bf16, Isa::kAvx512, Isa::kAvx2})
+    if (isa_supported(i)) return i;
+  return Isa::kScalar;
+}
+
+const KernelFns& kernels_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAmxBf16:
+      return kernels_amx_bf16();
+    case Isa::kAvx512Bf16:
+      return kernels_avx512_bf16();
+    case Isa::kAvx512:
+      return kernels_avx512();
+    case Isa::kAvx2:
+      return kernels_avx2();
+    case Isa::kScalar:
+      break;
+  }
+  return kernels_scalar();
+}
+
+}  // namespace cpu_flash
+
+namespace {
+
+using cpu_flash::WorkItem;
+
+[[noreturn]] void fail(const std::string& what) { throw InvalidArgument("CPU_FLASH: " + what); }
+
+bool quantized(KvCacheDType d) {
+  return d == KvCacheDType::kFp8E4M3 || d == KvCacheDType::kFp8E5M2 || d == KvCacheDType::kNvfp4;
+}
+
+// Head sizes the kernels take: multiples of 16 (one SIMD row / one nvfp4 scale group) up to 576.
+bool head_size_ok(int h) { return h >= 16 && h <= 576 && h % 16 == 0; }
+
+void check_layer(const AttentionLayerParams& L) {
+  if (L.num_heads <= 0 || L.num_kv_heads <= 0 || L.num_heads % L.num_kv_heads != 0)
+    fail(fmt::format("num_heads must be a positive multiple of num_kv_heads (got {} and {})",
+                     L.num_heads, L.num_kv_heads));
+  if (!head_size_ok(L.head_size) || !head_size_ok(L.head_size_v))
+    throw Unsupported(fmt::format(
+        "CPU_FLASH: head_size {} / head_size_v {} not supported (expected multiples of 16 in "
+        "16..576)",
+        L.head_size, L.head_size_v));
+  if (!std::isfinite(L.scale)) fail(fmt::format("scale must be finite (got {})", L.scale));
+  if (!std::isfinite(L.logits_soft_cap) || L.logits_soft_cap < 0.f)
+    fail(fmt::format("logits_soft_cap must be finite and >= 0 (got {})", L.logits_soft_cap));
+  if (L.window_left < -1 || L.window_right < -1)
+    fail(fmt::format("window_left/window_right must be >= -1 (got {}, {})", L.window_left,
+                     L.window_right));
+}
+
+// docs/semantics.md §6, on host pointers (this is a CPU backend).
+void check_args(const AttentionArgs& a) {
+  const AttentionLayerParams& L = a.layer;
+  const AttentionBatch& B = a.batch;
+  const KvCacheView& kv = a.kv;
+  check_layer(L);
+  if (kv.num_kv_heads != L.num_kv_heads || kv.head_size != L.head_size ||
+      kv.head_size_v != L.head_size_v)
+    fail(fmt::format("cache shape (kv heads {}, head_size {}, head_size_v {}) must match the layer "
+                     "(kv heads {}, head_size {}, head_size_v {})",
+                     kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size,
+                     L.head_size_v));
+  if (!kv.k) fail("the cache's k must not be null");
+  if (!kv.v && L.head_size_v > L.head_size)
+    fail(fmt::format("v may be null only for MLA latent caches (head_size_v {} <= head_size {})",
+                     L.head_size_v, L.head_size));
+  if (kv.block_size <= 0) fail(fmt::format("block_size must be > 0 (got {})", kv.block_size));
+  if (kv.dtype == KvCacheDType::kAuto && L.dtype != DType::kFloat32)
+    fail(fmt::format("kv dtype auto (fp32 storage) needs an fp32 model, got {}",
+                     to_string(L.dtype)));
+  if (!quantized(kv.dtype) && (kv.k_scale || kv.v_scale))
+    fail(fmt::format("{} storage takes no scales", to_string(kv.dtype)));
+  if (kv.dtype == KvCacheDType::kNvfp4 &&
+      (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
+    fail("nvfp4 caches need k_block_scales (and v_block_scales with a V tensor)");
+  if (kv.scale_granularity == ScaleGranularity::kPerHead && kv.dtype == KvCacheDType::kNvfp4)
+    fail("nvfp4 takes a per-tensor scale, not per-head scales");
+  if (B.num_seqs < 0 || B.total_q < 0)
+    fail(fmt::format("num_seqs and total_q must be >= 0 (got {} and {})", B.num_seqs, B.total_q));
+  if (B.total_q > 0 && (!a.q || !a.out)) fail("q and out must not be null when total_q > 0");
+  if (B.num_seqs == 0) {
+    if (B.total_q != 0) fail(fmt::format("total_q must be 0 without sequences (got {})", B.total_q));
+    return;
+  }
+  if (!B.cu_seqlens_q || !B.seqused_k || !B.block_table)
+    fail("cu_seqlens_q, seqused_k and block_table must not be null when num_seqs > 0");
+  if (B.cu_seqlens_q[0] != 0) fail(fmt::format("cu_seqlens_q[0] must be 0 (got {})", B.cu_seqlens_q[0]));
+  if (B.cu_seqlens_q[B.num_seqs] != B.total_q)
+    fail(fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
+                     B.cu_seqlens_q[B.num_seqs], B.total_q));
+  const int64_t capacity = int64_t(B.block_table_stride) * kv.block_size;
+  for (int s = 0; s < B.num_seqs; ++s) {
+    const int q_len = B.cu_seqlens_q[s + 1] - B.cu_seqlens_q[s];
+    if (q_len < 0) fail(fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", s));
+    const int k_len = B.seqused_k[s];
+    if (k_len < 0) fail(fmt::format("seqused_k[{}] must be >= 0 (got {})", s, k_len));
+    if (k_len > capacity)
+      fail(fmt::format("seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
+                       "block_size {})",
+                       s, k_len, B.block_table_stride, kv.block_size));
+    const int used = (k_len + kv.block_size - 1) / kv.block_size;
+    for (int c = 0; c < used; ++c) {
+      const int32_t b = B.block_table[int64_t(s) * B.block_table_stride + c];
+      if (b < 0 || b >= kv.num_blocks)
+        fail(fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", s, c, b,
+                         kv.num_blocks));
+    }
+  }
+}
+
+int default_threads() {
+  if (const char* e = std::getenv("ATTNKIT_NUM_THREADS")) {
+    const int n = std::atoi(e);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// ATTNKIT_CPU_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 forces a variant (testing, comparisons).
+std::optional<cpu_flash::Isa> isa_from_env() {
+  const char* e = std::getenv("ATTNKIT_CPU_ISA");
+  if (!e || !*e) return std::nullopt;
+  for (auto i : {cpu_flash::Isa::kScalar, cpu_flash::Isa::kAvx2, cpu_flash::Isa::kAvx512,
+                 cpu_flash::Isa::kAvx512Bf16, cpu_flash::Isa::kAmxBf16})
+    if (cpu_flash::to_string(i) == e) return i;
+  throw InvalidArgument(fmt::format(
+      "ATTNKIT_CPU_ISA={} is not a CPU_FLASH variant (expected scalar, avx2, avx512, avx512_bf16, amx_bf16)",
+      e));
+}
+
+CpuFlashOptions resolve(CpuFlashOptions o) {
+  if (!o.isa) o.isa = isa_from_env();
+  return o;
+}
+
+class CpuFlashBackend final : public AttentionBackend {
+ public:
+  explicit CpuFlashBackend(const CpuFlashOptions& opt)
+      : CpuFlashBackend(resolve(opt), 0) {}
+  CpuFlashBackend(const CpuFlashOptions& o, int)
+      : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
+        pool_(o.num_threads > 0 ? o.num_threads : default_threads()) {
+    if (o.isa && !cpu_flash::isa_supported(*o.isa))
+      throw Unsupported(fmt::format("CPU_FLASH: ISA variant {} is not supported by this CPU",
+                                    cpu_flash::to_string(*o.isa)));
+    scratch_.resize(size_t(pool_.size()));
+  }
+
+  std::string_view name() const override { return "CPU_FLASH"; }
+  const Capabilities& capabilities() const override { return cpu_flash_capabilities(); }
+  size_t workspace_bytes() const override {
+    return size_t(partial_rows_) * size_t(planned_.head_size_v + 2) * sizeof(float);
+  }
+
+  void plan(const AttentionBatch& hb, const AttentionLayerParams& L) override {
+    check_layer(L);
+    if (hb.num_seqs > 0 && (!hb.cu_seqlens_q || !hb.seqused_k))
+      fail("plan: cu_seqlens_q and seqused_k must not be null when num_seqs > 0");
+    planned_ = L;
+    planned_seqs_ = hb.num_seqs;
+    items_.clear();
+    merges_.clear();
+    partial_rows_ = 0;
+    const int g = L.num_heads / L.num_kv_heads;
+    const int tq = std::max(1, cpu_flash::kRowsTarget / g);
+    int max_rows = 1;
+    struct Base {
+      WorkItem w;
+      int lo, hi;
+    };
+    std::vector<Base> base;
+    for (int s = 0; s < hb.num_seqs; ++s) {
+      const int sq = hb.cu_seqlens_q[s + 1] - hb.cu_seqlens_q[s], sk = hb.seqused_k[s];
+      for (int kh = 0; kh < L.num_kv_heads; ++kh)
+        for (int t0 = 0; t0 < sq; t0 += tq) {
+          const int t1 = std::min(sq, t0 + tq);
+          // Visible keys of the block: lo grows and hi grows with the query position.
+          const auto first = cpu_flash::row_range(L, t0, sq, sk);
+          const auto last = cpu_flash::row_range(L, t1 - 1, sq, sk);
+          base.push_back({WorkItem{s, kh, t0, t1, 0, sk, -1}, first.lo, last.hi});
+          max_rows = std::max(max_rows, (t1 - t0) * g);
+        }
+    }
+    // Split long key ranges when there are too few items to keep every thread busy.
+    const int want = 4 * pool_.size();
+    const int target = base.empty() ? 1 : (want + int(base.size()) - 1) / int(base.size());
+    for (const Base& b : base) {
+      const int keys = b.hi - b.lo + 1;
+      const int splits = target <= 1 ? 1 : std::min({target, keys / cpu_flash::kSplitMinKeys, 32});
+      if (splits < 2) {
+        items_.push_back(b.w);
+        continue;
+      }
+      const int rows = (b.w.t1 - b.w.t0) * g;
+      const int chunk = (keys + splits - 1) / splits / cpu_flash::kKeyTile * cpu_flash::kKeyTile +
+                        cpu_flash::kKeyTile;
+      Merge m{b.w, partial_rows_, 0};
+      for (int k0 = b.lo; k0 <= b.hi; k0 += chunk) {
+        WorkItem w = b.w;
+        w.k_begin = k0;
+        w.k_end = std::min(b.hi + 1, k0 + chunk);
+        w.partial = partial_rows_;
+        partial_rows_ += rows;
+        items_.push_back(w);
+        ++m.splits;
+      }
+      merges_.push_back(m);
+    }
+    // Largest first, so dynamic scheduling ends with the small ones.
+    auto cost = [&](const WorkItem& w) {
+      return int64_t(w.t1 - w.t0) * int64_t(std::max(1, w.k_end - w.k_begin));
+    };
+    std::stable_sort(items_.begin(), items_.end(),
+                     [&](const WorkItem& a, const WorkItem& b) { return cost(a) > cost(b); });
+    // Rows rounded up to 16: the AMX path computes whole 16-row tiles.
+    const size_t floats =
+        cpu_flash::ScratchLayout((max_rows + 15) / 16 * 16, L.head_size, L.head_size_v).total;
+    for (auto& s : scratch_)
+      if (s.size() < floats) s.assign(floats, 0.f);
+  }
+
+  void run(const AttentionArgs& a, void* /*stream*/) override {
+    check_args(a);
+    const AttentionLayerParams& L = a.layer;
+    if (a.batch.num_seqs != planned_seqs_ || L.num_heads != planned_.num_heads ||
+        L.num_kv_heads != planned_.num_kv_heads || L.head_size != planned_.head_size ||
+        L.head_size_v != planned_.head_size_v || L.causal != planned_.causal ||
+        L.window_left != planned_.window_left || L.window_right != planned_.window_right)
+      fail("run() got a batch or layer that differs from the last plan(); call plan() first");
+    if (partial_rows_ > 0 && !a.workspace)
+      fail(fmt::format("workspace must hold {} bytes (split-KV partials)", workspace_bytes()));
+    const bool resolved_bf16 =
+        a.kv.dtype == KvCacheDType::kBFloat16 && L.dtype == DType::kBFloat16;
+    const bool use_bf16 = kernels_->bf16_dot && resolved_bf16;
+    float* partials = static_cast<float*>(a.workspace);
+    pool_.parallel_for(int(items_.size()), [&](int i, int th) {
+      kernels_->run_item(a, items_[size_t(i)], scratch_[size_t(th)].data(), partials, use_bf16);
+    });
+    if (!merges_.empty())
+      pool_.parallel_for(int(merges_.size()),
+                         [&](int i, int) { merge(a, merges_[size_t(i)], partials); });
+  }
+
+  void write_kv(const KvWriteArgs& args, void* /*stream*/) override { write_kv_cpu(args); }
+
+ private:
+  struct Merge {
+    WorkItem w;
+    int64_t first;
+    int splits;
+  };
+
+  // Combines the splits of one item: rescale each partial to the common max, sum, normalize.
+  void merge(const AttentionArgs& a, const Merge& m, float* partials) const {
+    const AttentionLayerParams& L = a.layer;
+    const int g = L.num_heads / L.num_kv_heads, dv = L.head_size_v;
+    const int rows = (m.w.t1 - m.w.t0) * g;
+    const int q0 = a.batch.cu_seqlens_q[m.w.seq];
+    const float v_scale =
+        cpu_flash::kv_scale(a.kv, a.kv.v ? a.kv.v_scale : a.kv.k_scale, m.w.kv_head);
+    const int64_t stride = int64_t(rows) * (dv + 2);
+    for (int r = 0; r < rows; ++r) {
+      float* first = partials + (m.first + r) * int64_t(dv + 2);
+      float mx = cpu_flash::kNegInf;
+      for (int s = 0; s < m.splits; ++s) mx = std::max(mx, first[s * stride]);
+      float l = 0.f;
+      if (mx != cpu_flash::kNegInf) {
+        const float w0 = first[0] == cpu_flash::kNegInf ? 0.f : std::exp(first[0] - mx);
+        l = first[1] * w0;
+        for (int i = 0; i < dv; ++i) first[2 + i] *= w0;
+        for (int s = 1; s < m.splits; ++s) {
+          const float* p = first + s * stride;
+          if (p[0] == cpu_flash::kNegInf) continue;
+          const float w = std::exp(p[0] - mx);
+          l += p[1] * w;
+          for (int i = 0; i < dv; ++i) first[2 + i] += p[2 + i] * w;
+        }
+      }
+      cpu_flash::finalize_row(a, q0 + m.w.t0 + r / g, m.w.kv_head * g + r % g, first + 2, mx, l,
+                              v_scale);
+    }
+  }
+
+  const cpu_flash::KernelFns* kernels_;
+  cpu_flash::ThreadPool pool_;
+  std::vector<std::vector<float>> scratch_;
+  std::vector<WorkItem> items_;
+  std::vector<Merge> merges_;
+  int64_t partial_rows_ = 0;
+  AttentionLayerParams planned_;
+  int planned_seqs_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionBackend> make_cpu_flash_backend() {
+  return make_cpu_flash_backend(CpuFlashOptions{});
+}
+std::unique_ptr<AttentionBackend> make_cpu_flash_backend(const CpuFlashOptions& options) {
+  return std::make_unique<CpuFlashBackend>(options);
+}
+
+}  // namespace attnkit

@@ -1,0 +1,153 @@
+// CPU_FLASH internals shared by every ISA variant: work items, scratch layout, row geometry
+// (masks), the cache addressing and the scalar epilogue (normalize, sinks, LSE, split merge).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "attnkit/attention.hpp"
+#include "attnkit/numeric.hpp"
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
+
+namespace attnkit::cpu_flash {
+
+
+// Tile sizes, shared by the planner (scratch, split granularity) and the kernels.
+constexpr int kKeyTile = 64;     // keys per inner tile
+constexpr int kRowsTarget = 64;  // query rows (token x query head of one KV head) per work item
+constexpr int kSplitMinKeys = 512;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// One unit of parallel work: query tokens [t0, t1) of a sequence, all query heads of one KV
+// head (GQA: every K/V tile is loaded once for all of them), keys [k_begin, k_end).
+struct WorkItem {
+  int seq = 0;
+  int kv_head = 0;
+  int t0 = 0, t1 = 0;
+  int k_begin = 0, k_end = 0;
+  int64_t partial = -1;  // first partial row in the workspace (split-KV), or -1: write out
+};
+
+// Per-thread scratch, one float allocation carved into these regions (offsets in floats).
+struct ScratchLayout {
+  size_t q, stage, kt, vs, s, p, o, m, l, total;
+  ScratchLayout(int max_rows, int head_size, int head_size_v) {
+    const size_t rows = size_t(max_rows), dmax = size_t(std::max(head_size, head_size_v));
+    size_t off = 0;
+    auto take = [&](size_t n) {
+      size_t at = off;
+      off += (n + 15) / 16 * 16;  // keep 64-byte alignment
+      return at;
+    };
+    q = take(rows * head_size);
+    stage = take(kKeyTile * dmax);
+    kt = take(kKeyTile * dmax);
+    vs = take(kKeyTile * dmax);
+    s = take(rows * kKeyTile);
+    p = take(rows * kKeyTile);
+    o = take(rows * head_size_v);
+    m = take(rows);
+    l = take(rows);
+    total = off;
+  }
+};
+
+// Visible keys [lo, hi] of query token t (0-based in its sequence): bottom-right aligned, so
+// its position among the keys is t + Sk - Sq. hi < lo means no visible key.
+struct RowRange {
+  int lo, hi, pos;
+};
+inline RowRange row_range(const AttentionLayerParams& L, int t, int Sq, int Sk) {
+  const int pos = t + Sk - Sq;
+  int lo = L.window_left >= 0 ? std::max(0, pos - L.window_left) : 0;
+  int hi = L.causal ? pos : (L.window_right >= 0 ? pos + L.window_right : Sk - 1);
+  hi = std::min(hi, Sk - 1);
+  return {lo, hi, pos};
+}
+
+// Dequantization scale of K or V for one KV head (per tensor, per head or none).
+inline float kv_scale(const KvCacheView& kv, const float* s, int kv_head) {
+  if (!s) return 1.f;
+  return kv.scale_granularity == ScaleGranularity::kPerHead ? s[kv_head] : s[0];
+}
+
+// Rows of the paged cache: byte address of key `n` of sequence `seq`.
+struct CacheRows {
+  const uint8_t* base;
+  int64_t s_block, s_head, s_token;
+  const uint8_t* scales;  // nvfp4 block scales or nullptr
+  int64_t sb_block, sb_head, sb_token;
+  const int32_t* table;  // this sequence's block-table row
+  int block_size, kv_head;
+  const uint8_t* row(int n) const {
+    const int64_t b = table[n / block_size];
+    return base + b * s_block + kv_head * s_head + int64_t(n % block_size) * s_token;
+  }
+  const uint8_t* scale_row(int n) const {
+    const int64_t b = table[n / block_size];
+    return scales + b * sb_block + kv_head * sb_head + int64_t(n % block_size) * sb_token;
+  }
+};
+
+inline void store_out(void* out, DType dt, int64_t index, float v) {
+  switch (dt) {
+    case DType::kFloat32:
+      static_cast<float*>(out)[index] = v;
+      break;
+    case DType::kFloat16:
+      static_cast<uint16_t*>(out)[index] = float_to_fp16_bits(v);
+      break;
+    case DType::kBFloat16:
+      static_cast<uint16_t*>(out)[index] = float_to_bf16_bits(v);
+      break;
+  }
+}
+
+// Normalizes one row's unnormalized accumulator `o` (running max m, sum l over visible keys),
+// adds the head's sink to the denominator once, and writes out[token, head] and the LSE.
+// A row with no visible key (m = -inf) gets 0 output and LSE -inf (the sink logit with sinks).
+inline void finalize_row(const AttentionArgs& a, int token, int head, const float* o, float m,
+                         float l, float v_scale) {
+  const AttentionLayerParams& L = a.layer;
+  const int dv = L.head_size_v;
+  const bool empty = m == kNegInf;
+  const int64_t base = int64_t(token) * a.out_stride_token + int64_t(head) * a.out_stride_head;
+  if (empty) {  // no visible key: 0 output; the LSE is the sink's logit alone, else -inf
+    for (int i = 0; i < dv; ++i) store_out(a.out, L.dtype, base + i, 0.f);
+    if (a.lse) a.lse[int64_t(token) * L.num_heads + head] = L.sinks ? L.sinks[head] : kNegInf;
+    return;
+  }
+  float denom = l, mm = m;
+  if (L.sinks) {
+    const float sink = L.sinks[head];
+    mm = std::max(m, sink);
+    denom = l * std::exp(m - mm) + std::exp(sink - mm);
+  }
+  const float factor = v_scale * std::exp(m - mm) / denom;  // denom >= exp(0) = 1
+  for (int i = 0; i < dv; ++i) store_out(a.out, L.dtype, base + i, o[i] * factor);
+  if (a.lse) a.lse[int64_t(token) * L.num_heads + head] = mm + std::log(denom);
+}
+
+// Kernel entry points of one ISA variant.
+struct KernelFns {
+  Isa isa;
+  bool bf16_dot;  // has the bf16 dot-product path (bf16 queries over a bf16 cache)
+  // Runs one work item; `partials` is the split workspace ([rows][head_size_v + 2] floats:
+  // m, l, o...). `use_bf16` selects the bf16 path (only when bf16_dot).
+  void (*run_item)(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
+                   bool use_bf16);
+};
+
+const KernelFns& kernels_scalar();
+const KernelFns& kernels_avx2();
+const KernelFns& kernels_avx512();
+const KernelFns& kernels_avx512_bf16();
+const KernelFns& kernels_amx_bf16();
+const KernelFns& kernels_for(Isa isa);
+
+}  // namespace attnkit::cpu_flash

@@ -1,0 +1,124 @@
+// AVX2 + FMA + F16C variant (W = 8). Compiled with those flags only (CMakeLists.txt) and
+// called only after detect_isa() found them.
+#include <immintrin.h>
+
+#include "backends/cpu_flash/kernel.hpp"
+
+namespace attnkit::cpu_flash::isa_avx2 {
+
+struct Simd {
+  static constexpr int W = 8, kMR = 6, kNR = 2;
+  using F = __m256;
+  static F zero() { return _mm256_setzero_ps(); }
+  static F set1(float x) { return _mm256_set1_ps(x); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), a); }
+  static float hsum(F a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float hmax(F a) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static F iota() { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
+  // exp for x <= 88.37; x < -87.33 (including -inf) gives 0.
+  static F exp(F x) {
+    const F under = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.3762626f));
+    const F n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    F r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    F p = _mm256_set1_ps(1.f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
+    // 2^n split in two factors so n = 128 (x near 88.37) stays representable.
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i h = _mm256_srai_epi32(ni, 1);
+    const F s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
+    const F s2 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
+    p = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    return _mm256_andnot_ps(under, p);
+  }
+  static F tanh(F x) {
+    const F sign = _mm256_and_ps(x, _mm256_set1_ps(-0.f));
+    const F e = exp(_mm256_mul_ps(abs(x), _mm256_set1_ps(-2.f)));
+    const F t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), e),
+                              _mm256_add_ps(_mm256_set1_ps(1.f), e));
+    return _mm256_or_ps(t, sign);
+  }
+  static F mask_range(F key, float lo, float hi, F x) {
+    const F in = _mm256_and_ps(_mm256_cmp_ps(key, _mm256_set1_ps(lo), _CMP_GE_OQ),
+                               _mm256_cmp_ps(key, _mm256_set1_ps(hi), _CMP_LE_OQ));
+    return _mm256_blendv_ps(_mm256_set1_ps(kNegInf), x, in);
+  }
+  static void cvt_bf16(const uint16_t* s, float* d) {
+    const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+    _mm256_storeu_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)));
+  }
+  static void cvt_f16(const uint16_t* s, float* d) {
+    _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))));
+  }
+  // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too).
+  static void cvt_e4m3(const uint8_t* s, float* d) {
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
+    const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x7f)), 7),
+                                   _mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8));
+    _mm256_storeu_ps(d, _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.f)));
+  }
+  static void cvt_e5m2(const uint8_t* s, float* d) {
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
+    _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_slli_epi16(b, 8)));
+  }
+  static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col));
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // t0: r0r1 cols {0,1 | 4,5}; t1: {2,3 | 6,7}; t2,t3 for r2r3, ...
+    __m256 u[8];
+    for (int i = 0; i < 2; ++i) {
+      const __m256 a0 = t[4 * i], a1 = t[4 * i + 1], b0 = t[4 * i + 2], b1 = t[4 * i + 3];
+      u[4 * i + 0] = _mm256_shuffle_ps(a0, b0, 0x44);  // col 0 | 4 (rows 4i..4i+3)
+      u[4 * i + 1] = _mm256_shuffle_ps(a0, b0, 0xee);  // col 1 | 5
+      u[4 * i + 2] = _mm256_shuffle_ps(a1, b1, 0x44);  // col 2 | 6
+      u[4 * i + 3] = _mm256_shuffle_ps(a1, b1, 0xee);  // col 3 | 7
+    }
+    for (int c = 0; c < 4; ++c) {
+      _mm256_storeu_ps(reinterpret_cast<float*>(dst + c * ld),
+                       _mm256_permute2f128_ps(u[c], u[4 + c], 0x20));
+      _mm256_storeu_ps(reinterpret_cast<float*>(dst + (c + 4) * ld),
+                       _mm256_permute2f128_ps(u[c], u[4 + c], 0x31));
+    }
+  }
+};
+
+}  // namespace attnkit::cpu_flash::isa_avx2
+
+#define ATTNKIT_ISA_NS isa_avx2
+#include "backends/cpu_flash/kernel_impl.hpp"
+
+namespace attnkit::cpu_flash {
+const KernelFns& kernels_avx2() {
+  static const KernelFns f{Isa::kAvx2, false, &isa_avx2::run_item};
+  return f;
+}
+}  // namespace attnkit::cpu_flash

@@ -1,0 +1,16 @@
+// AVX-512 variant without bf16 dot products (Skylake-X / Cascade Lake class): fp32 path only.
+#include "backends/cpu_flash/kernel.hpp"
+
+namespace attnkit::cpu_flash::isa_avx512 {
+#include "backends/cpu_flash/simd_avx512.hpp"
+}  // namespace attnkit::cpu_flash::isa_avx512
+
+#define ATTNKIT_ISA_NS isa_avx512
+#include "backends/cpu_flash/kernel_impl.hpp"
+
+namespace attnkit::cpu_flash {
+const KernelFns& kernels_avx512() {
+  static const KernelFns f{Isa::kAvx512, false, &isa_avx512::run_item};
+  return f;
+}
+}  // namespace attnkit::cpu_flash

@@ -1,0 +1,378 @@
+// The CPU_FLASH kernel body, compiled once per ISA: each kernel_<isa>.cpp defines a SIMD traits
+// struct `Simd` (and, with bf16 dot products, `PathBf16`) in namespace
+// attnkit::cpu_flash::ATTNKIT_ISA_NS, then includes this file.
+//
+// One work item = query rows (token x query head of one KV head) against a key range, tiled by
+// kKeyTile keys with an online softmax. Both matrix products run through one register-blocked
+// micro-GEMM whose A operand is broadcast and B operand is loaded as vectors:
+//   S[rows][keys] = Q[rows][d] x Kt[d][keys]      (K tile packed transposed once per tile,
+//                                                   shared by every query head of the group)
+//   O[rows][dv]  += P[rows][keys] x V[keys][dv]
+// fp32 path: K/V dequantized to fp32 (any cache dtype), fp32 FMAs.
+// bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
+#pragma once
+
+#include <array>
+#include <cstring>
+
+#include "backends/cpu_flash/kernel.hpp"
+
+namespace attnkit::cpu_flash::ATTNKIT_ISA_NS {
+
+using F = Simd::F;
+constexpr int W = Simd::W;
+
+inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+// GCC 12 dropped __builtin_prefetch in run_item_t; the asm form is always emitted.
+inline void prefetch(const void* p) {
+#if defined(__x86_64__)
+  __asm__ volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 0, 3);
+#endif
+}
+
+// Scalar lookup tables for the formats without a cheap vector conversion (nvfp4 codes and e4m3
+// block scales).
+struct Luts {
+  float e4m3[256];
+  float e2m1[16];
+  Luts() {
+    for (int i = 0; i < 256; ++i) e4m3[i] = fp8_e4m3_to_float(uint8_t(i));
+    for (int i = 0; i < 16; ++i) e2m1[i] = e2m1_to_float(uint8_t(i));
+  }
+};
+inline const Luts& luts() {
+  static const Luts l;
+  return l;
+}
+
+// Stored value of one cache row as fp32 (per-tensor/per-head scales are applied by the caller;
+// nvfp4 block scales here). n is a multiple of 16.
+inline void dequant_row(KvCacheDType dt, DType model, const uint8_t* src, const uint8_t* bscale,
+                        int n, float* dst) {
+  if (dt == KvCacheDType::kAuto) {  // model-dtype storage
+    dt = model == DType::kFloat16    ? KvCacheDType::kFloat16
+         : model == DType::kBFloat16 ? KvCacheDType::kBFloat16
+                                     : KvCacheDType::kAuto;
+  }
+  switch (dt) {
+    case KvCacheDType::kAuto:  // fp32
+      std::memcpy(dst, src, size_t(n) * 4);
+      return;
+    case KvCacheDType::kFloat16:
+      for (int i = 0; i < n; i += W) Simd::cvt_f16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
+      return;
+    case KvCacheDType::kBFloat16:
+      for (int i = 0; i < n; i += W) Simd::cvt_bf16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
+      return;
+    case KvCacheDType::kFp8E4M3:
+      for (int i = 0; i < n; i += W) Simd::cvt_e4m3(src + i, dst + i);
+      return;
+    case KvCacheDType::kFp8E5M2:
+      for (int i = 0; i < n; i += W) Simd::cvt_e5m2(src + i, dst + i);
+      return;
+    case KvCacheDType::kNvfp4: {
+      const Luts& t = luts();
+      for (int g = 0; g < n / 16; ++g) {
+        const float s = t.e4m3[bscale[g]];
+        for (int i = 0; i < 8; ++i) {
+          const uint8_t b = src[g * 8 + i];
+          dst[g * 16 + 2 * i] = t.e2m1[b & 0xf] * s;
+          dst[g * 16 + 2 * i + 1] = t.e2m1[b >> 4] * s;
+        }
+      }
+      return;
+    }
+  }
+}
+
+inline void load_q_f32(const void* src, DType dt, int n, float* dst) {
+  switch (dt) {
+    case DType::kFloat32:
+      std::memcpy(dst, src, size_t(n) * 4);
+      return;
+    case DType::kFloat16:
+      for (int i = 0; i < n; i += W) Simd::cvt_f16(static_cast<const uint16_t*>(src) + i, dst + i);
+      return;
+    case DType::kBFloat16:
+      for (int i = 0; i < n; i += W) Simd::cvt_bf16(static_cast<const uint16_t*>(src) + i, dst + i);
+      return;
+  }
+}
+
+// ---- micro-GEMM: C[M][N] (+)= A[M][K] (broadcast) x B[K][N] (vectors), N % W == 0 ----------
+template <class Op, int MR, int NR>
+inline void gemm_block(int K, const typename Op::A* A, int64_t lda, const typename Op::B* B,
+                       int64_t ldb, float* C, int64_t ldc, bool load_c) {
+  F acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = load_c ? Simd::load(C + i * ldc + j * W) : Simd::zero();
+  for (int k = 0; k < K; ++k) {
+    typename Op::BVec b[NR];
+    for (int j = 0; j < NR; ++j) b[j] = Op::load_b(B + k * ldb + j * W);
+    for (int i = 0; i < MR; ++i) {
+      const typename Op::AVec av = Op::bcast_a(A + i * lda + k);
+      for (int j = 0; j < NR; ++j) acc[i][j] = Op::madd(acc[i][j], av, b[j]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) Simd::store(C + i * ldc + j * W, acc[i][j]);
+}
+
+template <class Op, int MR>
+inline void gemm_rows(int mr, int nv, int K, const typename Op::A* A, int64_t lda,
+                      const typename Op::B* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
+  if constexpr (MR > 0) {
+    if (mr != MR)
+      return gemm_rows<Op, MR - 1>(mr, nv, K, A, lda, B, ldb, C, ldc, load_c);
+    if (nv == Op::NR)
+      gemm_block<Op, MR, Op::NR>(K, A, lda, B, ldb, C, ldc, load_c);
+    else
+      for (int j = 0; j < nv; ++j)
+        gemm_block<Op, MR, 1>(K, A, lda, B + j * W, ldb, C + j * W, ldc, load_c);
+  }
+}
+
+template <class Op>
+inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda,
+                 const typename Op::B* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
+  for (int n0 = 0; n0 < N; n0 += Op::NR * W) {
+    const int nv = std::min(Op::NR, (N - n0) / W);
+    for (int m0 = 0; m0 < M; m0 += Op::MR) {
+      const int mr = std::min(Op::MR, M - m0);
+      gemm_rows<Op, Op::MR>(mr, nv, K, A + m0 * lda, lda, B + n0, ldb, C + m0 * ldc + n0, ldc,
+                            load_c);
+    }
+  }
+}
+
+struct OpF32 {
+  using A = float;
+  using B = float;
+  using AVec = F;
+  using BVec = F;
+  static constexpr int MR = Simd::kMR, NR = Simd::kNR;
+  static AVec bcast_a(const float* p) { return Simd::set1(*p); }
+  static BVec load_b(const float* p) { return Simd::load(p); }
+  static F madd(F acc, AVec a, BVec b) { return Simd::fma(a, b, acc); }
+};
+
+// ---- fp32 path: any cache dtype, fp32 FMAs ------------------------------------------------
+struct PathF32 {
+  using Op = OpF32;
+  static constexpr int kPack = 1;  // values per A/B element
+  static constexpr int kRowAlign = 1, kKeyAlign = W;
+  static void gemm(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
+                   float* C, int64_t ldc, bool load_c) {
+    ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, B, ldb, C, ldc, load_c);
+  }
+  static void load_q(const void* src, DType dt, int d, float* dst) { load_q_f32(src, dt, d, dst); }
+  // Kt[d][ntp] from the tile's rows (zero past nt).
+  static void pack_k(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
+                     int d, float* stage, float* kt) {
+    std::array<const uint32_t*, W> r{};
+    for (int n = 0; n < ntp; ++n) {
+      float* dst = stage + int64_t(n) * d;
+      if (n < nt)
+        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
+                    rows.scales ? rows.scale_row(n0 + n) : nullptr, d, dst);
+      else
+        std::memset(dst, 0, size_t(d) * 4);
+    }
+    for (int nb = 0; nb < ntp; nb += W) {
+      for (int i = 0; i < W; ++i)
+        r[i] = reinterpret_cast<const uint32_t*>(stage + int64_t(nb + i) * d);
+      for (int c = 0; c < d; c += W)
+        Simd::transpose(r.data(), c, reinterpret_cast<uint32_t*>(kt) + int64_t(c) * ntp + nb, ntp);
+    }
+  }
+  // Vs[ntp][dv] (zero rows past nt: never touch cache slots past the sequence).
+  static void pack_v(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
+                     int dv, float* stage, float* vs) {
+    for (int n = 0; n < ntp; ++n) {
+      float* dst = vs + int64_t(n) * dv;
+      if (n < nt)
+        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
+                    rows.scales ? rows.scale_row(n0 + n) : nullptr, dv, dst);
+      else
+        std::memset(dst, 0, size_t(dv) * 4);
+    }
+  }
+  static void store_p(const float* p, int n, float* dst) {
+    if (p != dst) std::memcpy(dst, p, size_t(n) * 4);
+  }
+  using PElem = float;
+};
+
+template <class Path>
+void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials) {
+  using Op = typename Path::Op;
+  using QE = typename Op::A;
+  using KE = typename Op::B;
+  constexpr int kPack = Path::kPack;
+  const AttentionLayerParams& L = a.layer;
+  const AttentionBatch& B = a.batch;
+  const int g = L.num_heads / L.num_kv_heads;
+  const int d = L.head_size, dv = L.head_size_v;
+  const int q0 = B.cu_seqlens_q[w.seq];
+  const int sq = B.cu_seqlens_q[w.seq + 1] - q0;
+  const int sk = B.seqused_k[w.seq];
+  const int rows_n = (w.t1 - w.t0) * g;
+  const int rows_c = round_up(rows_n, Path::kRowAlign);  // rows the GEMMs compute (AMX: 16)
+  const ScratchLayout sl(rows_c, d, dv);
+  QE* qs = reinterpret_cast<QE*>(scratch + sl.q);
+  float* stage = scratch + sl.stage;
+  KE* kt = reinterpret_cast<KE*>(scratch + sl.kt);
+  KE* vs = reinterpret_cast<KE*>(scratch + sl.vs);
+  float* s = scratch + sl.s;
+  typename Path::PElem* p = reinterpret_cast<typename Path::PElem*>(scratch + sl.p);
+  float* o = scratch + sl.o;
+  float* mrow = scratch + sl.m;
+  float* lrow = scratch + sl.l;
+
+  // Rows: r = (token t0 + r / g, query head kv_head * g + r % g).
+  int klo = sk, khi = -1;
+  for (int r = 0; r < rows_n; ++r) {
+    const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
+    const auto* src = static_cast<const uint8_t*>(a.q) +
+                      (int64_t(q0 + t) * a.q_stride_token + int64_t(h) * a.q_stride_head) *
+                          dtype_bytes(L.dtype);
+    Path::load_q(src, L.dtype, d, qs + int64_t(r) * d / kPack);
+    mrow[r] = kNegInf;
+    lrow[r] = 0.f;
+    if (r % g == 0) {
+      const RowRange rr = row_range(L, t, sq, sk);
+      if (rr.hi >= rr.lo) klo = std::min(klo, rr.lo), khi = std::max(khi, rr.hi);
+    }
+  }
+  std::memset(o, 0, sizeof(float) * size_t(rows_c) * dv);
+  if (rows_c > rows_n) {  // padding rows: zero queries (finite scores), ignored outputs
+    std::memset(qs + int64_t(rows_n) * d / kPack, 0, sizeof(QE) * size_t(rows_c - rows_n) * d / kPack);
+  }
+  const int kb = std::max(w.k_begin, klo), ke = std::min(w.k_end, khi + 1);
+
+  const KvCacheView& kv = a.kv;
+  const int32_t* table = B.block_table + int64_t(w.seq) * B.block_table_stride;
+  const CacheRows krows{static_cast<const uint8_t*>(kv.k), kv.stride_block, kv.stride_head,
+                        kv.stride_token, kv.k_block_scales, kv.sb_block, kv.sb_head,
+                        kv.sb_token, table, kv.block_size, w.kv_head};
+  const CacheRows vrows =
+      kv.v ? CacheRows{static_cast<const uint8_t*>(kv.v), kv.v_stride_block, kv.v_stride_head,
+                       kv.v_stride_token, kv.v_block_scales, kv.sb_block, kv.sb_head, kv.sb_token,
+                       table, kv.block_size, w.kv_head}
+           : krows;  // MLA: V is the first head_size_v elements of each latent K row
+  const float k_scale = kv_scale(kv, kv.k_scale, w.kv_head);
+  const float v_scale = kv_scale(kv, kv.v ? kv.v_scale : kv.k_scale, w.kv_head);
+  const float score_scale = L.scale * k_scale;
+  const float cap = L.logits_soft_cap;
+  const F iota = Simd::iota();
+
+  // Bytes of one K / V row, for prefetching the next tile: a tile spans a few 4 KiB pages of
+  // the paged cache (one per block and head), where hardware prefetchers stop.
+  const int64_t k_row_bytes = kv_bytes_per_head_vector(kv.dtype, L.dtype, d);
+  const int64_t v_row_bytes = kv_bytes_per_head_vector(kv.dtype, L.dtype, dv);
+  auto prefetch_tile = [&](int from, int to) {
+    for (int n = from; n < to; ++n) {
+      const uint8_t* kr = krows.row(n);
+      for (int64_t b = 0; b < k_row_bytes; b += 64) prefetch(kr + b);
+      if (kv.v) {
+        const uint8_t* vr = vrows.row(n);
+        for (int64_t b = 0; b < v_row_bytes; b += 64) prefetch(vr + b);
+      }
+    }
+  };
+  if (kb < ke) prefetch_tile(kb, std::min(ke, kb + kKeyTile));
+
+  for (int n0 = kb; n0 < ke; n0 += kKeyTile) {
+    const int nt = std::min(kKeyTile, ke - n0);
+    if (n0 + kKeyTile < ke) prefetch_tile(n0 + kKeyTile, std::min(ke, n0 + 2 * kKeyTile));
+    const int ntp = round_up(nt, Path::kKeyAlign);
+    Path::pack_k(a, krows, n0, nt, ntp, d, stage, kt);
+    Path::pack_v(a, vrows, n0, nt, ntp, dv, stage, vs);
+    Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
+    for (int r = 0; r < rows_n; ++r) {
+      const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
+      const RowRange rr = row_range(L, t, sq, sk);
+      float* srow = s + int64_t(r) * ntp;
+      const int lo = std::max(rr.lo, n0), hi = std::min(rr.hi, n0 + nt - 1);
+      if (hi < lo) {  // nothing visible in this tile: p = 0
+        std::memset(srow, 0, sizeof(float) * ntp);
+        Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+        continue;
+      }
+      const bool full = lo == n0 && hi == n0 + ntp - 1;
+      const float slope = L.alibi_slopes ? L.alibi_slopes[h] : 0.f;
+      F mx = Simd::set1(kNegInf);
+      for (int j = 0; j < ntp; j += W) {
+        F x = Simd::mul(Simd::load(srow + j), Simd::set1(score_scale));
+        if (cap > 0.f)
+          x = Simd::mul(Simd::set1(cap), Simd::tanh(Simd::mul(x, Simd::set1(1.f / cap))));
+        const F key = Simd::add(iota, Simd::set1(float(n0 + j)));
+        if (L.alibi_slopes)  // -slope * |key - query position| (docs/semantics.md)
+          x = Simd::fma(Simd::set1(-slope), Simd::abs(Simd::sub(key, Simd::set1(float(rr.pos)))),
+                        x);
+        if (!full) x = Simd::mask_range(key, float(lo), float(hi), x);
+        Simd::store(srow + j, x);
+        mx = Simd::max(mx, x);
+      }
+      const float m_old = mrow[r];
+      const float m_new = std::max(m_old, Simd::hmax(mx));  // finite: this tile has a key
+      const float alpha = m_old == kNegInf ? 0.f : std::exp(m_old - m_new);
+      F sum = Simd::zero();
+      const F mv = Simd::set1(m_new);
+      for (int j = 0; j < ntp; j += W) {
+        const F e = Simd::exp(Simd::sub(Simd::load(srow + j), mv));
+        Simd::store(srow + j, e);
+        sum = Simd::add(sum, e);
+      }
+      Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+      lrow[r] = lrow[r] * alpha + Simd::hsum(sum);
+      mrow[r] = m_new;
+      if (alpha != 1.f) {
+        float* orow = o + int64_t(r) * dv;
+        const F av = Simd::set1(alpha);
+        for (int i = 0; i < dv; i += W) Simd::store(orow + i, Simd::mul(Simd::load(orow + i), av));
+      }
+    }
+    if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
+      std::memset(p + int64_t(rows_n) * ntp, 0,
+                  sizeof(typename Path::PElem) * size_t(rows_c - rows_n) * ntp);
+    Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o,
+               dv, true);
+  }
+
+  for (int r = 0; r < rows_n; ++r) {
+    const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
+    const float* orow = o + int64_t(r) * dv;
+    if (w.partial >= 0) {
+      float* dst = partials + (w.partial + r) * int64_t(dv + 2);
+      dst[0] = mrow[r];
+      dst[1] = lrow[r];
+      std::memcpy(dst + 2, orow, sizeof(float) * dv);
+    } else {
+      finalize_row(a, q0 + t, h, orow, mrow[r], lrow[r], v_scale);
+    }
+  }
+}
+
+inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
+                     bool use_bf16) {
+#ifdef ATTNKIT_CPU_FLASH_BF16_PATH
+  if (use_bf16) return run_item_t<PathBf16>(a, w, scratch, partials);
+#endif
+  run_item_t<PathF32>(a, w, scratch, partials);
+}
+
+#ifdef ATTNKIT_CPU_FLASH_AMX_PATH
+// AMX tiles for both products when the bf16 path applies and head_size % 32 == 0 (whole
+// 32-element K steps); otherwise the vdpbf16ps path.
+inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch,
+                         float* partials, bool use_bf16) {
+  if (use_bf16 && a.layer.head_size % 32 == 0) return run_item_t<PathAmx>(a, w, scratch, partials);
+  run_item(a, w, scratch, partials, use_bf16);
+}
+#endif
+
+}  // namespace attnkit::cpu_flash::ATTNKIT_ISA_NS

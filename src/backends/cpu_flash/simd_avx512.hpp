@@ -1,0 +1,98 @@
+// AVX-512 (F/BW/VL/DQ) traits for kernel_impl.hpp (W = 16); included by kernel_avx512.cpp and
+// kernel_avx512_bf16.cpp inside their ISA namespace.
+#pragma once
+
+#include <immintrin.h>
+
+struct Simd {
+  static constexpr int W = 16, kMR = 8, kNR = 2;
+  using F = __m512;
+  static F zero() { return _mm512_setzero_ps(); }
+  static F set1(float x) { return _mm512_set1_ps(x); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F abs(F a) { return _mm512_abs_ps(a); }
+  static float hsum(F a) { return _mm512_reduce_add_ps(a); }
+  static float hmax(F a) { return _mm512_reduce_max_ps(a); }
+  static F iota() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
+  // exp for x <= 88.37; x < -87.33 (including -inf) gives 0.
+  static F exp(F x) {
+    const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.3762626f));
+    const F n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    F r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    F p = _mm512_set1_ps(1.f / 720);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+    return _mm512_maskz_mov_ps(__mmask16(~under), _mm512_scalef_ps(p, n));
+  }
+  static F tanh(F x) {
+    const F e = exp(_mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(-2.f)));
+    const F t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.f), e),
+                              _mm512_add_ps(_mm512_set1_ps(1.f), e));
+    return _mm512_or_ps(t, _mm512_and_ps(x, _mm512_set1_ps(-0.f)));
+  }
+  static F mask_range(F key, float lo, float hi, F x) {
+    const __mmask16 in = _mm512_cmp_ps_mask(key, _mm512_set1_ps(lo), _CMP_GE_OQ) &
+                         _mm512_cmp_ps_mask(key, _mm512_set1_ps(hi), _CMP_LE_OQ);
+    return _mm512_mask_blend_ps(in, _mm512_set1_ps(-__builtin_inff()), x);
+  }
+  static void cvt_bf16(const uint16_t* s, float* d) {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+    _mm512_storeu_ps(d, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
+  }
+  static void cvt_f16(const uint16_t* s, float* d) {
+    _mm512_storeu_ps(d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))));
+  }
+  // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too).
+  static void cvt_e4m3(const uint8_t* s, float* d) {
+    const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+    const __m256i h =
+        _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7f)), 7),
+                        _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8));
+    _mm512_storeu_ps(d, _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.f)));
+  }
+  static void cvt_e5m2(const uint8_t* s, float* d) {
+    const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+    _mm512_storeu_ps(d, _mm512_cvtph_ps(_mm256_slli_epi16(b, 8)));
+  }
+  // dst[c * ld + i] = rows[i][col + c] for a 16 x 16 block of dwords.
+  static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + col);
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4q + c]: rows 4q..4q+3, column 4L + c in 128-bit lane L.
+    for (int q = 0; q < 4; ++q) {
+      const __m512i a0 = t[4 * q], a1 = t[4 * q + 1], b0 = t[4 * q + 2], b1 = t[4 * q + 3];
+      r[4 * q + 0] = _mm512_unpacklo_epi64(a0, b0);
+      r[4 * q + 1] = _mm512_unpackhi_epi64(a0, b0);
+      r[4 * q + 2] = _mm512_unpacklo_epi64(a1, b1);
+      r[4 * q + 3] = _mm512_unpackhi_epi64(a1, b1);
+    }
+    // v: for c, half h: lanes (L0, L2) or (L1, L3) of rows 0-3 and rows 4-7 (and 8-15).
+    for (int c = 0; c < 4; ++c) {
+      const __m512i v0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x88);       // cols c, 8+c
+      const __m512i v1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xdd);       // cols 4+c, 12+c
+      const __m512i w0 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x88);  // rows 8-15
+      const __m512i w1 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xdd);
+      _mm512_storeu_si512(dst + (c)*ld, _mm512_shuffle_i32x4(v0, w0, 0x88));
+      _mm512_storeu_si512(dst + (8 + c) * ld, _mm512_shuffle_i32x4(v0, w0, 0xdd));
+      _mm512_storeu_si512(dst + (4 + c) * ld, _mm512_shuffle_i32x4(v1, w1, 0x88));
+      _mm512_storeu_si512(dst + (12 + c) * ld, _mm512_shuffle_i32x4(v1, w1, 0xdd));
+    }
+  }
+};

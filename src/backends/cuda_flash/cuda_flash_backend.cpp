@@ -1,0 +1,361 @@
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnkit/error.hpp"
+#include "backends/cuda_flash/capabilities.hpp"
+
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+#include <cuda_runtime.h>
+
+#include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_flash/manifest.hpp"
+#include "backends/cuda_flash/tiles.hpp"
+#endif
+
+namespace attnkit {
+
+#if !defined(ATTNKIT_CUDA_FLASH_KERNELS)
+
+std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions&) {
+  throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
+}
+int cuda_flash_planned_splits(const AttentionBackend&) { return 0; }
+std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView>, void*) {
+  throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
+}
+
+#else
+
+namespace {
+
+using namespace cuda_flash;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw Error(fmt::format("CUDA_FLASH: {} failed: {}", what, cudaGetErrorString(e)));
+}
+
+int storage_kind(KvCacheDType d) {
+  switch (d) {
+    case KvCacheDType::kFloat16: return 0;
+    case KvCacheDType::kBFloat16: return 1;
+    case KvCacheDType::kFp8E4M3: return 2;
+    case KvCacheDType::kFp8E5M2: return 3;
+    default:
+      throw Unsupported(fmt::format("CUDA_FLASH: kv_cache_dtype {} is not supported; expected "
+                                    "float16, bfloat16, fp8_e4m3 or fp8_e5m2",
+                                    to_string(d)));
+  }
+}
+
+ZeroLaunch zero_launch(const KvCacheView& c, const int32_t* ids, int n) {
+  ZeroLaunch p{};
+  const int elem = storage_kind(c.dtype) >= 2 ? 1 : 2;
+  p.num_tensors = c.v ? 2 : 1;
+  p.base[0] = static_cast<char*>(c.k);
+  p.base[1] = static_cast<char*>(c.v);
+  p.stride_block[0] = c.stride_block;
+  p.stride_head[0] = c.stride_head;
+  p.stride_token[0] = c.stride_token;
+  p.stride_block[1] = c.v_stride_block;
+  p.stride_head[1] = c.v_stride_head;
+  p.stride_token[1] = c.v_stride_token;
+  p.row_bytes[0] = c.head_size * elem;
+  p.row_bytes[1] = (c.head_size_v ? c.head_size_v : c.head_size) * elem;
+  p.num_kv_heads = c.num_kv_heads;
+  p.block_size = c.block_size;
+  p.blocks = ids;
+  p.num_blocks = n;
+  return p;
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+class CudaFlashBackend final : public AttentionBackend {
+ public:
+  explicit CudaFlashBackend(const CudaFlashOptions& options) : options_(options) {
+    int dev = 0;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      throw Unsupported("CUDA_FLASH: no CUDA device is visible");
+    }
+    check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+    if (prop.major < 8)
+      throw Unsupported(fmt::format("CUDA_FLASH v2 needs compute capability >= 8.0; {} is {}.{}",
+                                    prop.name, prop.major, prop.minor));
+    sm_count_ = prop.multiProcessorCount;
+    smem_per_sm_ = int(prop.sharedMemPerMultiprocessor);
+    prepare_flash_kernels();
+    check_cuda(cudaGetLastError(), "setting kernel shared-memory limits");
+  }
+
+  std::string_view name() const override { return "CUDA_FLASH"; }
+  const Capabilities& capabilities() const override { return cuda_flash_capabilities(); }
+
+  void plan(const AttentionBatch& b, const AttentionLayerParams& layer) override {
+    if (layer.num_heads <= 0 || layer.num_kv_heads <= 0 || layer.num_heads % layer.num_kv_heads)
+      throw InvalidArgument(fmt::format(
+          "CUDA_FLASH plan: num_heads ({}) must be a positive multiple of num_kv_heads ({})",
+          layer.num_heads, layer.num_kv_heads));
+    if (b.num_seqs < 0 || (b.num_seqs > 0 && (!b.cu_seqlens_q || !b.seqused_k)))
+      throw InvalidArgument("CUDA_FLASH plan: host batch needs cu_seqlens_q and seqused_k");
+    const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
+    const int group = layer.num_heads / layer.num_kv_heads;
+    int max_rows = 0, max_k = 0;
+    for (int s = 0; s < b.num_seqs; ++s) {
+      max_rows = std::max(max_rows, (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group);
+      max_k = std::max(max_k, b.seqused_k[s]);
+    }
+    // Decode form (16-row tiles, the warps split each key tile) when every sequence's packed
+    // rows fit one such tile; else the prefill form (64 rows, 16 per warp).
+    const bool split_keys = has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
+    const int bm = block_m(split_keys);
+    int64_t ctas = 0;
+    for (int s = 0; s < b.num_seqs; ++s) {
+      const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
+      ctas += int64_t((rows + bm - 1) / bm) * layer.num_kv_heads;
+    }
+    const int bn = block_n(layer.head_size, hv);
+    const int per_sm =
+        ctas_per_sm(smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys));
+    int splits = num_splits_heuristic(ctas, (max_k + bn - 1) / bn, sm_count_, per_sm);
+    if (options_.force_num_splits > 0) splits = std::min(options_.force_num_splits, kMaxSplits);
+    plan_ = {};
+    plan_.valid = true;
+    plan_.num_seqs = b.num_seqs;
+    plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
+    plan_.grid_m = std::max(1, (max_rows + bm - 1) / bm);
+    plan_.split_keys = split_keys;
+    plan_.splits = splits;
+    plan_.head_qk = layer.head_size;
+    plan_.head_v = hv;
+    plan_.num_heads = layer.num_heads;
+    if (int64_t(b.num_seqs) * splits > 65535)
+      throw Unsupported(fmt::format("CUDA_FLASH plan: num_seqs x splits = {} exceeds 65535",
+                                    int64_t(b.num_seqs) * splits));
+    plan_.workspace = splits > 1 ? size_t(splits) * plan_.total_q * layer.num_heads * (hv + 1) *
+                                       sizeof(float)
+                                 : 0;
+  }
+
+  size_t workspace_bytes() const override { return plan_.workspace; }
+
+  void run(const AttentionArgs& a, void* stream) override {
+    const AttentionLayerParams& L = a.layer;
+    const KvCacheView& kv = a.kv;
+    const int hv = L.head_size_v ? L.head_size_v : L.head_size;
+    if (!plan_.valid) throw InvalidArgument("CUDA_FLASH run: plan() was not called");
+    if (a.batch.num_seqs != plan_.num_seqs || L.head_size != plan_.head_qk || hv != plan_.head_v ||
+        L.num_heads != plan_.num_heads)
+      throw InvalidArgument(fmt::format(
+          "CUDA_FLASH run: batch/layer (seqs {}, heads {}, head {}/{}) differ from the plan "
+          "(seqs {}, heads {}, head {}/{})",
+          a.batch.num_seqs, L.num_heads, L.head_size, hv, plan_.num_seqs, plan_.num_heads,
+          plan_.head_qk, plan_.head_v));
+    if (a.batch.num_seqs == 0) return;
+    if (!a.q || !a.out || !kv.k || !kv.v)
+      throw InvalidArgument("CUDA_FLASH run: q, out, k and v must be non-null (MLA-style v == "
+                            "nullptr is CUDA_MLA's)");
+    if (kv.num_kv_heads != L.num_kv_heads || kv.head_size != L.head_size ||
+        (kv.head_size_v ? kv.head_size_v : kv.head_size) != hv)
+      throw InvalidArgument(fmt::format(
+          "CUDA_FLASH run: cache (kv heads {}, head {}/{}) disagrees with the layer ({}, {}/{})",
+          kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size, hv));
+    if (kv.block_size <= 0)
+      throw InvalidArgument(fmt::format("CUDA_FLASH run: block_size {} must be positive",
+                                        kv.block_size));
+    KvKind kind{};
+    if (!kv_kind_for(kv.dtype, L.dtype, &kind) || kv.dtype == KvCacheDType::kAuto)
+      throw Unsupported(fmt::format("CUDA_FLASH: kv_cache_dtype {} with dtype {} is not built",
+                                    to_string(kv.dtype), to_string(L.dtype)));
+    const int inst = find_flash_instance(L.head_size, hv, L.dtype, kind);
+    if (inst < 0)
+      throw Unsupported(fmt::format(
+          "CUDA_FLASH: no kernel for head_size {}/{} dtype {} KV {}; built head sizes: {}",
+          L.head_size, hv, to_string(L.dtype), to_string(kv.dtype),
+          fmt::join(cuda_flash_capabilities().head_sizes.sizes, ", ")));
+    const int64_t row_bytes_q = 2;
+    if (!aligned16(a.q) || a.q_stride_token % 8 || a.q_stride_head % 8 || !aligned16(kv.k) ||
+        !aligned16(kv.v) || kv.stride_block % 16 || kv.stride_head % 16 || kv.stride_token % 16 ||
+        kv.v_stride_block % 16 || kv.v_stride_head % 16 || kv.v_stride_token % 16 ||
+        a.out_stride_token % 2 || a.out_stride_head % 2)
+      throw InvalidArgument(
+          "CUDA_FLASH run: q and K/V rows must be 16-byte aligned (q strides multiples of 8 "
+          "elements, cache byte strides multiples of 16) and out strides even");
+    (void)row_bytes_q;
+    if (plan_.workspace && !a.workspace)
+      throw InvalidArgument(fmt::format("CUDA_FLASH run: the plan needs {} workspace bytes",
+                                        plan_.workspace));
+    if (!std::isfinite(L.scale) || !(L.logits_soft_cap >= 0.f) || L.window_left < -1 ||
+        L.window_right < -1)
+      throw InvalidArgument(fmt::format(
+          "CUDA_FLASH run: scale ({}) must be finite, softcap ({}) >= 0, windows ({}, {}) >= -1",
+          L.scale, L.logits_soft_cap, L.window_left, L.window_right));
+
+    FlashParams p;
+    p.q = a.q;
+    p.q_stride_token = a.q_stride_token;
+    p.q_stride_head = a.q_stride_head;
+    p.out = a.out;
+    p.o_stride_token = a.out_stride_token;
+    p.o_stride_head = a.out_stride_head;
+    p.lse = a.lse;
+    p.k = static_cast<const char*>(kv.k);
+    p.v = static_cast<const char*>(kv.v);
+    p.k_stride_block = kv.stride_block;
+    p.k_stride_head = kv.stride_head;
+    p.k_stride_token = kv.stride_token;
+    p.v_stride_block = kv.v_stride_block;
+    p.v_stride_head = kv.v_stride_head;
+    p.v_stride_token = kv.v_stride_token;
+    if (kind == KvKind::kFp8) {
+      p.k_scale = kv.k_scale;
+      p.v_scale = kv.v_scale;
+      p.scale_per_head = kv.scale_granularity == ScaleGranularity::kPerHead;
+      p.kv_e5m2 = kv.dtype == KvCacheDType::kFp8E5M2;
+    } else if (kv.scale_granularity != ScaleGranularity::kNone) {
+      throw InvalidArgument(fmt::format("CUDA_FLASH run: {} storage takes no scales (got {})",
+                                        to_string(kv.dtype), to_string(kv.scale_granularity)));
+    }
+    p.cu_seqlens_q = a.batch.cu_seqlens_q;
+    p.seqused_k = a.batch.seqused_k;
+    p.block_table = a.batch.block_table;
+    p.block_table_stride = a.batch.block_table_stride;
+    p.block_size = kv.block_size;
+    p.num_seqs = a.batch.num_seqs;
+    p.num_heads = L.num_heads;
+    p.num_kv_heads = L.num_kv_heads;
+    p.group = L.num_heads / L.num_kv_heads;
+    p.scale = L.scale;
+    p.scale_log2 = L.scale * 1.4426950408889634f;
+    p.softcap = L.logits_soft_cap;
+    p.alibi = L.alibi_slopes;
+    p.sinks = L.sinks;
+    p.window_left = L.window_left >= 0 ? L.window_left : kUnboundedWindow;
+    int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
+    if (L.causal) right = std::min(right, 0);
+    p.window_right = right;
+    p.num_splits = plan_.splits;
+    p.total_q_capacity = plan_.total_q;
+    p.head_v = hv;
+    if (plan_.splits > 1) {
+      p.ws_o = static_cast<float*>(a.workspace);
+      p.ws_lse = p.ws_o + size_t(plan_.splits) * plan_.total_q * L.num_heads * hv;
+    }
+    launch_flash(inst, p, plan_.grid_m, plan_.split_keys && flash_has_split_keys(inst), stream);
+    check_cuda(cudaGetLastError(), "flash kernel launch");
+    if (plan_.splits > 1) {
+      launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, stream);
+      check_cuda(cudaGetLastError(), "combine kernel launch");
+    }
+  }
+
+  void write_kv(const KvWriteArgs& a, void* stream) override {
+    if (a.num_tokens < 0 || (a.num_tokens > 0 && (!a.k || !a.slot_mapping || !a.cache.k)))
+      throw InvalidArgument("CUDA_FLASH write_kv: k, slot_mapping and cache.k must be non-null");
+    if (a.v && !a.cache.v)
+      throw InvalidArgument("CUDA_FLASH write_kv: v given but the cache has no V tensor");
+    const KvCacheView& c = a.cache;
+    KvWriteLaunch p{};
+    p.in_kind = a.dtype == DType::kFloat32 ? 4 : a.dtype == DType::kFloat16 ? 0 : 1;
+    p.out_kind = storage_kind(c.dtype);
+    p.num_tensors = a.v ? 2 : 1;
+    p.src[0] = a.k;
+    p.src[1] = a.v;
+    p.src_stride_token[0] = a.k_stride_token;
+    p.src_stride_head[0] = a.k_stride_head;
+    p.src_stride_token[1] = a.v_stride_token;
+    p.src_stride_head[1] = a.v_stride_head;
+    p.head[0] = c.head_size;
+    p.head[1] = c.head_size_v ? c.head_size_v : c.head_size;
+    p.dst[0] = static_cast<char*>(c.k);
+    p.dst[1] = static_cast<char*>(c.v);
+    p.dst_stride_block[0] = c.stride_block;
+    p.dst_stride_head[0] = c.stride_head;
+    p.dst_stride_token[0] = c.stride_token;
+    p.dst_stride_block[1] = c.v_stride_block;
+    p.dst_stride_head[1] = c.v_stride_head;
+    p.dst_stride_token[1] = c.v_stride_token;
+    const bool quant = p.out_kind >= 2;
+    p.scale[0] = quant ? c.k_scale : nullptr;
+    p.scale[1] = quant ? c.v_scale : nullptr;
+    p.scale_per_head = c.scale_granularity == ScaleGranularity::kPerHead;
+    p.slot_mapping = a.slot_mapping;
+    p.block_size = c.block_size;
+    p.num_kv_heads = c.num_kv_heads;
+    p.num_tokens = a.num_tokens;
+    launch_kv_write(p, stream);
+    check_cuda(cudaGetLastError(), "kv write kernel launch");
+  }
+
+  int planned_splits() const { return plan_.splits; }
+
+ private:
+  struct Plan {
+    bool valid = false;
+    int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
+    bool split_keys = false;
+    size_t workspace = 0;
+  };
+  CudaFlashOptions options_;
+  int sm_count_ = 0, smem_per_sm_ = 0;
+  Plan plan_;
+};
+
+class CudaBlockZeroer final : public BlockZeroer {
+ public:
+  CudaBlockZeroer(std::vector<KvCacheView> layers, void* stream)
+      : layers_(std::move(layers)), stream_(stream) {}
+  ~CudaBlockZeroer() override {
+    if (ids_) cudaFree(ids_);
+  }
+  void zero_blocks(std::span<const int32_t> block_ids) override {
+    if (block_ids.empty()) return;
+    if (block_ids.size() > capacity_) {
+      if (ids_) check_cuda(cudaFree(ids_), "cudaFree");
+      ids_ = nullptr;
+      check_cuda(cudaMalloc(&ids_, block_ids.size() * sizeof(int32_t)), "cudaMalloc");
+      capacity_ = block_ids.size();
+    }
+    auto s = static_cast<cudaStream_t>(stream_);
+    check_cuda(cudaMemcpyAsync(ids_, block_ids.data(), block_ids.size() * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, s),
+               "cudaMemcpyAsync");
+    for (const KvCacheView& v : layers_)
+      launch_zero_blocks(zero_launch(v, ids_, int(block_ids.size())), s);
+    check_cuda(cudaGetLastError(), "zero-blocks kernel launch");
+  }
+
+ private:
+  std::vector<KvCacheView> layers_;
+  void* stream_;
+  int32_t* ids_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options) {
+  return std::make_unique<CudaFlashBackend>(options);
+}
+
+int cuda_flash_planned_splits(const AttentionBackend& b) {
+  auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
+  return c ? c->planned_splits() : 0;
+}
+
+std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView> layers,
+                                                    void* stream) {
+  return std::make_unique<CudaBlockZeroer>(std::move(layers), stream);
+}
+
+#endif
+
+}  // namespace attnkit

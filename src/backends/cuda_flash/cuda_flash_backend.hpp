@@ -1,0 +1,29 @@
+// The CUDA_FLASH backend object (execution contract: include/attnkit/attention.hpp). Compiles in
+// CPU-only builds too, where making it throws Unsupported.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "attnkit/attention.hpp"
+#include "attnkit/kv.hpp"
+
+namespace attnkit {
+
+struct CudaFlashOptions {
+  int force_num_splits = 0;  // > 0: use this split-KV count instead of the heuristic (tests)
+};
+
+// Throws Unsupported "CUDA_FLASH kernels are not in this build (configure with the cuda
+// preset)" in a CPU-only build, and Unsupported when no SM80+ GPU is visible.
+std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
+
+// The split-KV count of the backend's last plan (1 = no split); 0 if `b` is not CUDA_FLASH.
+int cuda_flash_planned_splits(const AttentionBackend& b);
+
+// The KV cache manager's fresh-block zeroing hook for CUDA caches: one kernel per layer view
+// over the listed blocks, on `stream` (a cudaStream_t). Copies the ids to the device itself.
+std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView> layers,
+                                                    void* stream = nullptr);
+
+}  // namespace attnkit

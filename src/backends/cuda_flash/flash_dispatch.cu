@@ -1,0 +1,60 @@
+// The one dispatch point of the v2 kernels: a table indexed by manifest position, filled by the
+// part files. Callers find the index with find_flash_instance(); -1 is reported as Unsupported by
+// the backend before any launch.
+#include <string>
+
+#include "attnkit/error.hpp"
+#include "backends/cuda_flash/flash_launch.cuh"
+#include "backends/cuda_flash/launch.hpp"
+
+namespace attnkit::cuda_flash {
+namespace {
+
+const FlashKernelEntry* flash_table() {
+  static const auto table = [] {
+    std::array<FlashKernelEntry, kFlashManifest.size()> t{};
+    fill_flash_part0(t.data());
+    fill_flash_part1(t.data());
+    fill_flash_part2(t.data());
+    fill_flash_part3(t.data());
+    return t;
+  }();
+  return table.data();
+}
+
+}  // namespace
+
+void prepare_flash_kernels() {
+  for (size_t i = 0; i < kFlashManifest.size(); ++i) flash_table()[i].prepare();
+}
+
+bool flash_has_split_keys(int instance) {
+  return instance >= 0 && size_t(instance) < kFlashManifest.size() &&
+         flash_table()[instance].has_split_keys;
+}
+
+void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream) {
+  if (instance < 0 || size_t(instance) >= kFlashManifest.size())
+    throw Unsupported("CUDA_FLASH: kernel instance " + std::to_string(instance) +
+                      " is not in the manifest (size " + std::to_string(kFlashManifest.size()) +
+                      ")");
+  flash_table()[instance].launch(p, grid_m, split_keys, static_cast<cudaStream_t>(stream));
+}
+
+void launch_combine(DType dtype, const FlashParams& p, int64_t rows, void* stream) {
+  const unsigned blocks = unsigned((rows + 3) / 4);
+  auto s = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case DType::kBFloat16:
+      flash_combine_kernel<__nv_bfloat16><<<blocks, 128, 0, s>>>(p);
+      return;
+    case DType::kFloat16:
+      flash_combine_kernel<__half><<<blocks, 128, 0, s>>>(p);
+      return;
+    default:
+      throw Unsupported("CUDA_FLASH: dtype " + std::string(to_string(dtype)) +
+                        " has no combine kernel; expected float16 or bfloat16");
+  }
+}
+
+}  // namespace attnkit::cuda_flash

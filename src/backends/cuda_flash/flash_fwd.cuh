@@ -1,0 +1,616 @@
+// The v2 forward kernel family: paged, varlen, GQA-packed flash attention on mma.sync (SM80+).
+// One CTA = 64 packed rows (query token x query head of one KV head) against a range of keys read
+// through the block table, so the query heads of a KV head share every K/V tile (decode reads each
+// KV byte once). cp.async double-buffers K/V; fp8 tiles are dequantized in shared memory (the
+// scales fold into the softmax scale and the output). Split-KV CTAs write fp32 partials and
+// their LSE; a combine kernel merges them.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "backends/cuda_flash/flash_params.hpp"
+#include "backends/cuda_flash/tiles.hpp"
+
+namespace attnkit::cuda_flash {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// ---- PTX wrappers --------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; `valid == false` writes zeros and reads nothing (rows past seqused_k are
+// never touched, so NaN-poisoned unused slots cannot leak in).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+  const int n = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// Element traits: the tensor-core instruction and float packing for bf16 and fp16.
+template <typename T>
+struct Elem;
+template <>
+struct Elem<__nv_bfloat16> {
+  __device__ __forceinline__ static void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  __device__ __forceinline__ static uint32_t pack(float x, float y) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+    return *reinterpret_cast<uint32_t*>(&h);
+  }
+  __device__ __forceinline__ static uint32_t from_half2(__half2 h) {
+    float2 f = __half22float2(h);  // exact: fp8 values are exact in fp16 and in bf16
+    return pack(f.x, f.y);
+  }
+};
+template <>
+struct Elem<__half> {
+  __device__ __forceinline__ static void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  __device__ __forceinline__ static uint32_t pack(float x, float y) {
+    __half2 h = __floats2half2_rn(x, y);
+    return *reinterpret_cast<uint32_t*>(&h);
+  }
+  __device__ __forceinline__ static uint32_t from_half2(__half2 h) {
+    return *reinterpret_cast<uint32_t*>(&h);
+  }
+};
+
+// Two fp8 bytes (low byte = lower element) to a half2, exactly.
+__device__ __forceinline__ __half2 fp8x2_to_half2(uint16_t two, bool e5m2) {
+  if (e5m2) {  // e5m2 is the top byte of an fp16
+    uint32_t bits = (uint32_t(two & 0xffu) << 8) | (uint32_t(two & 0xff00u) << 16);
+    return *reinterpret_cast<__half2*>(&bits);
+  }
+  __half2_raw r = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two), __NV_E4M3);
+  return *reinterpret_cast<__half2*>(&r);
+}
+
+// ---- policies --------------------------------------------------------------------------------
+
+// Which keys a query sees: bottom-right aligned, [qpos - left, qpos + right] within [0, kv_len).
+// Causal is right = 0; "unbounded" sides are kUnboundedWindow.
+struct MaskPolicy {
+  int kv_len, left, right;
+  __device__ __forceinline__ bool visible(int key, int qpos) const {
+    return key < kv_len && key >= qpos - left && key <= qpos + right;
+  }
+};
+
+// Score transform in natural-log units: scale, soft cap, ALiBi (-slope * |qpos - key|).
+struct LogitsPolicy {
+  float scale, scale_log2, softcap;
+  bool has_softcap, has_alibi;
+  __device__ __forceinline__ float to_log2(float s, float slope, int key, int qpos) const {
+    if (!has_softcap && !has_alibi) return s * scale_log2;
+    float x = s * scale;
+    if (has_softcap) x = softcap * tanhf(x / softcap);
+    if (has_alibi) x -= slope * fabsf(float(qpos - key));
+    return x * kLog2e;
+  }
+};
+
+// ---- the kernel ------------------------------------------------------------------------------
+
+// kWarpsSplitKeys = false (prefill): 64 packed rows per CTA, 16 per warp, each warp sees every key.
+// kWarpsSplitKeys = true (decode, <= 16 packed rows): one 16-row tile shared by the 4 warps, each
+// taking a quarter of every key tile; the warps' softmax states merge through shared memory at the
+// end. All four warps then do tensor work on every tile, a quarter each, instead of one warp
+// doing all of it while three wait on the same loads.
+template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys>
+__global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
+  constexpr int kBN = block_n(kDqk, kDv);
+  constexpr int kBM = block_m(kWarpsSplitKeys);
+  constexpr int kSQ = smem_stride16(kDqk);  // elements
+  constexpr int kSV = smem_stride16(kDv);
+  constexpr int kRawQK = smem_stride8(kDqk);  // bytes
+  constexpr int kRawV = smem_stride8(kDv);
+  constexpr bool kQInRegs = kDqk <= 128;
+  constexpr int kElemBytes = kFp8 ? 1 : 2;
+  constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
+  constexpr int kChunksV = kDv * kElemBytes / 16;
+  constexpr int kWarpKeys = kWarpsSplitKeys ? kBN / 4 : kBN;  // keys of a tile one warp handles
+  constexpr int kStages = num_stages(kFp8, kWarpsSplitKeys);
+  constexpr int kSlots = kStages + 1;  // block-table ring: tiles in flight plus one prefetched
+  static_assert(kDqk % 16 == 0 && kDv % 16 == 0, "head sizes are multiples of 16");
+  static_assert(kWarpKeys % 16 == 0, "a warp's key slice is a multiple of 16");
+  using E = Elem<T>;
+
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* sQ = reinterpret_cast<T*>(smem);
+  unsigned char* stage_base = smem + kBM * kSQ * 2;
+  constexpr int kStageK = kFp8 ? kBN * kRawQK : kBN * kSQ * 2;  // bytes
+  constexpr int kStageV = kFp8 ? kBN * kRawV : kBN * kSV * 2;
+  auto sK_stage = [&](int s) { return stage_base + s * (kStageK + kStageV); };
+  auto sV_stage = [&](int s) { return stage_base + s * (kStageK + kStageV) + kStageK; };
+  // fp8: the dequantized tile the tensor cores read
+  T* sKc = reinterpret_cast<T*>(stage_base + kStages * (kStageK + kStageV));
+  T* sVc = sKc + kBN * kSQ;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int m_block = blockIdx.x, kvh = blockIdx.y;
+  const int seq = blockIdx.z / p.num_splits, split = blockIdx.z % p.num_splits;
+  const int q_start = p.cu_seqlens_q[seq];
+  const int q_len = p.cu_seqlens_q[seq + 1] - q_start;
+  const int G = p.group;
+  const int rows = q_len * G;
+  const int row0 = m_block * kBM;
+  if (row0 >= rows) return;
+  const int kv_len = p.seqused_k[seq];
+  const int shift = kv_len - q_len;  // query token t sits at key position t + shift
+
+  // Key range this CTA needs, then this split's share of its tiles.
+  const int t_first = row0 / G, t_last = (min(row0 + kBM, rows) - 1) / G;
+  const int lo_key = max(0, t_first + shift - p.window_left);
+  const int hi_key = max(0, min(kv_len, t_last + shift + p.window_right + 1));
+  const int nb_lo = lo_key / kBN;
+  const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
+  const int per_split = (nb_hi - nb_lo + p.num_splits - 1) / p.num_splits;
+  const int my_lo = min(nb_hi, nb_lo + split * per_split);
+  const int my_hi = min(nb_hi, my_lo + per_split);
+
+  const MaskPolicy mask{kv_len, p.window_left, p.window_right};
+  float k_scale = 1.f, v_scale = 1.f;
+  if (p.k_scale) k_scale = p.k_scale[p.scale_per_head ? kvh : 0];
+  if (p.v_scale) v_scale = p.v_scale[p.scale_per_head ? kvh : 0];
+  const LogitsPolicy lp{p.scale * k_scale, p.scale_log2 * k_scale, p.softcap, p.softcap > 0.f,
+                        p.alibi != nullptr};
+  const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
+
+  const char* k_base = p.k + kvh * p.k_stride_head;
+  const char* v_base = p.v + kvh * p.v_stride_head;
+  const int32_t* bt = p.block_table + int64_t(seq) * p.block_table_stride;
+
+  // ---- Q tile (packed rows) ----
+  {
+    constexpr int kChunksQ = kDqk / 8;
+    const T* q = static_cast<const T*>(p.q);
+    for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
+      const int r = c / kChunksQ, cc = c % kChunksQ;
+      const int pr = row0 + r;
+      const bool ok = pr < rows;
+      const T* src = q;
+      if (ok) {
+        const int t = pr / G, h = kvh * G + pr % G;
+        src = q + (q_start + t) * p.q_stride_token + h * p.q_stride_head + cc * 8;
+      }
+      cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
+    }
+  }
+
+  // Block-table entries of a tile's keys live in a shared-memory ring: they are fetched one tile
+  // ahead of their copy, so the dependent global load never sits between a cp.async and its
+  // address. Tile t uses slot (t - my_lo) % kSlots and stage (t - my_lo) % kStages.
+  __shared__ int s_blk[kSlots][kBN];
+  __shared__ int s_off[kSlots][kBN];
+  auto page_of = [&](int nb, int& blk, int& off) {
+    const int tok = nb * kBN + tid;
+    blk = -1;
+    off = 0;
+    if (tid < kBN && nb < my_hi && tok < kv_len) {
+      blk = bt[tok / p.block_size];
+      off = tok % p.block_size;
+    }
+  };
+  auto put_page = [&](int slot, int blk, int off) {
+    if (tid < kBN) {
+      s_blk[slot][tid] = blk;
+      s_off[slot][tid] = off;
+    }
+  };
+
+  auto load_kv = [&](int stage, int slot) {
+    unsigned char* dk = sK_stage(stage);
+    unsigned char* dv = sV_stage(stage);
+    constexpr int kRowK = kFp8 ? kRawQK : kSQ * 2;
+    constexpr int kRowV = kFp8 ? kRawV : kSV * 2;
+    constexpr int kTotK = kBN * kChunksK, kTotV = kBN * kChunksV;
+#pragma unroll
+    for (int i = 0; i < (kTotK + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kTotK % kThreads == 0 || c < kTotK) {
+        const int r = c / kChunksK, cc = c % kChunksK;
+        const int blk = s_blk[slot][r];
+        const char* src = blk >= 0 ? k_base + blk * p.k_stride_block +
+                                         s_off[slot][r] * p.k_stride_token + cc * 16
+                                   : k_base;
+        cp_async16(smem_addr(dk + r * kRowK + cc * 16), src, blk >= 0);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < (kTotV + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kTotV % kThreads == 0 || c < kTotV) {
+        const int r = c / kChunksV, cc = c % kChunksV;
+        const int blk = s_blk[slot][r];
+        const char* src = blk >= 0 ? v_base + blk * p.v_stride_block +
+                                         s_off[slot][r] * p.v_stride_token + cc * 16
+                                   : v_base;
+        cp_async16(smem_addr(dv + r * kRowV + cc * 16), src, blk >= 0);
+      }
+    }
+  };
+
+#pragma unroll
+  for (int t = 0; t < kStages; ++t) {
+    int b, o;
+    page_of(my_lo + t, b, o);
+    put_page(t, b, o);
+  }
+  __syncthreads();
+  // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group).
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (my_lo + t < my_hi) load_kv(t, t);
+    cp_async_commit();
+  }
+
+  // Per-thread row state: rows g and g + 8 of this warp's 16.
+  const int g = lane / 4, tig = lane % 4;
+  const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16;  // first row of this warp in the tile
+  const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : 0;  // first key of this warp in a tile
+  const bool warp_active = row0 + wrow0 < rows;
+  int qpos[2], head[2];
+  bool row_ok[2];
+  float slope[2] = {0.f, 0.f};
+  float m[2], l[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int pr = row0 + wrow0 + g + 8 * i;
+    row_ok[i] = pr < rows;
+    const int t = row_ok[i] ? pr / G : 0;
+    head[i] = kvh * G + (row_ok[i] ? pr % G : 0);
+    qpos[i] = t + shift;
+    if (p.alibi) slope[i] = p.alibi[head[i]];
+    m[i] = -INFINITY;
+    l[i] = 0.f;
+    // The sink is one more logit with no value, counted once: split 0, warp 0, one lane of 4
+    // (l is a per-thread partial sum until the epilogue).
+    if (p.sinks && split == 0 && (!kWarpsSplitKeys || warp == 0)) {
+      m[i] = p.sinks[head[i]] * kLog2e;
+      l[i] = tig == 0 ? 1.f : 0.f;
+    }
+  }
+  float o[kDv / 8][4];
+#pragma unroll
+  for (int j = 0; j < kDv / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+
+  uint32_t qf[kQInRegs ? kDqk / 16 : 1][4];
+  const uint32_t q_lane_addr = smem_addr(sQ + (wrow0 + (lane & 15)) * kSQ + (lane >> 4) * 8);
+
+  // Rows' extreme positions decide which tiles need the mask at all.
+  const int p_min = t_first + shift, p_max = t_last + shift;
+
+  for (int nb = my_lo; nb < my_hi; ++nb) {
+    const int it = nb - my_lo;
+    const int stage = it % kStages;
+    // Issue tile nb + kStages - 1 (its stage was last read in iteration nb - 1, before the
+    // barrier that ended it); an empty group keeps the count uniform near the end.
+    if (nb + kStages - 1 < my_hi) load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
+    cp_async_commit();
+    cp_async_wait<kStages - 1>();  // tile nb has landed (for this thread)
+    int pf_blk, pf_off;  // pages of tile nb + kStages, stored at the end of this iteration
+    page_of(nb + kStages, pf_blk, pf_off);
+    __syncthreads();
+
+    const T* sK;
+    const T* sV;
+    if constexpr (kFp8) {
+      const unsigned char* rk = sK_stage(stage);
+      const unsigned char* rv = sV_stage(stage);
+      const bool e5m2 = p.kv_e5m2 != 0;
+      auto dequant = [&](const unsigned char* raw, int raw_stride, T* dst, int dst_stride,
+                         int r, int cc) {
+        const uint4 w4 = *reinterpret_cast<const uint4*>(raw + r * raw_stride + cc * 16);
+        const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
+        uint32_t outw[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          outw[2 * j] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] & 0xffffu), e5m2));
+          outw[2 * j + 1] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] >> 16), e5m2));
+        }
+        uint4* d = reinterpret_cast<uint4*>(dst + r * dst_stride + cc * 16);
+        d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
+        d[1] = make_uint4(outw[4], outw[5], outw[6], outw[7]);
+      };
+      constexpr int kCK = kDqk / 16, kCV = kDv / 16;
+#pragma unroll
+      for (int i = 0; i < (kBN * kCK + kThreads - 1) / kThreads; ++i) {
+        const int c = tid + i * kThreads;
+        if (c < kBN * kCK) dequant(rk, kRawQK, sKc, kSQ, c / kCK, c % kCK);
+      }
+#pragma unroll
+      for (int i = 0; i < (kBN * kCV + kThreads - 1) / kThreads; ++i) {
+        const int c = tid + i * kThreads;
+        if (c < kBN * kCV) dequant(rv, kRawV, sVc, kSV, c / kCV, c % kCV);
+      }
+      __syncthreads();
+      sK = sKc;
+      sV = sVc;
+    } else {
+      sK = reinterpret_cast<const T*>(sK_stage(stage));
+      sV = reinterpret_cast<const T*>(sV_stage(stage));
+    }
+
+    if constexpr (kQInRegs) {
+      if (nb == my_lo) {
+#pragma unroll
+        for (int kk = 0; kk < kDqk / 16; ++kk) ldsm_x4(qf[kk], q_lane_addr + kk * 32);
+      }
+    }
+
+    if (warp_active) {
+      float s[kWarpKeys / 8][4];
+#pragma unroll
+      for (int j = 0; j < kWarpKeys / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+      const uint32_t k_lane_addr = smem_addr(
+          sK + (key0 + (lane & 7) + ((lane >> 4) << 3)) * kSQ + ((lane >> 3) & 1) * 8);
+#pragma unroll
+      for (int kk = 0; kk < kDqk / 16; ++kk) {
+        uint32_t a[4];
+        if constexpr (kQInRegs) {
+#pragma unroll
+          for (int x = 0; x < 4; ++x) a[x] = qf[kk][x];
+        } else {
+          ldsm_x4(a, q_lane_addr + kk * 32);
+        }
+#pragma unroll
+        for (int nn = 0; nn < kWarpKeys / 16; ++nn) {
+          uint32_t b[4];
+          ldsm_x4(b, k_lane_addr + (nn * 16 * kSQ + kk * 16) * 2);
+          E::mma(s[2 * nn], a, b[0], b[1]);
+          E::mma(s[2 * nn + 1], a, b[2], b[3]);
+        }
+      }
+
+      // Scores to log2 units; the mask only where the tile crosses the visible band's edge.
+      const int n0 = nb * kBN + key0;
+      const bool need_mask = nb * kBN + kBN > kv_len || nb * kBN + kBN - 1 > p_min + p.window_right ||
+                             nb * kBN < p_max - p.window_left;
+      if (plain_logits) {
+#pragma unroll
+        for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[j][e] *= lp.scale_log2;
+      } else {
+#pragma unroll
+        for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            s[j][e] = lp.to_log2(s[j][e], slope[e / 2], n0 + j * 8 + 2 * tig + (e & 1),
+                                 qpos[e / 2]);
+      }
+      if (need_mask) {
+#pragma unroll
+        for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[e / 2])) s[j][e] = -INFINITY;
+      }
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < kWarpKeys / 8; ++j) {
+        mx[0] = fmaxf(mx[0], fmaxf(s[j][0], s[j][1]));
+        mx[1] = fmaxf(mx[1], fmaxf(s[j][2], s[j][3]));
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+        const float m_new = fmaxf(m[i], mx[i]);
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        const float corr = exp2f(m[i] - m_use);  // m = -inf gives 0
+        m[i] = m_new;
+        l[i] *= corr;
+#pragma unroll
+        for (int j = 0; j < kDv / 8; ++j) {
+          o[j][2 * i] *= corr;
+          o[j][2 * i + 1] *= corr;
+        }
+        mx[i] = m_use;
+      }
+#pragma unroll
+      for (int j = 0; j < kWarpKeys / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float pe = exp2f(s[j][e] - mx[e / 2]);
+          s[j][e] = pe;
+          l[e / 2] += pe;
+        }
+      }
+
+      // O += P V: the S accumulators of two n8 tiles form one k16 A fragment.
+      const uint32_t v_lane_addr = smem_addr(
+          sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8);
+#pragma unroll
+      for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
+        const uint32_t a[4] = {E::pack(s[2 * kk][0], s[2 * kk][1]),
+                               E::pack(s[2 * kk][2], s[2 * kk][3]),
+                               E::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                               E::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+        for (int dn = 0; dn < kDv / 16; ++dn) {
+          uint32_t b[4];
+          ldsm_x4_t(b, v_lane_addr + (kk * 16 * kSV + dn * 16) * 2);
+          E::mma(o[2 * dn], a, b[0], b[1]);
+          E::mma(o[2 * dn + 1], a, b[2], b[3]);
+        }
+      }
+    }
+    put_page((it + kStages) % kSlots, pf_blk, pf_off);
+    __syncthreads();  // this stage, its page slot and the dequantized tile are reused next
+  }
+  cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
+
+  // ---- epilogue ----
+  // Row sums across the four lanes of a row.
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+  }
+  float f[2];  // output factor per row: 1/l (times the V scale)
+  float lse[2];
+  if constexpr (kWarpsSplitKeys) {
+    // Merge the four warps' (m, l, O) states through shared memory (the stages are free now).
+    __syncthreads();
+    float* s_o = reinterpret_cast<float*>(stage_base);  // [4][16][kDv]
+    float* s_m = s_o + 4 * 16 * kDv;                     // [4][16]
+    float* s_l = s_m + 4 * 16;                           // [4][16]
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = g + 8 * i;
+      if (tig == 0) {
+        s_m[warp * 16 + r] = m[i];
+        s_l[warp * 16 + r] = l[i];
+      }
+#pragma unroll
+      for (int j = 0; j < kDv / 8; ++j)
+        *reinterpret_cast<float2*>(s_o + (warp * 16 + r) * kDv + j * 8 + 2 * tig) =
+            make_float2(o[j][2 * i], o[j][2 * i + 1]);
+    }
+    __syncthreads();
+    // Each thread now owns one row r and a slice of its columns.
+    const int r = tid / 8, part = tid % 8;
+    constexpr int kCols = kDv / 8;
+    float mw[4], M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) M = fmaxf(M, mw[w] = s_m[w * 16 + r]);
+    const float M_use = M == -INFINITY ? 0.f : M;
+    float L = 0.f, wt[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      wt[w] = exp2f(mw[w] - M_use);
+      L += s_l[w * 16 + r] * wt[w];
+    }
+    const float inv = L > 0.f ? 1.f / L : 0.f;
+    const float row_lse = L > 0.f ? (M + log2f(L)) * kLn2 : -INFINITY;
+    const int pr = row0 + r;
+    if (pr >= rows) return;
+    const int tok = q_start + pr / G, h = kvh * G + pr % G;
+    float acc[kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      float v = 0.f;
+#pragma unroll
+      for (int w = 0; w < 4; ++w) v += s_o[(w * 16 + r) * kDv + part * kCols + c] * wt[w];
+      acc[c] = v * inv;
+    }
+    if (p.num_splits == 1) {
+      T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + part * kCols;
+#pragma unroll
+      for (int c = 0; c < kCols; c += 2)
+        *reinterpret_cast<uint32_t*>(out + c) = E::pack(acc[c] * v_scale, acc[c + 1] * v_scale);
+      if (p.lse && part == 0) p.lse[int64_t(tok) * p.num_heads + h] = row_lse;
+    } else {
+      const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
+      float* out = p.ws_o + row * kDv + part * kCols;
+#pragma unroll
+      for (int c = 0; c < kCols; c += 2)
+        *reinterpret_cast<float2*>(out + c) = make_float2(acc[c] * v_scale, acc[c + 1] * v_scale);
+      if (part == 0) p.ws_lse[row] = row_lse;
+    }
+    return;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      f[i] = (l[i] > 0.f ? 1.f / l[i] : 0.f) * v_scale;
+      lse[i] = l[i] > 0.f ? (m[i] + log2f(l[i])) * kLn2 : -INFINITY;
+    }
+  }
+  if (!warp_active) return;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    if (!row_ok[i]) continue;
+    const int pr = row0 + wrow0 + g + 8 * i;
+    const int tok = q_start + pr / G;
+    const int h = head[i];
+    if (p.num_splits == 1) {
+      T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head;
+#pragma unroll
+      for (int j = 0; j < kDv / 8; ++j) {
+        *reinterpret_cast<uint32_t*>(out + j * 8 + 2 * tig) =
+            E::pack(o[j][2 * i] * f[i], o[j][2 * i + 1] * f[i]);
+      }
+      if (p.lse && tig == 0) p.lse[int64_t(tok) * p.num_heads + h] = lse[i];
+    } else {
+      const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
+      float* out = p.ws_o + row * kDv;
+#pragma unroll
+      for (int j = 0; j < kDv / 8; ++j) {
+        *reinterpret_cast<float2*>(out + j * 8 + 2 * tig) =
+            make_float2(o[j][2 * i] * f[i], o[j][2 * i + 1] * f[i]);
+      }
+      if (tig == 0) p.ws_lse[row] = lse[i];
+    }
+  }
+}
+
+// Merges the split partials of one (token, head) row per warp: out = sum_s exp(lse_s - lse) O_s.
+template <typename T>
+__global__ void __launch_bounds__(128) flash_combine_kernel(const FlashParams p) {
+  using E = Elem<T>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t rr = int64_t(blockIdx.x) * 4 + warp;
+  const int tok = int(rr / p.num_heads), h = int(rr % p.num_heads);
+  if (tok >= p.cu_seqlens_q[p.num_seqs]) return;
+  const int64_t split_stride = int64_t(p.total_q_capacity) * p.num_heads;
+  const int64_t row = int64_t(tok) * p.num_heads + h;
+  float mx = -INFINITY;
+  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.ws_lse[s * split_stride + row]);
+  float sum = 0.f;
+  if (mx != -INFINITY)
+    for (int s = 0; s < p.num_splits; ++s) sum += __expf(p.ws_lse[s * split_stride + row] - mx);
+  const float lse = mx == -INFINITY ? -INFINITY : mx + __logf(sum);
+  T* out = static_cast<T*>(p.out) + int64_t(tok) * p.o_stride_token + h * p.o_stride_head;
+  for (int d = lane * 2; d < p.head_v; d += 64) {
+    float a = 0.f, b = 0.f;
+    if (mx != -INFINITY) {
+      for (int s = 0; s < p.num_splits; ++s) {
+        const float w = __expf(p.ws_lse[s * split_stride + row] - lse);
+        const float2 v =
+            *reinterpret_cast<const float2*>(p.ws_o + (s * split_stride + row) * p.head_v + d);
+        a += w * v.x;
+        b += w * v.y;
+      }
+    }
+    *reinterpret_cast<uint32_t*>(out + d) = E::pack(a, b);
+  }
+  if (p.lse && lane == 0) p.lse[row] = lse;
+}
+
+}  // namespace attnkit::cuda_flash

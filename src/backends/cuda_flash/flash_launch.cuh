@@ -1,0 +1,82 @@
+// Turns manifest entries into launchable kernels. Included by the flash_part*.cu files, each of
+// which instantiates every kFlashParts-th entry (parallel compilation, same single list).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "backends/cuda_flash/flash_fwd.cuh"
+#include "backends/cuda_flash/manifest.hpp"
+
+namespace attnkit::cuda_flash {
+
+inline constexpr int kFlashParts = 4;
+
+struct FlashKernelEntry {
+  void (*launch)(const FlashParams&, int grid_m, bool split_keys, cudaStream_t) = nullptr;
+  void (*prepare)() = nullptr;
+  bool has_split_keys = false;
+};
+
+template <DType D>
+struct CudaElem;
+template <>
+struct CudaElem<DType::kBFloat16> {
+  using type = __nv_bfloat16;
+};
+template <>
+struct CudaElem<DType::kFloat16> {
+  using type = __half;
+};
+
+template <size_t I>
+struct FlashInstanceKernel {
+  static constexpr FlashInstance kInst = kFlashManifest[I];
+  static constexpr bool kFp8 = kInst.kv == KvKind::kFp8;
+  static constexpr bool kSplitForm = has_split_keys_form(kInst.head_qk, kInst.head_v);
+  using T = typename CudaElem<kInst.dtype>::type;
+  template <bool kSplit>
+  static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
+    constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
+    dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
+    flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>
+        <<<grid, kThreads, kSmem, stream>>>(p);
+  }
+  static void launch(const FlashParams& p, int grid_m, bool split_keys, cudaStream_t stream) {
+    if constexpr (kSplitForm) {
+      if (split_keys) return launch_form<true>(p, grid_m, stream);
+    }
+    launch_form<false>(p, grid_m, stream);
+  }
+  template <bool kSplit>
+  static void prepare_form() {
+    auto* k = flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>;
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
+    // All of L1 as shared memory, so several CTAs fit per SM.
+    cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  }
+  static void prepare() {
+    prepare_form<false>();
+    if constexpr (kSplitForm) prepare_form<true>();
+  }
+};
+
+template <int N, size_t I>
+void fill_flash_entry(FlashKernelEntry* table) {
+  if constexpr (I % kFlashParts == N)
+    table[I] = {&FlashInstanceKernel<I>::launch, &FlashInstanceKernel<I>::prepare,
+                FlashInstanceKernel<I>::kSplitForm};
+}
+template <int N, size_t... Is>
+void fill_flash_part(FlashKernelEntry* table, std::index_sequence<Is...>) {
+  (fill_flash_entry<N, Is>(table), ...);
+}
+
+void fill_flash_part0(FlashKernelEntry* table);
+void fill_flash_part1(FlashKernelEntry* table);
+void fill_flash_part2(FlashKernelEntry* table);
+void fill_flash_part3(FlashKernelEntry* table);
+
+}  // namespace attnkit::cuda_flash

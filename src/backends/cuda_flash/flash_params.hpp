@@ -1,0 +1,43 @@
+// Launch parameters of the v2 kernels: plain data shared by the host launcher and the kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace attnkit::cuda_flash {
+
+struct FlashParams {
+  const void* q = nullptr;
+  int64_t q_stride_token = 0, q_stride_head = 0;  // elements
+  void* out = nullptr;
+  int64_t o_stride_token = 0, o_stride_head = 0;  // elements
+  float* lse = nullptr;                           // [total_q, num_heads] or nullptr
+  const char* k = nullptr;
+  const char* v = nullptr;
+  int64_t k_stride_block = 0, k_stride_head = 0, k_stride_token = 0;  // bytes
+  int64_t v_stride_block = 0, v_stride_head = 0, v_stride_token = 0;  // bytes
+  const float* k_scale = nullptr;  // nullptr = 1
+  const float* v_scale = nullptr;
+  int scale_per_head = 0;
+  int kv_e5m2 = 0;  // fp8 kind: e5m2 instead of e4m3
+  const int32_t* cu_seqlens_q = nullptr;
+  const int32_t* seqused_k = nullptr;
+  const int32_t* block_table = nullptr;
+  int block_table_stride = 0;
+  int block_size = 0;
+  int num_seqs = 0, num_heads = 0, num_kv_heads = 0, group = 1;
+  float scale = 0.f;       // softmax scale (natural)
+  float scale_log2 = 0.f;  // scale * log2(e), the no-transform fast path
+  float softcap = 0.f;     // 0 = off
+  const float* alibi = nullptr;
+  const float* sinks = nullptr;
+  int window_left = 0, window_right = 0;  // already resolved: "unbounded" is a large value
+  int num_splits = 1;
+  int total_q_capacity = 0;  // row stride of the split workspace
+  float* ws_o = nullptr;     // [num_splits, total_q_capacity, num_heads, head_v]
+  float* ws_lse = nullptr;   // [num_splits, total_q_capacity, num_heads]
+  int head_v = 0;            // for the combine kernel
+};
+
+inline constexpr int kUnboundedWindow = 1 << 29;
+
+}  // namespace attnkit::cuda_flash

@@ -1,0 +1,8 @@
+// Manifest entries 3, 3 + kFlashParts, ... (see flash_launch.cuh).
+#include "backends/cuda_flash/flash_launch.cuh"
+
+namespace attnkit::cuda_flash {
+void fill_flash_part3(FlashKernelEntry* table) {
+  fill_flash_part<3>(table, std::make_index_sequence<kFlashManifest.size()>{});
+}
+}  // namespace attnkit::cuda_flash

@@ -1,0 +1,53 @@
+// Host entry points of the CUDA_FLASH kernels (defined in the .cu files, present only in CUDA
+// builds). No CUDA types here: streams travel as void* (a cudaStream_t).
+#pragma once
+
+#include <cstdint>
+
+#include "attnkit/types.hpp"
+#include "backends/cuda_flash/flash_params.hpp"
+
+namespace attnkit::cuda_flash {
+
+// Raises each kernel's dynamic shared-memory limit (once, outside any graph capture).
+void prepare_flash_kernels();
+// Launches manifest entry `instance` over grid (m_blocks, num_kv_heads, num_seqs * num_splits).
+// split_keys picks the decode form (16-row tiles, warps split the keys); see flash_fwd.cuh.
+void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
+bool flash_has_split_keys(int instance);
+// Merges split partials into out/lse for `rows` = total_q capacity * num_heads rows.
+void launch_combine(DType dtype, const FlashParams& p, int64_t rows, void* stream);
+// Element kinds of the cache kernels: 0 fp16, 1 bf16, 2 fp8 e4m3, 3 fp8 e5m2, 4 fp32.
+// (Plain structs: nvcc's front end rejects parts of capability.hpp, so .cu files never include
+// attention.hpp; the backend translates KvWriteArgs / KvCacheView into these.)
+struct KvWriteLaunch {
+  const void* src[2];
+  int64_t src_stride_token[2], src_stride_head[2];  // elements
+  int head[2];
+  char* dst[2];
+  int64_t dst_stride_block[2], dst_stride_head[2], dst_stride_token[2];  // bytes
+  const float* scale[2];  // divide before encoding (fp8 only), nullptr = 1
+  int scale_per_head;
+  const int64_t* slot_mapping;
+  int block_size, num_kv_heads, in_kind, out_kind, num_tensors, num_tokens;
+};
+struct ZeroLaunch {
+  char* base[2];
+  int64_t stride_block[2], stride_head[2], stride_token[2];  // bytes
+  int row_bytes[2];
+  int num_kv_heads, block_size, num_tensors;
+  const int32_t* blocks;
+  int num_blocks;
+};
+void launch_kv_write(const KvWriteLaunch& p, void* stream);
+void launch_zero_blocks(const ZeroLaunch& p, void* stream);
+// Fills n elements of `dtype` storage with N(0,1)*stddev-like uniform noise (tests, benches).
+void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_t seed, float amp,
+                        void* stream);
+
+// Reads `bytes` (a multiple of 16) once with 16-byte loads and folds them into `sink` (one word
+// per CTA): the device's read-bandwidth ceiling, measured beside the decode rows.
+void launch_read_probe(const void* data, int64_t bytes, uint32_t* sink, int sink_words,
+                       void* stream);
+
+}  // namespace attnkit::cuda_flash

@@ -1,0 +1,66 @@
+// Tile sizes and the split-KV heuristic, shared by the kernels and the host plan (constexpr, so
+// both sides compute the same numbers).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace attnkit::cuda_flash {
+
+inline constexpr int kThreads = 128;  // 4 warps, 16 packed query rows each
+inline constexpr int kBlockM = 64;    // packed (token, head-of-group) rows per CTA (prefill form)
+inline constexpr int kBlockMDecode = 16;  // rows per CTA when the warps split the keys (decode)
+inline constexpr int kMaxSplits = 128;
+
+// Keys per tile: 64, or 32 when a head is wider than 128 (register and shared-memory budget).
+constexpr int block_n(int head_qk, int head_v) { return std::max(head_qk, head_v) > 128 ? 32 : 64; }
+
+constexpr int block_m(bool warps_split_keys) { return warps_split_keys ? kBlockMDecode : kBlockM; }
+// The decode form needs a 16-key slice per warp, so 64-key tiles (heads up to 128).
+constexpr bool has_split_keys_form(int head_qk, int head_v) { return block_n(head_qk, head_v) == 64; }
+
+// Shared-memory row strides (elements / bytes): a 16-byte pad per row keeps ldmatrix rows on
+// distinct banks for every head size that is a multiple of 16 (no swizzle needed).
+constexpr int smem_stride16(int head) { return head + 8; }
+constexpr int smem_stride8(int head) { return head + 16; }
+
+// K/V tiles in the cp.async ring. Decode is bound by bytes in flight per SM (latency x
+// bandwidth), so its form keeps more tiles in flight (fp8 tiles are half the size: deeper still);
+// prefill keeps two and spends shared memory on occupancy instead.
+constexpr int num_stages(bool fp8, bool split_keys) { return split_keys ? (fp8 ? 4 : 3) : 2; }
+
+constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false) {
+  const int kStages = num_stages(fp8, split_keys);
+  const int bn = block_n(head_qk, head_v);
+  const int q = block_m(split_keys) * smem_stride16(head_qk) * 2;
+  const int kv16 = bn * (smem_stride16(head_qk) + smem_stride16(head_v)) * 2;
+  if (!fp8) return q + kStages * kv16;
+  const int kv8 = bn * (smem_stride8(head_qk) + smem_stride8(head_v));
+  return q + kStages * kv8 + kv16;  // raw fp8 stages plus one dequantized tile
+}
+
+// CTAs one multiprocessor holds at once, from the shared-memory budget (227 KiB on SM90,
+// 163 KiB on SM80; `smem_per_sm` comes from the device).
+constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
+  return std::clamp(smem_per_sm / std::max(smem_per_cta, 1), 1, 8);
+}
+
+// Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU; otherwise the smallest split
+// count whose wave efficiency reaches 85% of the best, with at least two key tiles per split.
+constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm) {
+  const int64_t slots = int64_t(num_sms) * per_sm;
+  if (ctas <= 0 || ctas * 10 >= slots * 8 || kv_tiles < 4) return 1;
+  const int max_splits = std::min(kMaxSplits, kv_tiles / 2);
+  auto efficiency = [&](int s) {
+    const int64_t work = ctas * s;
+    const int64_t waves = (work + slots - 1) / slots;
+    return double(work) / double(waves * slots);
+  };
+  double best = 0;
+  for (int s = 1; s <= max_splits; ++s) best = std::max(best, efficiency(s));
+  for (int s = 1; s <= max_splits; ++s)
+    if (efficiency(s) >= 0.85 * best) return s;
+  return 1;
+}
+
+}  // namespace attnkit::cuda_flash

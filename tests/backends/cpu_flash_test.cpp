@@ -1,0 +1,346 @@
+// CPU_FLASH against a naive fp64 loop written here (docs/semantics.md), for every ISA variant
+// this CPU runs: prefill and decode, split-KV, GQA/MQA, every KV dtype, masks and logit features,
+// head_size_v != head_size, MLA latent decode, empty rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+#include "attnkit/numeric.hpp"
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
+
+namespace attnkit {
+namespace {
+
+using cpu_flash::Isa;
+
+struct Case {
+  const char* name;
+  DType dt = DType::kBFloat16;
+  KvCacheDType kv = KvCacheDType::kBFloat16;
+  ScaleGranularity gran = ScaleGranularity::kNone;
+  int hq = 4, hkv = 2, d = 64, dv = 64;
+  bool causal = true;
+  int wl = -1, wr = -1;
+  float cap = 0.f;
+  bool alibi = false, sinks = false, mla = false;
+  int block = 16;
+  std::vector<std::pair<int, int>> seqs;  // (q_len, k_len)
+};
+
+float round_to(DType dt, float x) {
+  if (dt == DType::kBFloat16) return bf16_bits_to_float(float_to_bf16_bits(x));
+  if (dt == DType::kFloat16) return fp16_bits_to_float(float_to_fp16_bits(x));
+  return x;
+}
+
+void store_act(void* p, DType dt, int64_t i, float x) {
+  if (dt == DType::kFloat32)
+    static_cast<float*>(p)[i] = x;
+  else
+    static_cast<uint16_t*>(p)[i] =
+        dt == DType::kFloat16 ? float_to_fp16_bits(x) : float_to_bf16_bits(x);
+}
+float load_act(const void* p, DType dt, int64_t i) {
+  if (dt == DType::kFloat32) return static_cast<const float*>(p)[i];
+  const uint16_t b = static_cast<const uint16_t*>(p)[i];
+  return dt == DType::kFloat16 ? fp16_bits_to_float(b) : bf16_bits_to_float(b);
+}
+
+struct Result {
+  double max_err = 0, max_lse_err = 0;
+  bool finite = true;
+};
+
+Result run_case(const Case& c, Isa isa, int threads) {
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const int ns = int(c.seqs.size());
+  const int hkv = c.mla ? 1 : c.hkv;
+  const int esz = dtype_bytes(c.dt);
+  // Cache: HND, shuffled blocks, unused slots poisoned with NaN bytes.
+  std::vector<int32_t> cu{0}, used;
+  int max_blocks = 0, total_blocks = 0;
+  for (auto [q, k] : c.seqs) {
+    cu.push_back(cu.back() + q);
+    used.push_back(k);
+    max_blocks = std::max(max_blocks, (k + c.block - 1) / c.block);
+    total_blocks += (k + c.block - 1) / c.block;
+  }
+  const int nb = total_blocks + 3;
+  const KvCacheDType stored = c.kv;
+  const int64_t kbytes = kv_bytes_per_head_vector(stored, c.dt, c.d);
+  const int64_t vbytes = kv_bytes_per_head_vector(stored, c.dt, c.dv);
+  KvCacheView kv;
+  kv.dtype = stored;
+  kv.num_blocks = nb;
+  kv.block_size = c.block;
+  kv.num_kv_heads = hkv;
+  kv.head_size = c.d;
+  kv.head_size_v = c.dv;
+  kv.stride_token = kbytes;
+  kv.stride_head = kbytes * c.block;
+  kv.stride_block = kv.stride_head * hkv;
+  kv.v_stride_token = vbytes;
+  kv.v_stride_head = vbytes * c.block;
+  kv.v_stride_block = kv.v_stride_head * hkv;
+  std::vector<uint8_t> kbuf(size_t(kv.stride_block) * nb, 0xff), vbuf(size_t(kv.v_stride_block) * nb, 0xff);
+  kv.k = kbuf.data();
+  kv.v = c.mla ? nullptr : vbuf.data();
+  std::vector<float> kscale(static_cast<size_t>(hkv)), vscale(static_cast<size_t>(hkv));
+  for (int h = 0; h < hkv; ++h) kscale[h] = 0.02f + 0.01f * h, vscale[h] = 0.03f + 0.005f * h;
+  std::vector<uint8_t> kbs, vbs;
+  kv.scale_granularity = c.gran;
+  if (c.gran != ScaleGranularity::kNone) {
+    kv.k_scale = kscale.data();
+    kv.v_scale = c.mla ? nullptr : vscale.data();
+  }
+  if (stored == KvCacheDType::kNvfp4) {
+    kv.sb_token = c.d / 16;
+    kv.sb_head = kv.sb_token * c.block;
+    kv.sb_block = kv.sb_head * hkv;
+    kbs.assign(size_t(kv.sb_block) * nb, 0x7f);
+    vbs.assign(size_t(kv.sb_block) * nb, 0x7f);
+    kv.k_block_scales = kbs.data();
+    kv.v_block_scales = c.mla ? nullptr : vbs.data();
+  }
+  std::vector<int32_t> perm(static_cast<size_t>(nb));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int32_t> table(size_t(ns) * std::max(1, max_blocks), -1);
+  int next = 0;
+  for (int s = 0; s < ns; ++s)
+    for (int b = 0; b < (used[s] + c.block - 1) / c.block; ++b)
+      table[size_t(s) * std::max(1, max_blocks) + b] = perm[size_t(next++)];
+  // Write keys through write_kv_cpu, one sequence at a time.
+  for (int s = 0; s < ns; ++s) {
+    const int n = used[s];
+    if (n == 0) continue;
+    std::vector<uint8_t> k(size_t(n) * hkv * c.d * esz), v(size_t(n) * hkv * c.dv * esz);
+    for (int64_t i = 0; i < int64_t(n) * hkv * c.d; ++i) store_act(k.data(), c.dt, i, nd(rng));
+    for (int64_t i = 0; i < int64_t(n) * hkv * c.dv; ++i) store_act(v.data(), c.dt, i, nd(rng));
+    std::vector<int64_t> slots(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j)
+      slots[j] = int64_t(table[size_t(s) * std::max(1, max_blocks) + j / c.block]) * c.block +
+                 j % c.block;
+    KvWriteArgs w;
+    w.k = k.data();
+    w.v = c.mla ? nullptr : v.data();
+    w.dtype = c.dt;
+    w.num_tokens = n;
+    w.k_stride_token = int64_t(hkv) * c.d;
+    w.k_stride_head = c.d;
+    w.v_stride_token = int64_t(hkv) * c.dv;
+    w.v_stride_head = c.dv;
+    w.slot_mapping = slots.data();
+    w.cache = kv;
+    write_kv_cpu(w);
+  }
+  // Queries, outputs (poisoned), layer.
+  const int total_q = cu.back();
+  std::vector<uint8_t> q(size_t(total_q) * c.hq * c.d * esz), out(size_t(total_q) * c.hq * c.dv * esz, 0xff);
+  for (int64_t i = 0; i < int64_t(total_q) * c.hq * c.d; ++i) store_act(q.data(), c.dt, i, nd(rng));
+  std::vector<float> lse(size_t(total_q) * c.hq, 12345.f), slopes(static_cast<size_t>(c.hq)), sinks(static_cast<size_t>(c.hq));
+  for (int h = 0; h < c.hq; ++h) slopes[h] = std::exp2(-1.f - h), sinks[h] = 0.5f * h - 1.f;
+  AttentionArgs a;
+  a.q = q.data();
+  a.q_stride_token = int64_t(c.hq) * c.d;
+  a.q_stride_head = c.d;
+  a.out = out.data();
+  a.out_stride_token = int64_t(c.hq) * c.dv;
+  a.out_stride_head = c.dv;
+  a.lse = lse.data();
+  a.kv = kv;
+  a.batch.num_seqs = ns;
+  a.batch.total_q = total_q;
+  for (auto [qq, kk] : c.seqs)
+    a.batch.max_seqlen_q = std::max(a.batch.max_seqlen_q, qq),
+    a.batch.max_seqlen_k = std::max(a.batch.max_seqlen_k, kk);
+  a.batch.cu_seqlens_q = cu.data();
+  a.batch.seqused_k = used.data();
+  a.batch.block_table = table.data();
+  a.batch.block_table_stride = std::max(1, max_blocks);
+  AttentionLayerParams& L = a.layer;
+  L.num_heads = c.hq;
+  L.num_kv_heads = hkv;
+  L.head_size = c.d;
+  L.head_size_v = c.dv;
+  L.dtype = c.dt;
+  L.scale = 1.f / std::sqrt(float(c.d));
+  L.causal = c.causal;
+  L.window_left = c.wl;
+  L.window_right = c.wr;
+  L.logits_soft_cap = c.cap;
+  L.alibi_slopes = c.alibi ? slopes.data() : nullptr;
+  L.sinks = c.sinks ? sinks.data() : nullptr;
+
+  CpuFlashOptions opt;
+  opt.isa = isa;
+  opt.num_threads = threads;
+  auto be = make_cpu_flash_backend(opt);
+  be->plan(a.batch, L);
+  std::vector<uint8_t> ws(be->workspace_bytes() + 64);
+  a.workspace = ws.data();
+  be->run(a);
+
+  // fp64 reference over the dequantized cache (read_kv_cpu).
+  Result res;
+  std::vector<float> krow(static_cast<size_t>(c.d)), vrow(static_cast<size_t>(c.dv));
+  const int g = c.hq / hkv;
+  for (int s = 0; s < ns; ++s) {
+    const int sq = cu[s + 1] - cu[s], sk = used[s];
+    for (int i = 0; i < sq; ++i)
+      for (int h = 0; h < c.hq; ++h) {
+        const int t = cu[s] + i, p = sk - sq + i, kh = h / g;
+        std::vector<double> x;
+        std::vector<int> js;
+        for (int j = 0; j < sk; ++j) {
+          if (c.causal && j > p) continue;
+          if (c.wl >= 0 && j < p - c.wl) continue;
+          if (c.wr >= 0 && j > p + c.wr) continue;
+          const int64_t slot =
+              int64_t(table[size_t(s) * a.batch.block_table_stride + j / c.block]) * c.block +
+              j % c.block;
+          read_kv_cpu(kv, slot, kh, false, krow.data());
+          double dot = 0;
+          for (int e = 0; e < c.d; ++e)
+            dot += double(load_act(q.data(), c.dt, int64_t(t) * c.hq * c.d + h * c.d + e)) * krow[e];
+          double v = L.scale * dot;
+          if (c.cap > 0) v = c.cap * std::tanh(v / c.cap);
+          if (c.alibi) v -= slopes[h] * std::abs(double(p - j));
+          x.push_back(v);
+          js.push_back(j);
+        }
+        double m = -INFINITY;
+        for (double v : x) m = std::max(m, v);
+        if (c.sinks) m = std::max(m, double(sinks[h]));
+        double z = 0;
+        for (double v : x) z += std::exp(v - m);
+        if (c.sinks) z += std::exp(sinks[h] - m);
+        std::vector<double> o(static_cast<size_t>(c.dv), 0.0);
+        for (size_t n = 0; n < x.size(); ++n) {
+          const int j = js[n];
+          const int64_t slot =
+              int64_t(table[size_t(s) * a.batch.block_table_stride + j / c.block]) * c.block +
+              j % c.block;
+          read_kv_cpu(kv, slot, kh, true, vrow.data());
+          for (int e = 0; e < c.dv; ++e) o[e] += std::exp(x[n] - m) / z * vrow[e];
+        }
+        const double ref_lse =
+            x.empty() ? (c.sinks ? double(sinks[h]) : -INFINITY) : m + std::log(z);
+        for (int e = 0; e < c.dv; ++e) {
+          const float got = load_act(out.data(), c.dt, int64_t(t) * c.hq * c.dv + h * c.dv + e);
+          if (!std::isfinite(got)) res.finite = false;
+          res.max_err = std::max(res.max_err, std::abs(double(got) - o[e]));
+        }
+        const float gl = lse[size_t(t) * c.hq + h];
+        if (std::isinf(ref_lse)) {
+          if (!(std::isinf(gl) && gl < 0)) res.max_lse_err = INFINITY;
+        } else {
+          res.max_lse_err = std::max(res.max_lse_err, std::abs(double(gl) - ref_lse));
+        }
+      }
+  }
+  return res;
+}
+
+double tolerance(const Case& c, Isa isa) {
+  // Output magnitude is O(1) (unit-normal V, scaled caches are smaller); bf16 path rounds P.
+  double t = c.dt == DType::kFloat32 ? 2e-4 : c.dt == DType::kFloat16 ? 4e-3 : 2e-2;
+  if ((isa == Isa::kAvx512Bf16 || isa == Isa::kAmxBf16) && c.dt == DType::kBFloat16) t = 3e-2;
+  return t;
+}
+
+std::vector<Isa> isas() {
+  std::vector<Isa> r;
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Bf16, Isa::kAmxBf16})
+    if (cpu_flash::isa_supported(i)) r.push_back(i);
+  return r;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  Case prefill{"prefill_gqa_causal"};
+  prefill.hq = 8, prefill.hkv = 2, prefill.d = prefill.dv = 128;
+  prefill.seqs = {{97, 97}, {5, 1013}, {1, 1}, {0, 7}};
+  v.push_back(prefill);
+  Case decode{"decode_split_mqa_sinks"};
+  decode.hq = 4, decode.hkv = 1, decode.d = decode.dv = 64, decode.sinks = true;
+  decode.seqs = {{1, 5000}};
+  v.push_back(decode);
+  Case dec2 = decode;
+  dec2.name = "decode_split_batch_fp16";
+  dec2.dt = DType::kFloat16, dec2.kv = KvCacheDType::kFloat16, dec2.sinks = false, dec2.hkv = 2;
+  dec2.seqs = {{1, 2100}, {2, 54}, {1, 0}};
+  v.push_back(dec2);
+  Case fp32{"fp32_auto_noncausal_window"};
+  fp32.dt = DType::kFloat32, fp32.kv = KvCacheDType::kAuto, fp32.causal = false;
+  fp32.wl = 7, fp32.wr = 3, fp32.block = 1;
+  fp32.seqs = {{33, 33}, {3, 70}};
+  v.push_back(fp32);
+  Case e4{"fp8_e4m3_per_tensor_softcap_alibi"};
+  e4.kv = KvCacheDType::kFp8E4M3, e4.gran = ScaleGranularity::kPerTensor, e4.cap = 5.f;
+  e4.alibi = true, e4.hq = 6, e4.hkv = 3, e4.seqs = {{20, 130}, {1, 97}};
+  v.push_back(e4);
+  Case e5{"fp8_e5m2_per_head_window"};
+  e5.kv = KvCacheDType::kFp8E5M2, e5.gran = ScaleGranularity::kPerHead, e5.wl = 31;
+  e5.dt = DType::kFloat16, e5.seqs = {{40, 200}};
+  v.push_back(e5);
+  Case f4{"nvfp4_dv_ne_d"};
+  f4.kv = KvCacheDType::kNvfp4, f4.gran = ScaleGranularity::kPerTensor, f4.d = 192, f4.dv = 128;
+  f4.hq = 2, f4.hkv = 1, f4.seqs = {{9, 80}, {1, 300}};
+  v.push_back(f4);
+  Case mla{"mla_latent_576_512"};
+  mla.mla = true, mla.hq = 16, mla.d = 576, mla.dv = 512, mla.block = 64;
+  mla.seqs = {{1, 700}, {2, 65}};
+  v.push_back(mla);
+  Case empty{"empty_rows_sinks"};
+  empty.sinks = true, empty.seqs = {{4, 0}, {6, 3}};  // causal q_len > k_len: first rows empty
+  v.push_back(empty);
+  return v;
+}
+
+TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
+  for (Isa isa : isas())
+    for (const Case& c : cases()) {
+      SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
+      const Result r = run_case(c, isa, 2);
+      EXPECT_TRUE(r.finite);
+      if (std::getenv("ATTNKIT_TEST_VERBOSE")) std::printf("%-12s %-36s err %.2e lse %.2e\n", std::string(cpu_flash::to_string(isa)).c_str(), c.name, r.max_err, r.max_lse_err);
+      EXPECT_LE(r.max_err, tolerance(c, isa));
+      EXPECT_LE(r.max_lse_err, c.dt == DType::kFloat32 ? 1e-4 : 2e-2);
+    }
+}
+
+TEST(CpuFlash, SingleThreadEqualsPool) {
+  Case c = cases()[1];
+  const Result a = run_case(c, cpu_flash::detect_isa(), 1);
+  const Result b = run_case(c, cpu_flash::detect_isa(), 3);
+  EXPECT_LE(a.max_err, tolerance(c, cpu_flash::detect_isa()));
+  EXPECT_LE(b.max_err, tolerance(c, cpu_flash::detect_isa()));
+}
+
+TEST(CpuFlash, RejectsUnsupportedHeadSize) {
+  auto be = make_cpu_flash_backend();
+  AttentionBatch b;
+  AttentionLayerParams L;
+  L.num_heads = L.num_kv_heads = 1;
+  L.head_size = L.head_size_v = 72;
+  L.scale = 0.1f;
+  EXPECT_THROW(be->plan(b, L), Unsupported);
+  L.head_size = L.head_size_v = 64;
+  L.num_heads = 3, L.num_kv_heads = 2;
+  EXPECT_THROW(be->plan(b, L), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace attnkit

@@ -1,0 +1,752 @@
+// CUDA_FLASH v2 against the fp64 CPU_REFERENCE oracle on the GPU: fresh random inputs, awkward
+// lengths (0, 1, 54, 97, 1013), page size 1, MQA/GQA, shuffled block tables, NaN-poisoned unused
+// cache slots and a poisoned output, every feature, fp8 KV, forced split-KV, CUDA-graph capture
+// with replan and replay. Skips (GTEST_SKIP) without CUDA kernels or without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "attnkit/error.hpp"
+#include "attnkit/numeric.hpp"
+#include "backends/cpu_reference/cpu_reference_backend.hpp"
+#include "backends/cuda_flash/capabilities.hpp"
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "backends/cuda_flash/manifest.hpp"
+
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+#include <cuda_runtime.h>
+#endif
+
+namespace attnkit {
+namespace {
+
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+
+bool gpu_present() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+#define ATTNKIT_SKIP_WITHOUT_GPU()                                        \
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA GPU visible";
+
+void ck(cudaError_t e) { ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e); }
+
+struct DevBuf {
+  void* p = nullptr;
+  size_t n = 0;
+  DevBuf() = default;
+  explicit DevBuf(size_t bytes) : n(bytes) {
+    if (bytes) EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess);
+  }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  DevBuf(DevBuf&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; }
+  DevBuf& operator=(DevBuf&& o) noexcept {
+    std::swap(p, o.p);
+    std::swap(n, o.n);
+    return *this;
+  }
+  ~DevBuf() {
+    if (p) cudaFree(p);
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p);
+  }
+};
+template <typename T>
+DevBuf upload(const std::vector<T>& v) {
+  DevBuf b(v.size() * sizeof(T));
+  if (!v.empty()) EXPECT_EQ(cudaMemcpy(b.p, v.data(), b.n, cudaMemcpyHostToDevice), cudaSuccess);
+  return b;
+}
+template <typename T>
+std::vector<T> download(const DevBuf& b, size_t count) {
+  std::vector<T> v(count);
+  if (count) EXPECT_EQ(cudaMemcpy(v.data(), b.p, count * sizeof(T), cudaMemcpyDeviceToHost),
+                       cudaSuccess);
+  return v;
+}
+
+uint16_t act_bits(float x, DType d) {
+  return d == DType::kBFloat16 ? float_to_bf16_bits(x) : float_to_fp16_bits(x);
+}
+float act_float(uint16_t b, DType d) {
+  return d == DType::kBFloat16 ? bf16_bits_to_float(b) : fp16_bits_to_float(b);
+}
+
+struct Case {
+  std::string name;
+  DType dtype = DType::kBFloat16;
+  KvCacheDType kv = KvCacheDType::kBFloat16;
+  ScaleGranularity gran = ScaleGranularity::kNone;
+  int head = 128, head_v = 0, hq = 8, hkv = 2, block = 16;
+  std::vector<std::pair<int, int>> seqs;  // (q_len, k_len)
+  bool causal = true;
+  int wl = -1, wr = -1;
+  float softcap = 0.f;
+  bool alibi = false, sinks = false;
+  int force_splits = 0;
+  int out_pad = 0;  // extra elements per output head that must stay untouched
+};
+
+// Everything one case needs on host and device; the cache is written through write_kv.
+struct Problem {
+  Case c;
+  int hv = 0, G = 0, total_q = 0, num_blocks = 0, bt_stride = 0, elem = 2;
+  std::vector<int32_t> cu, used, bt;
+  std::vector<uint16_t> q;
+  std::vector<float> k_src, v_src, k_scale, v_scale, slopes, sinks;
+  std::vector<int64_t> slots;
+  std::vector<uint8_t> k_cache, v_cache;  // host copies after the device write
+  KvCacheView view;                       // device pointers
+  DevBuf dk, dv, dq, dks, dvs, dcu, dused, dbt, dslopes, dsinks, dslots;
+  int64_t stride_tok = 0, stride_head = 0, stride_block = 0;
+  int64_t vstride_tok = 0, vstride_head = 0, vstride_block = 0;
+};
+
+bool is_fp8(KvCacheDType d) { return d == KvCacheDType::kFp8E4M3 || d == KvCacheDType::kFp8E5M2; }
+
+void build(Problem& P, const Case& c, std::mt19937& rng) {
+  P.c = c;
+  P.hv = c.head_v ? c.head_v : c.head;
+  P.G = c.hq / c.hkv;
+  P.elem = is_fp8(c.kv) ? 1 : 2;
+  std::uniform_real_distribution<float> U(-1.f, 1.f);
+  P.cu = {0};
+  int max_pages = 1;
+  for (auto [ql, kl] : c.seqs) {
+    P.cu.push_back(P.cu.back() + ql);
+    P.used.push_back(kl);
+    max_pages = std::max(max_pages, (kl + c.block - 1) / c.block);
+  }
+  P.total_q = P.cu.back();
+  const int ns = int(c.seqs.size());
+  P.bt_stride = max_pages + 1;
+  P.num_blocks = ns * max_pages + 3;
+  // Shuffled physical blocks; unused table entries point at garbage indices on purpose.
+  std::vector<int32_t> perm(P.num_blocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  P.bt.assign(size_t(ns) * P.bt_stride, 1 << 30);
+  int next = 0;
+  for (int s = 0; s < ns; ++s)
+    for (int j = 0; j < (P.used[s] + c.block - 1) / c.block; ++j)
+      P.bt[size_t(s) * P.bt_stride + j] = perm[next++];
+  // Slot mapping: every key of every sequence, in order.
+  for (int s = 0; s < ns; ++s)
+    for (int j = 0; j < P.used[s]; ++j)
+      P.slots.push_back(int64_t(P.bt[size_t(s) * P.bt_stride + j / c.block]) * c.block +
+                        j % c.block);
+  const int nk = int(P.slots.size());
+  P.k_src.resize(size_t(nk) * c.hkv * c.head);
+  P.v_src.resize(size_t(nk) * c.hkv * P.hv);
+  const float amp = is_fp8(c.kv) ? 3.f : 1.f;  // exercise the fp8 range
+  for (auto& x : P.k_src) x = U(rng) * amp;
+  for (auto& x : P.v_src) x = U(rng) * amp;
+  P.q.resize(size_t(P.total_q) * c.hq * c.head);
+  for (auto& x : P.q) x = act_bits(U(rng), c.dtype);
+
+  P.stride_tok = int64_t(c.head) * P.elem;
+  P.stride_head = P.stride_tok * c.block;
+  P.stride_block = P.stride_head * c.hkv;
+  P.vstride_tok = int64_t(P.hv) * P.elem;
+  P.vstride_head = P.vstride_tok * c.block;
+  P.vstride_block = P.vstride_head * c.hkv;
+  // Poison the whole cache with NaN; only written slots may be read.
+  const size_t kbytes = size_t(P.stride_block) * P.num_blocks;
+  const size_t vbytes = size_t(P.vstride_block) * P.num_blocks;
+  std::vector<uint8_t> poison_k(kbytes), poison_v(vbytes);
+  auto fill_nan = [&](std::vector<uint8_t>& b) {
+    if (P.elem == 1) {
+      std::fill(b.begin(), b.end(), uint8_t(0x7f));
+    } else {
+      const uint16_t nan = c.kv == KvCacheDType::kBFloat16 ? 0x7fc0 : 0x7e00;
+      for (size_t i = 0; i + 1 < b.size(); i += 2) std::memcpy(&b[i], &nan, 2);
+    }
+  };
+  fill_nan(poison_k);
+  fill_nan(poison_v);
+  P.dk = upload(poison_k);
+  P.dv = upload(poison_v);
+  if (c.gran != ScaleGranularity::kNone) {
+    const int n = c.gran == ScaleGranularity::kPerHead ? c.hkv : 1;
+    for (int i = 0; i < n; ++i) {
+      P.k_scale.push_back(0.25f + 0.125f * i);
+      P.v_scale.push_back(0.5f + 0.25f * i);
+    }
+    P.dks = upload(P.k_scale);
+    P.dvs = upload(P.v_scale);
+  }
+  if (c.alibi)
+    for (int h = 0; h < c.hq; ++h) P.slopes.push_back(std::exp2(-8.f * (h + 1) / c.hq));
+  if (c.sinks)
+    for (int h = 0; h < c.hq; ++h) P.sinks.push_back(U(rng) * 2.f);
+  P.dslopes = upload(P.slopes);
+  P.dsinks = upload(P.sinks);
+  P.dq = upload(P.q);
+  P.dcu = upload(P.cu);
+  P.dused = upload(P.used);
+  P.dbt = upload(P.bt);
+  P.dslots = upload(P.slots);
+
+  KvCacheView& v = P.view;
+  v.k = P.dk.p;
+  v.v = P.dv.p;
+  v.dtype = c.kv;
+  v.num_blocks = P.num_blocks;
+  v.block_size = c.block;
+  v.num_kv_heads = c.hkv;
+  v.head_size = c.head;
+  v.head_size_v = P.hv;
+  v.stride_block = P.stride_block;
+  v.stride_head = P.stride_head;
+  v.stride_token = P.stride_tok;
+  v.v_stride_block = P.vstride_block;
+  v.v_stride_head = P.vstride_head;
+  v.v_stride_token = P.vstride_tok;
+  v.scale_granularity = c.gran;
+  v.k_scale = P.dks.as<float>();
+  v.v_scale = P.dvs.as<float>();
+}
+
+// Writes the fp32 K/V rows into the device cache with CUDA_FLASH's write_kv and keeps a host copy.
+void write_cache(Problem& P, AttentionBackend& be) {
+  DevBuf ks = upload(P.k_src), vs = upload(P.v_src);
+  KvWriteArgs w;
+  w.k = ks.p;
+  w.v = vs.p;
+  w.dtype = DType::kFloat32;
+  w.num_tokens = int(P.slots.size());
+  w.k_stride_token = int64_t(P.c.hkv) * P.c.head;
+  w.k_stride_head = P.c.head;
+  w.v_stride_token = int64_t(P.c.hkv) * P.hv;
+  w.v_stride_head = P.hv;
+  w.slot_mapping = P.dslots.as<int64_t>();
+  w.cache = P.view;
+  be.write_kv(w, nullptr);
+  ck(cudaDeviceSynchronize());
+  P.k_cache = download<uint8_t>(P.dk, P.dk.n);
+  P.v_cache = download<uint8_t>(P.dv, P.dv.n);
+}
+
+AttentionLayerParams layer_of(const Problem& P, bool device) {
+  AttentionLayerParams L;
+  L.num_heads = P.c.hq;
+  L.num_kv_heads = P.c.hkv;
+  L.head_size = P.c.head;
+  L.head_size_v = P.hv;
+  L.dtype = P.c.dtype;
+  L.scale = 1.f / std::sqrt(float(P.c.head));
+  L.causal = P.c.causal;
+  L.window_left = P.c.wl;
+  L.window_right = P.c.wr;
+  L.logits_soft_cap = P.c.softcap;
+  if (P.c.alibi) L.alibi_slopes = device ? P.dslopes.as<float>() : P.slopes.data();
+  if (P.c.sinks) L.sinks = device ? P.dsinks.as<float>() : P.sinks.data();
+  return L;
+}
+
+AttentionBatch host_batch(const Problem& P) {
+  AttentionBatch b;
+  b.num_seqs = int(P.c.seqs.size());
+  b.total_q = P.total_q;
+  for (auto [ql, kl] : P.c.seqs) {
+    b.max_seqlen_q = std::max(b.max_seqlen_q, ql);
+    b.max_seqlen_k = std::max(b.max_seqlen_k, kl);
+  }
+  b.cu_seqlens_q = P.cu.data();
+  b.seqused_k = P.used.data();
+  b.block_table = P.bt.data();
+  b.block_table_stride = P.bt_stride;
+  return b;
+}
+
+struct Outputs {
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+};
+
+// The oracle on host copies of everything.
+Outputs reference(const Problem& P) {
+  auto ref = make_cpu_reference_backend();
+  AttentionBatch b = host_batch(P);
+  AttentionLayerParams L = layer_of(P, false);
+  ref->plan(b, L);
+  std::vector<uint8_t> k = P.k_cache, v = P.v_cache;
+  Outputs o;
+  const int64_t ostride = int64_t(P.hv) + P.c.out_pad;
+  o.out.assign(size_t(P.total_q) * P.c.hq * ostride, 0);
+  o.lse.assign(size_t(P.total_q) * P.c.hq, 0.f);
+  std::vector<char> ws(ref->workspace_bytes());
+  AttentionArgs a;
+  a.q = P.q.data();
+  a.q_stride_token = int64_t(P.c.hq) * P.c.head;
+  a.q_stride_head = P.c.head;
+  a.out = o.out.data();
+  a.out_stride_token = int64_t(P.c.hq) * ostride;
+  a.out_stride_head = ostride;
+  a.lse = o.lse.data();
+  a.kv = P.view;
+  a.kv.k = k.data();
+  a.kv.v = v.data();
+  a.kv.k_scale = P.k_scale.empty() ? nullptr : P.k_scale.data();
+  a.kv.v_scale = P.v_scale.empty() ? nullptr : P.v_scale.data();
+  a.batch = b;
+  a.layer = L;
+  a.workspace = ws.empty() ? nullptr : ws.data();
+  ref->run(a, nullptr);
+  return o;
+}
+
+struct DeviceRun {
+  DevBuf out, lse, ws;
+  AttentionArgs args;
+};
+
+void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
+  const int64_t ostride = int64_t(P.hv) + P.c.out_pad;
+  const size_t n_out = size_t(P.total_q) * P.c.hq * ostride;
+  std::vector<uint16_t> poison(n_out, 0x7fff);  // NaN in fp16 and bf16
+  r.out = upload(poison);
+  std::vector<float> lpoison(size_t(P.total_q) * P.c.hq, std::nanf(""));
+  r.lse = upload(lpoison);
+  be.plan(host_batch(P), layer_of(P, true));
+  r.ws = DevBuf(be.workspace_bytes());
+  AttentionArgs& a = r.args;
+  a.q = P.dq.p;
+  a.q_stride_token = int64_t(P.c.hq) * P.c.head;
+  a.q_stride_head = P.c.head;
+  a.out = r.out.p;
+  a.out_stride_token = int64_t(P.c.hq) * ostride;
+  a.out_stride_head = ostride;
+  a.lse = r.lse.as<float>();
+  a.kv = P.view;
+  a.batch = host_batch(P);
+  a.batch.cu_seqlens_q = P.dcu.as<int32_t>();
+  a.batch.seqused_k = P.dused.as<int32_t>();
+  a.batch.block_table = P.dbt.as<int32_t>();
+  a.layer = layer_of(P, true);
+  a.workspace = r.ws.p;
+}
+
+// Relative L2 error over every written element; empty rows must be exactly 0 (lse -inf or sink);
+// the per-head padding must keep its poison.
+void compare(const Problem& P, const Outputs& ref, const DevBuf& dout, const DevBuf& dlse,
+             const std::string& what) {
+  const int64_t ostride = int64_t(P.hv) + P.c.out_pad;
+  auto out = download<uint16_t>(dout, ref.out.size());
+  auto lse = download<float>(dlse, ref.lse.size());
+  double num = 0, den = 0, lse_err = 0;
+  int bad = 0;
+  for (int t = 0; t < P.total_q; ++t)
+    for (int h = 0; h < P.c.hq; ++h) {
+      const size_t row = (size_t(t) * P.c.hq + h) * ostride;
+      for (int e = 0; e < P.hv; ++e) {
+        const float g = act_float(out[row + e], P.c.dtype);
+        const float r = act_float(ref.out[row + e], P.c.dtype);
+        if (!std::isfinite(g)) {
+          if (bad++ < 5) ADD_FAILURE() << what << ": non-finite out at t=" << t << " h=" << h
+                                       << " e=" << e;
+          continue;
+        }
+        num += double(g - r) * (g - r);
+        den += double(r) * r;
+      }
+      for (int e = P.hv; e < ostride; ++e)
+        if (out[row + e] != 0x7fff && bad++ < 5)
+          ADD_FAILURE() << what << ": padding written at t=" << t << " h=" << h;
+      const float rl = ref.lse[size_t(t) * P.c.hq + h], gl = lse[size_t(t) * P.c.hq + h];
+      if (std::isinf(rl)) {
+        if (!(std::isinf(gl) && gl < 0) && bad++ < 5)
+          ADD_FAILURE() << what << ": lse " << gl << " expected -inf at t=" << t << " h=" << h;
+      } else {
+        lse_err = std::max(lse_err, double(std::fabs(gl - rl)));
+        if (!std::isfinite(gl) && bad++ < 5) ADD_FAILURE() << what << ": lse not finite";
+      }
+    }
+  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  const double tol = P.c.dtype == DType::kBFloat16 ? 1.2e-2 : 4e-3;
+  EXPECT_LE(rel, tol) << what << ": relative L2 error";
+  EXPECT_LE(lse_err, 5e-3) << what << ": max |lse - ref|";
+  EXPECT_EQ(bad, 0) << what;
+}
+
+void run_case(const Case& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Problem P;
+  build(P, c, rng);
+  CudaFlashOptions opt;
+  opt.force_num_splits = c.force_splits;
+  auto be = make_cuda_flash_backend(opt);
+  write_cache(P, *be);
+  Outputs ref = reference(P);
+  DeviceRun r;
+  prepare_run(P, *be, r);
+  be->run(r.args, nullptr);
+  ck(cudaDeviceSynchronize());
+  compare(P, ref, r.out, r.lse,
+          c.name + " (splits " + std::to_string(cuda_flash_planned_splits(*be)) + ")");
+}
+
+using Seqs = std::vector<std::pair<int, int>>;
+const Seqs kAwkwardDecode = {{1, 0}, {1, 1}, {1, 54}, {1, 97}, {1, 1013}};
+const Seqs kAwkwardPrefill = {{1, 1}, {17, 54}, {97, 97}, {64, 300}, {5, 1013}, {0, 7}};
+
+class CudaFlash : public ::testing::Test {
+ protected:
+  void SetUp() override { ATTNKIT_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_F(CudaFlash, DecodeGqaBf16Head128) {
+  Case c{.name = "decode bf16 d128 32/8", .hq = 32, .hkv = 8, .seqs = kAwkwardDecode};
+  run_case(c, 1);
+}
+
+TEST_F(CudaFlash, PrefillFp16Head64PageOne) {
+  Case c{.name = "prefill fp16 d64 page 1",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFloat16,
+         .head = 64,
+         .hq = 4,
+         .hkv = 4,
+         .block = 1,
+         .seqs = kAwkwardPrefill};
+  run_case(c, 2);
+}
+
+TEST_F(CudaFlash, NonCausalMqaHead256) {
+  Case c{.name = "non-causal bf16 d256 MQA",
+         .head = 256,
+         .hq = 4,
+         .hkv = 1,
+         .block = 64,
+         .seqs = {{33, 33}, {70, 130}, {1, 1013}},
+         .causal = false,
+         .out_pad = 8};
+  run_case(c, 3);
+}
+
+TEST_F(CudaFlash, WindowSoftcapAlibiSinks) {
+  Case c{.name = "window+softcap+alibi+sinks bf16 d128",
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{40, 200}, {1, 97}, {128, 128}, {1, 0}},
+         .wl = 31,
+         .softcap = 30.f,
+         .alibi = true,
+         .sinks = true};
+  run_case(c, 4);
+}
+
+TEST_F(CudaFlash, NonCausalTwoSidedWindow) {
+  Case c{.name = "non-causal window 5/3 fp16 d64",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFloat16,
+         .head = 64,
+         .hq = 6,
+         .hkv = 3,
+         .seqs = {{50, 50}, {20, 90}},
+         .causal = false,
+         .wl = 5,
+         .wr = 3};
+  run_case(c, 5);
+}
+
+TEST_F(CudaFlash, Fp8E4m3PerTensor) {
+  Case c{.name = "fp8 e4m3 per-tensor bf16 d128",
+         .kv = KvCacheDType::kFp8E4M3,
+         .gran = ScaleGranularity::kPerTensor,
+         .hq = 16,
+         .hkv = 4,
+         .seqs = {{1, 1013}, {1, 54}, {30, 97}}};
+  run_case(c, 6);
+}
+
+TEST_F(CudaFlash, Fp8E5m2PerHead) {
+  Case c{.name = "fp8 e5m2 per-head fp16 d64",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFp8E5M2,
+         .gran = ScaleGranularity::kPerHead,
+         .head = 64,
+         .hq = 8,
+         .hkv = 2,
+         .block = 32,
+         .seqs = {{1, 300}, {12, 97}, {1, 0}}};
+  run_case(c, 7);
+}
+
+TEST_F(CudaFlash, ForcedSplitsWithSinksAndShortKeys) {
+  // q_len > k_len: the first causal rows see nothing (out 0, lse = sink or -inf).
+  Case c{.name = "split-KV x5 sinks",
+         .hq = 4,
+         .hkv = 2,
+         .seqs = {{20, 700}, {10, 4}, {1, 1013}, {3, 0}},
+         .sinks = true,
+         .force_splits = 5};
+  run_case(c, 8);
+  Case d = c;
+  d.name = "split-KV x7 no sinks d256";
+  d.sinks = false;
+  d.head = 256;
+  d.force_splits = 7;
+  run_case(d, 9);
+}
+
+// Decode-only batches take the decode form (16-row tiles, warps split the keys) for heads <= 128.
+TEST_F(CudaFlash, DecodeFormEveryFeature) {
+  Case c{.name = "decode form window+softcap+alibi+sinks fp16 d64",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFloat16,
+         .head = 64,
+         .hq = 16,
+         .hkv = 2,
+         .block = 8,
+         .seqs = {{1, 1013}, {1, 0}, {1, 54}, {2, 97}, {1, 1}},
+         .wl = 200,
+         .softcap = 20.f,
+         .alibi = true,
+         .sinks = true};
+  run_case(c, 14);
+  Case d{.name = "decode form fp8 e4m3 per-head bf16 d128 split x3",
+         .kv = KvCacheDType::kFp8E4M3,
+         .gran = ScaleGranularity::kPerHead,
+         .hq = 32,
+         .hkv = 4,
+         .seqs = {{1, 700}, {1, 33}, {1, 0}},
+         .sinks = true,
+         .force_splits = 3};
+  run_case(d, 15);
+}
+
+TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
+  Case c{.name = "one long decode (heuristic splits)",
+         .hq = 8,
+         .hkv = 1,
+         .seqs = {{1, 5000}}};
+  run_case(c, 10);
+}
+
+// Capture one run in a CUDA graph, then replan and replay with other lengths (same number of
+// sequences, no more rows than captured): the kernels read every length on the device.
+TEST_F(CudaFlash, GraphCaptureReplanReplay) {
+  std::mt19937 rng(11);
+  Case c{.name = "graph", .hq = 8, .hkv = 2, .seqs = {{16, 600}, {1, 900}, {8, 64}},
+         .force_splits = 3};
+  Problem P;
+  build(P, c, rng);
+  CudaFlashOptions opt;
+  opt.force_num_splits = 3;
+  auto be = make_cuda_flash_backend(opt);
+  write_cache(P, *be);
+  DeviceRun r;
+  prepare_run(P, *be, r);
+  cudaStream_t s;
+  ck(cudaStreamCreate(&s));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  be->run(r.args, s);
+  ck(cudaStreamEndCapture(s, &graph));
+  ck(cudaGraphInstantiate(&exec, graph, 0));
+  ck(cudaGraphLaunch(exec, s));
+  ck(cudaStreamSynchronize(s));
+  compare(P, reference(P), r.out, r.lse, "graph replay 1");
+
+  // Next step: shorter queries and keys within the captured bounds; replan on host as an engine
+  // would, update the device metadata, replay the same graph.
+  P.cu = {0, 9, 10, 14};
+  P.used = {590, 901 - 1, 40};
+  P.total_q = 14;
+  P.c.seqs = {{9, 590}, {1, 900}, {4, 40}};
+  be->plan(host_batch(P), layer_of(P, true));
+  ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.cu.size() * 4, cudaMemcpyHostToDevice));
+  ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+  std::vector<uint16_t> poison(r.out.n / 2, 0x7fff);
+  ck(cudaMemcpy(r.out.p, poison.data(), r.out.n, cudaMemcpyHostToDevice));
+  ck(cudaGraphLaunch(exec, s));
+  ck(cudaStreamSynchronize(s));
+  Outputs ref = reference(P);
+  compare(P, ref, r.out, r.lse, "graph replay 2 (replanned)");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+}
+
+// write_kv encodes exactly like the host encoders of numeric.hpp: RNE, fp8 saturating, NaN kept.
+TEST_F(CudaFlash, WriteKvEncodesLikeHost) {
+  for (KvCacheDType kvd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2,
+                           KvCacheDType::kBFloat16, KvCacheDType::kFloat16}) {
+    const int n = 64, heads = 2, d = 16, block = 4;
+    std::vector<float> src(size_t(n) * heads * d);
+    std::mt19937 rng(12);
+    std::uniform_real_distribution<float> U(-2.f, 2.f);
+    for (auto& x : src) x = U(rng) * 300.f;
+    src[0] = 1e6f;
+    src[1] = -1e6f;
+    src[2] = std::nanf("");
+    src[3] = 1e-7f;
+    const bool q8 = is_fp8(kvd);
+    const int elem = q8 ? 1 : 2;
+    std::vector<float> scale = {q8 ? 2.f : 1.f, q8 ? 0.5f : 1.f};
+    std::vector<int64_t> slots(n);
+    for (int i = 0; i < n; ++i) slots[i] = (i * 7) % n;  // scattered
+    if (!q8) slots[5] = -1;                              // skipped token
+    DevBuf dsrc = upload(src), dslots = upload(slots), dscale = upload(scale);
+    const size_t bytes = size_t(n) * heads * d * elem;
+    DevBuf cache(bytes);
+    ck(cudaMemset(cache.p, 0, bytes));
+    KvWriteArgs w;
+    w.k = dsrc.p;
+    w.dtype = DType::kFloat32;
+    w.num_tokens = n;
+    w.k_stride_token = heads * d;
+    w.k_stride_head = d;
+    w.slot_mapping = dslots.as<int64_t>();
+    w.cache.k = cache.p;
+    w.cache.dtype = kvd;
+    w.cache.block_size = block;
+    w.cache.num_kv_heads = heads;
+    w.cache.head_size = d;
+    w.cache.stride_token = d * elem;
+    w.cache.stride_head = int64_t(block) * d * elem;
+    w.cache.stride_block = int64_t(heads) * block * d * elem;
+    w.cache.scale_granularity = q8 ? ScaleGranularity::kPerHead : ScaleGranularity::kNone;
+    w.cache.k_scale = q8 ? dscale.as<float>() : nullptr;
+    auto be = make_cuda_flash_backend();
+    be->write_kv(w, nullptr);
+    ck(cudaDeviceSynchronize());
+    auto got = download<uint8_t>(cache, bytes);
+    int mismatches = 0;
+    for (int t = 0; t < n; ++t) {
+      if (slots[t] < 0) continue;
+      const int64_t blk = slots[t] / block, off = slots[t] % block;
+      for (int h = 0; h < heads; ++h)
+        for (int e = 0; e < d; ++e) {
+          const float x = src[(size_t(t) * heads + h) * d + e];
+          const size_t at = size_t(blk * w.cache.stride_block + h * w.cache.stride_head +
+                                   off * w.cache.stride_token) + size_t(e) * elem;
+          uint32_t want = 0, have = 0;
+          switch (kvd) {
+            case KvCacheDType::kFp8E4M3: want = float_to_fp8_e4m3(x / scale[h]); break;
+            case KvCacheDType::kFp8E5M2: want = float_to_fp8_e5m2(x / scale[h]); break;
+            case KvCacheDType::kBFloat16: want = float_to_bf16_bits(x); break;
+            default: want = float_to_fp16_bits(x); break;
+          }
+          std::memcpy(&have, &got[at], elem);
+          const bool both_nan = std::isnan(x);
+          if (have != want && !(both_nan && ((elem == 1 && (have & 0x7f) == 0x7f) ||
+                                             (elem == 2 && std::isnan(act_float(
+                                                               uint16_t(have),
+                                                               kvd == KvCacheDType::kBFloat16
+                                                                   ? DType::kBFloat16
+                                                                   : DType::kFloat16))))))
+            if (mismatches++ < 5)
+              ADD_FAILURE() << to_string(kvd) << ": x=" << x << " want " << want << " have "
+                            << have;
+        }
+    }
+    EXPECT_EQ(mismatches, 0) << to_string(kvd);
+  }
+}
+
+TEST_F(CudaFlash, ZeroBlocksZeroesOnlyListedBlocks) {
+  const int blocks = 6, heads = 2, block = 8, d = 64;
+  const size_t bytes = size_t(blocks) * heads * block * d * 2;
+  DevBuf k(bytes), v(bytes);
+  ck(cudaMemset(k.p, 0x5a, bytes));
+  ck(cudaMemset(v.p, 0x5a, bytes));
+  KvCacheView view;
+  view.k = k.p;
+  view.v = v.p;
+  view.dtype = KvCacheDType::kBFloat16;
+  view.num_blocks = blocks;
+  view.block_size = block;
+  view.num_kv_heads = heads;
+  view.head_size = view.head_size_v = d;
+  view.stride_token = view.v_stride_token = d * 2;
+  view.stride_head = view.v_stride_head = int64_t(block) * d * 2;
+  view.stride_block = view.v_stride_block = int64_t(heads) * block * d * 2;
+  auto zeroer = make_cuda_block_zeroer({view});
+  std::vector<int32_t> ids = {4, 1};
+  zeroer->zero_blocks(ids);
+  ck(cudaDeviceSynchronize());
+  for (const DevBuf* b : {&k, &v}) {
+    auto h = download<uint8_t>(*b, bytes);
+    const size_t per_block = bytes / blocks;
+    for (int blk = 0; blk < blocks; ++blk) {
+      const bool zeroed = blk == 4 || blk == 1;
+      for (size_t i = 0; i < per_block; ++i)
+        ASSERT_EQ(h[blk * per_block + i], zeroed ? 0 : 0x5a) << "block " << blk;
+    }
+  }
+}
+
+TEST_F(CudaFlash, UnbuiltHeadSizeIsUnsupported) {
+  Case c{.name = "d96", .head = 96, .hq = 2, .hkv = 1, .seqs = {{1, 10}}};
+  if (cuda_flash::find_flash_instance(96, 96, DType::kBFloat16, cuda_flash::KvKind::k16Bit) >= 0)
+    GTEST_SKIP() << "head size 96 is built";
+  std::mt19937 rng(13);
+  Problem P;
+  build(P, c, rng);
+  auto be = make_cuda_flash_backend();
+  DeviceRun r;
+  prepare_run(P, *be, r);
+  EXPECT_THROW(be->run(r.args, nullptr), Unsupported);
+}
+
+#endif  // ATTNKIT_CUDA_FLASH_KERNELS
+
+// CPU-only checks (run everywhere): the declaration is the manifest's, and a build without the
+// kernels says so instead of pretending.
+TEST(CudaFlashDeclaration, DerivedFromManifest) {
+  const Capabilities& caps = cuda_flash_capabilities();
+  std::vector<int> heads;
+  for (const auto& f : cuda_flash::kFlashManifest) heads.push_back(f.head_qk);
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  EXPECT_EQ(caps.head_sizes.sizes, heads);
+  DeviceInfo h100 = device_from_name("h100");
+  LayerSpec spec;
+  spec.num_heads = 32;
+  spec.num_kv_heads = 8;
+  spec.head_size = spec.head_size_v = 128;
+  EXPECT_TRUE(invalid_reasons(caps, spec, h100).empty());
+  spec.head_size = spec.head_size_v = 100;  // never built
+  EXPECT_FALSE(invalid_reasons(caps, spec, h100).empty());
+  spec.head_size = spec.head_size_v = 128;
+  spec.dtype = DType::kBFloat16;
+  spec.kv_cache_dtype = KvCacheDType::kFloat16;  // 16-bit cache of another dtype: no kernel
+  EXPECT_FALSE(invalid_reasons(caps, spec, h100).empty());
+  spec.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  EXPECT_TRUE(invalid_reasons(caps, spec, h100).empty());
+  ASSERT_FALSE(cuda_flash_generations().empty());
+  EXPECT_EQ(cuda_flash_generations()[0].name, "v2");
+}
+
+TEST(CudaFlashDeclaration, BuildReportsKernels) {
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+  EXPECT_TRUE(cuda_flash_kernels_built());
+#else
+  EXPECT_FALSE(cuda_flash_kernels_built());
+  try {
+    make_cuda_flash_backend();
+    ADD_FAILURE() << "expected Unsupported";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("not in this build"), std::string::npos);
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace attnkit

@@ -1,0 +1,457 @@
+// The conformance suite: for every backend of registry.hpp, every cell generated from its
+// capability declaration runs against the oracle (CPU_REFERENCE; the reference itself against
+// an independent naive fp64 derivation), plus the cross-checks: features change the output,
+// batched == one request at a time, paged == contiguous, undeclared cells are refused with a
+// reason, write_kv matches the documented quantizer. Set ATTNKIT_CONFORMANCE_SEED to vary inputs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "attnkit/capability.hpp"
+#include "attnkit/error.hpp"
+#include "cells.hpp"
+#include "harness.hpp"
+#include "registry.hpp"
+
+namespace attnkit::conformance {
+namespace {
+
+uint64_t base_seed() {
+  static const uint64_t s = [] {
+    const char* e = std::getenv("ATTNKIT_CONFORMANCE_SEED");
+    return e ? std::strtoull(e, nullptr, 10) : uint64_t(20261129);
+  }();
+  return s;
+}
+uint64_t seed_for(int index) { return base_seed() * 1000003ull + uint64_t(index); }
+
+class Conformance : public ::testing::TestWithParam<BackendEntry> {
+ protected:
+  const BackendEntry& entry() const { return GetParam(); }
+  const Capabilities& caps() const { return entry().capabilities(); }
+
+  void SetUp() override { reference_ = make_cpu_reference_backend(); }
+
+  // Cells the declaration accepts on the entry's device.
+  std::vector<Cell> valid_cells(int* excluded = nullptr) const {
+    const DeviceInfo dev = entry().device();
+    std::vector<Cell> out;
+    for (const Cell& c : enumerate_cells(caps())) {
+      if (invalid_reasons(caps(), c.spec(), dev).empty())
+        out.push_back(c);
+      else if (excluded)
+        ++*excluded;
+    }
+    return out;
+  }
+
+  // A cheap representative cell: bf16 if declared, head size 128 if declared, plain attention.
+  Cell base_cell() const {
+    std::vector<Cell> cells = valid_cells();
+    EXPECT_FALSE(cells.empty());
+    auto score = [](const Cell& c) {
+      return (c.dtype == DType::kBFloat16 ? 4 : 0) + (c.head_size == 128 ? 2 : 0) +
+             (c.feature == Feature::kCausal || c.feature == Feature::kMlaDecode ? 8 : 0) +
+             (c.kv_dtype == KvCacheDType::kAuto ? 1 : 0);
+    };
+    return *std::max_element(cells.begin(), cells.end(),
+                             [&](const Cell& a, const Cell& b) { return score(a) < score(b); });
+  }
+
+  RunOutput oracle(const HostCase& hc) {
+    if (entry().check_against_naive) return naive_attention(hc);
+    HostMemory host;
+    return run_case(*reference_, hc, host);
+  }
+  Tolerance tol(const HostCase& hc) const {
+    return entry().check_against_naive ? fp64_agreement(hc)
+                                       : tolerance_for(hc, entry().tolerance_factor);
+  }
+
+  std::unique_ptr<AttentionBackend> reference_;
+};
+
+TEST_P(Conformance, DeclaredCellsMatchOracle) {
+  if (!entry().runnable()) {
+    std::cout << "conformance: " << entry().name << " 0 cells checked (" << valid_cells().size()
+              << " declared; needs a GPU, none present)" << std::endl;
+    GTEST_SKIP() << entry().name << " needs a GPU; none present";
+  }
+  auto backend = entry().factory();
+  auto memory = entry().make_memory();
+  int excluded = 0, checked = 0, failed = 0;
+  double worst = 0;  // largest error / tolerance over the passing cells
+  std::string worst_cell;
+  const std::vector<Cell> cells = valid_cells(&excluded);
+  std::set<std::string> dtypes, kvs, heads, blocks, features;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const Cell& cell = cells[i];
+    const HostCase hc = build_case(case_for_cell(cell, int(i), seed_for(int(i))));
+    std::string problem;
+    try {
+      const RunOutput got = run_case(*backend, hc, *memory), want = oracle(hc);
+      problem = compare(got, want, tol(hc));
+      const double ratio = problem.empty() ? worst_ratio(got, want, tol(hc)) : 0.0;
+      if (ratio > worst) {
+        worst = ratio;
+        worst_cell = cell.describe() + " / " + hc.cfg.describe();
+      }
+    } catch (const std::exception& e) {
+      problem = std::string("threw: ") + e.what();
+    }
+    if (!problem.empty()) {
+      if (++failed <= 15)
+        ADD_FAILURE() << entry().name << " cell " << i << " [" << cell.describe() << "] case ["
+                      << hc.cfg.describe() << "]: " << problem;
+      continue;
+    }
+    ++checked;
+    dtypes.insert(std::string(to_string(cell.dtype)));
+    kvs.insert(std::string(to_string(cell.kv_dtype)));
+    heads.insert(std::to_string(cell.head_size));
+    blocks.insert(std::to_string(cell.block_size));
+    features.insert(to_string(cell.feature));
+  }
+  EXPECT_EQ(failed, 0) << failed << " of " << cells.size() << " cells failed";
+  EXPECT_GT(checked, 0);
+  // Every declared value of every dimension ran at least once.
+  for (DType d : caps().dtypes)
+    EXPECT_TRUE(dtypes.count(std::string(to_string(d)))) << to_string(d);
+  for (int b : representative_block_sizes(caps().kernel_block_sizes))
+    EXPECT_TRUE(blocks.count(std::to_string(b))) << "block size " << b;
+  std::cout << "conformance: " << entry().name << " " << checked << " cells checked (" << excluded
+            << " excluded by the combination rule; dtypes " << dtypes.size() << ", kv dtypes "
+            << kvs.size() << ", head sizes " << heads.size() << ", block sizes " << blocks.size()
+            << ", features " << features.size() << "; worst error " << worst
+            << " of tolerance; seed " << base_seed() << ")" << std::endl;
+  if (!worst_cell.empty()) std::cout << "  worst cell: " << worst_cell << std::endl;
+}
+
+// Switching a feature on must change the output (never silently ignored), and the switched-on
+// output must still match the oracle.
+TEST_P(Conformance, EveryFeatureChangesTheOutput) {
+  if (!entry().runnable()) GTEST_SKIP() << entry().name << " needs a GPU; none present";
+  auto backend = entry().factory();
+  auto memory = entry().make_memory();
+  const Cell base = base_cell();
+  CaseConfig off = case_for_cell(base, 1, seed_for(100001));
+  off.seqs = {{5, 97}, {1, 54}, {3, 130}};
+  off.q_gain = 2.f;  // the same inputs serve the softcap case (logits above the cap)
+  struct Variant {
+    const char* name;
+    bool declared;
+    std::function<void(CaseConfig&, LayerSpec&)> on;
+  };
+  const std::vector<Variant> variants = {
+      {"softcap", caps().logits_soft_cap,
+       [](CaseConfig& c, LayerSpec& s) { c.softcap = 2.f, s.logits_soft_cap = 2.0; }},
+      {"sinks", caps().sinks, [](CaseConfig& c, LayerSpec& s) { c.sinks = s.sinks = true; }},
+      {"sliding window", caps().sliding_window,
+       [](CaseConfig& c, LayerSpec& s) { c.window_left = 15, s.sliding_window = 16; }},
+      {"alibi", caps().alibi, [](CaseConfig& c, LayerSpec& s) { c.alibi = s.alibi = true; }},
+      {"non-causal", caps().non_causal && contains_type(caps(), AttentionType::kCross),
+       [](CaseConfig& c, LayerSpec& s) { c.causal = false, s.attn_type = AttentionType::kCross; }},
+  };
+  const HostCase hc_off = build_case(off);
+  const RunOutput out_off = run_case(*backend, hc_off, *memory), want_off = oracle(hc_off);
+  EXPECT_EQ(compare(out_off, want_off, tol(hc_off)), "");
+  int tried = 0;
+  for (const Variant& v : variants) {
+    if (!v.declared) continue;
+    CaseConfig on = off;
+    LayerSpec spec = base.spec();
+    v.on(on, spec);
+    ASSERT_TRUE(invalid_reasons(caps(), spec, entry().device()).empty()) << v.name;
+    const HostCase hc_on = build_case(on);
+    const RunOutput out_on = run_case(*backend, hc_on, *memory);
+    EXPECT_EQ(compare(out_on, oracle(hc_on), tol(hc_on)), "") << v.name;
+    // Ignoring the feature would land within tolerance of the feature-off answer.
+    EXPECT_NE(compare(out_on, want_off, tol(hc_on)), "")
+        << v.name << " did not change the output of " << entry().name;
+    EXPECT_GT(max_abs_diff(out_on, want_off), 0.05) << v.name << ": the case is too weak";
+    ++tried;
+  }
+  std::cout << "conformance: " << entry().name << " " << tried << " features change the output"
+            << std::endl;
+}
+
+// A batch gives, row for row, what each of its requests gives alone.
+TEST_P(Conformance, BatchedEqualsOneRequestAtATime) {
+  if (!entry().runnable()) GTEST_SKIP() << entry().name << " needs a GPU; none present";
+  auto backend = entry().factory();
+  auto memory = entry().make_memory();
+  const Cell base = base_cell();
+  CaseConfig cfg = case_for_cell(base, 4, seed_for(100002));
+  cfg.seqs = base.feature == Feature::kMlaDecode
+                 ? std::vector<SeqShape>{{1, 523}, {1, 0}, {2, 37}, {1, 1}}
+                 : std::vector<SeqShape>{{1, 523}, {5, 97}, {0, 17}, {3, 1}, {1, 0}, {17, 54}};
+  if (caps().sinks) cfg.sinks = true;
+  const HostCase hc = build_case(cfg);
+  const RunOutput batched = run_case(*backend, hc, *memory);
+  EXPECT_EQ(compare(batched, oracle(hc), tol(hc)), "");
+  for (size_t s = 0; s < cfg.seqs.size(); ++s) {
+    const HostCase one = single_sequence(hc, int(s));
+    const RunOutput alone = run_case(*backend, one, *memory);
+    RunOutput slice = alone;
+    const int q0 = hc.cu_seqlens_q[s];
+    const size_t row = size_t(hc.cfg.num_heads) * hc.cfg.head_size_v;
+    std::copy(batched.out.begin() + q0 * row, batched.out.begin() + (q0 + one.total_q) * row,
+              slice.out.begin());
+    std::copy(batched.lse.begin() + q0 * hc.cfg.num_heads,
+              batched.lse.begin() + (q0 + one.total_q) * hc.cfg.num_heads, slice.lse.begin());
+    slice.written_outside = 0;
+    EXPECT_EQ(compare(alone, slice, tol(hc)), "") << "sequence " << s;
+  }
+}
+
+// The same logical cache, paged through shuffled small blocks or held as one block per sequence.
+TEST_P(Conformance, PagedEqualsContiguous) {
+  if (!entry().runnable()) GTEST_SKIP() << entry().name << " needs a GPU; none present";
+  auto backend = entry().factory();
+  auto memory = entry().make_memory();
+  const Cell base = base_cell();
+  CaseConfig paged = case_for_cell(base, 5, seed_for(100003));
+  paged.seqs = base.feature == Feature::kMlaDecode
+                   ? std::vector<SeqShape>{{1, 97}, {1, 54}, {2, 1}}
+                   : std::vector<SeqShape>{{5, 97}, {1, 54}, {3, 1}};
+  paged.block_size = representative_block_sizes(caps().kernel_block_sizes).front();
+  int longest = 0;
+  for (auto& s : paged.seqs) longest = std::max(longest, s.k_len);
+  int contiguous = 0;
+  for (const auto& e : caps().kernel_block_sizes) {
+    const int b = e.multiple ? (longest + e.value - 1) / e.value * e.value
+                             : (e.value >= longest ? e.value : 0);
+    if (b && (!contiguous || b < contiguous)) contiguous = b;
+  }
+  if (!contiguous) GTEST_SKIP() << "no declared block size holds " << longest << " tokens";
+  CaseConfig whole = paged;
+  whole.block_size = contiguous;
+  whole.shuffle_blocks = false;
+  whole.padded_strides = false;
+  const HostCase hp = build_case(paged), hw = build_case(whole);
+  ASSERT_EQ(hp.kd, hw.kd);  // the same logical cache
+  const RunOutput a = run_case(*backend, hp, *memory), b = run_case(*backend, hw, *memory);
+  EXPECT_EQ(compare(a, oracle(hp), tol(hp)), "");
+  EXPECT_EQ(compare(b, a, tol(hp)), "")
+      << "paged (block " << paged.block_size << ") vs contiguous (block " << contiguous << ")";
+}
+
+// A cell outside the declaration is refused with the reason naming it.
+TEST_P(Conformance, UndeclaredCellsAreRefused) {
+  const Cell base = base_cell();
+  const DeviceInfo dev = entry().device();
+  int n = 0;
+  for (const UndeclaredCell& u : undeclared_cells(caps(), base)) {
+    const auto reasons = invalid_reasons(caps(), u.spec, dev);
+    EXPECT_NE(std::find(reasons.begin(), reasons.end(), u.reason), reasons.end())
+        << entry().name << ": " << u.what << " should be refused with \"" << u.reason << "\"";
+    ++n;
+  }
+  // The other platform is refused too.
+  const DeviceInfo other =
+      entry().requires_gpu ? device_from_name("cpu") : device_from_name("h100");
+  const auto reasons = invalid_reasons(caps(), base.spec(), other);
+  if (!caps().platforms.empty()) {
+    EXPECT_FALSE(reasons.empty()) << entry().name << " accepted platform "
+                                  << to_string(other.platform);
+  }
+  std::cout << "conformance: " << entry().name << " " << n + 1 << " undeclared cells refused"
+            << std::endl;
+}
+
+// write_kv stores exactly what the documented quantizer (docs/semantics.md §2) stores, skips
+// slot -1 and touches nothing else.
+TEST_P(Conformance, WriteKvMatchesTheQuantizer) {
+  if (!entry().runnable()) GTEST_SKIP() << entry().name << " needs a GPU; none present";
+  auto backend = entry().factory();
+  auto memory = entry().make_memory();
+  const Cell base = base_cell();
+  const bool mla = base.feature == Feature::kMlaDecode;
+  int checked = 0;
+  for (DType dt : caps().dtypes)
+    for (KvCacheDType kvd : declared_kv_dtypes(caps(), dt))
+      for (bool per_head : {false, true}) {
+        const KvCacheDType rk = resolve_kv_dtype(kvd, dt);
+        if (per_head && (!caps().per_head_quant_scales ||
+                         (rk != KvCacheDType::kFp8E4M3 && rk != KvCacheDType::kFp8E5M2)))
+          continue;
+        LayerSpec spec = base.spec();
+        spec.dtype = dt;
+        spec.kv_cache_dtype = kvd;
+        spec.kv_scale_granularity = per_head ? ScaleGranularity::kPerHead : default_granularity(rk);
+        if (!invalid_reasons(caps(), spec, entry().device()).empty()) continue;
+        CaseConfig cfg;
+        cfg.dtype = dt;
+        cfg.kv_dtype = rk;
+        cfg.scale_granularity = per_head ? ScaleGranularity::kPerHead : ScaleGranularity::kNone;
+        cfg.num_kv_heads = mla ? 1 : 2;
+        cfg.num_heads = cfg.num_kv_heads;
+        cfg.head_size = base.head_size;
+        cfg.head_size_v = base.head_size_v;
+        cfg.mla = mla;
+        cfg.block_size = base.block_size;
+        cfg.seqs = {{1, 2 * base.block_size + 3}};  // only for the cache geometry and scales
+        cfg.seed = seed_for(200000 + checked);
+        HostCase hc = build_case(cfg);  // a cache with scales; its contents are overwritten below
+        // New tokens: random rows in the model dtype, written to shuffled slots with skips.
+        const int T = 7, H = cfg.num_kv_heads, D = cfg.head_size, Dv = cfg.head_size_v;
+        std::mt19937_64 rng(cfg.seed + 7);
+        std::normal_distribution<float> normal(0.f, 1.5f);
+        std::vector<uint8_t> k(size_t(T) * H * D * act_bytes(dt)),
+            v(size_t(T) * H * Dv * act_bytes(dt));
+        for (int64_t i = 0; i < int64_t(k.size()) / act_bytes(dt); ++i)
+          encode_act(k.data(), dt, i, normal(rng));
+        for (int64_t i = 0; i < int64_t(v.size()) / act_bytes(dt); ++i)
+          encode_act(v.data(), dt, i, normal(rng));
+        const int64_t slots = int64_t(hc.num_blocks) * cfg.block_size;
+        std::vector<int64_t> slot_mapping(T);
+        std::vector<int64_t> perm(static_cast<size_t>(slots));
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        for (int t = 0; t < T; ++t) slot_mapping[t] = t == 3 ? -1 : perm[size_t(t)];
+        // Poison the whole cache, then expect the quantizer's bytes at the written slots.
+        std::fill(hc.k_cache.begin(), hc.k_cache.end(), kv_poison_byte(rk));
+        std::fill(hc.v_cache.begin(), hc.v_cache.end(), kv_poison_byte(rk));
+        std::fill(hc.k_bscales.begin(), hc.k_bscales.end(), 0x7f);
+        std::fill(hc.v_bscales.begin(), hc.v_bscales.end(), 0x7f);
+        HostCase want = hc;
+        const KvCacheView view = want.kv_view();
+        for (int t = 0; t < T; ++t) {
+          if (slot_mapping[t] < 0) continue;
+          const int64_t blk = slot_mapping[t] / cfg.block_size,
+                        o = slot_mapping[t] % cfg.block_size;
+          for (int g = 0; g < H; ++g)
+            for (int pass = 0; pass < (mla ? 1 : 2); ++pass) {
+              const bool is_v = pass == 1;
+              const int n = is_v ? Dv : D;
+              std::vector<float> x(static_cast<size_t>(n));
+              for (int d = 0; d < n; ++d)
+                x[d] =
+                    float(decode_act(is_v ? v.data() : k.data(), dt, (int64_t(t) * H + g) * n + d));
+              uint8_t* row = static_cast<uint8_t*>(is_v ? view.v : view.k) +
+                             blk * (is_v ? view.v_stride_block : view.stride_block) +
+                             g * (is_v ? view.v_stride_head : view.stride_head) +
+                             o * (is_v ? view.v_stride_token : view.stride_token);
+              uint8_t* bsp = rk == KvCacheDType::kNvfp4
+                                 ? (is_v ? view.v_block_scales : view.k_block_scales) +
+                                       blk * view.sb_block + g * view.sb_head + o * view.sb_token
+                                 : nullptr;
+              const std::vector<float>& sc = is_v ? want.v_scale : want.k_scale;
+              encode_kv_row(rk, x.data(), n, sc[per_head ? g : 0], row, bsp);
+            }
+        }
+        // Run the backend's write_kv in its memory space.
+        DeviceBuffer kc(*memory, hc.k_cache),
+            vc(*memory, hc.v_cache.empty() ? std::vector<uint8_t>(1) : hc.v_cache);
+        DeviceBuffer kb(*memory, hc.k_bscales.empty() ? std::vector<uint8_t>(1) : hc.k_bscales);
+        DeviceBuffer vb(*memory, hc.v_bscales.empty() ? std::vector<uint8_t>(1) : hc.v_bscales);
+        DeviceBuffer ks(*memory, hc.k_scale), vs(*memory, hc.v_scale);
+        DeviceBuffer kin(*memory, k), vin(*memory, v), sm(*memory, slot_mapping);
+        KvWriteArgs w;
+        w.k = kin.get();
+        w.v = mla ? nullptr : vin.get();
+        w.dtype = dt;
+        w.num_tokens = T;
+        w.k_stride_token = int64_t(H) * D;
+        w.k_stride_head = D;
+        w.v_stride_token = int64_t(H) * Dv;
+        w.v_stride_head = Dv;
+        w.slot_mapping = sm.as<int64_t>();
+        w.cache = hc.kv_view();
+        w.cache.k = kc.get();
+        if (w.cache.v) w.cache.v = vc.get();
+        if (w.cache.k_scale) w.cache.k_scale = ks.as<float>();
+        if (w.cache.v_scale) w.cache.v_scale = vs.as<float>();
+        if (w.cache.k_block_scales) w.cache.k_block_scales = kb.as<uint8_t>();
+        if (w.cache.v_block_scales) w.cache.v_block_scales = vb.as<uint8_t>();
+        try {
+          backend->write_kv(w, memory->stream());
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << entry().name << " write_kv threw for " << to_string(rk) << ": "
+                        << e.what();
+          continue;
+        }
+        memory->synchronize();
+        std::vector<uint8_t> got_k(hc.k_cache.size()), got_v(hc.v_cache.size()),
+            got_kb(hc.k_bscales.size()), got_vb(hc.v_bscales.size());
+        memory->copy_to_host(got_k.data(), kc.get(), got_k.size());
+        memory->copy_to_host(got_v.data(), vc.get(), got_v.size());
+        memory->copy_to_host(got_kb.data(), kb.get(), got_kb.size());
+        memory->copy_to_host(got_vb.data(), vb.get(), got_vb.size());
+        const std::string what = std::string(to_string(dt)) + " -> " +
+                                 std::string(kvd == KvCacheDType::kAuto ? "auto" : to_string(rk)) +
+                                 (per_head ? " per-head" : "");
+        EXPECT_TRUE(got_k == want.k_cache) << entry().name << " K bytes differ: " << what;
+        EXPECT_TRUE(got_v == want.v_cache) << entry().name << " V bytes differ: " << what;
+        EXPECT_TRUE(got_kb == want.k_bscales) << entry().name << " K block scales differ: " << what;
+        EXPECT_TRUE(got_vb == want.v_bscales) << entry().name << " V block scales differ: " << what;
+        ++checked;
+      }
+  EXPECT_GT(checked, 0);
+  std::cout << "conformance: " << entry().name << " " << checked << " write_kv formats checked"
+            << std::endl;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(backends_under_test()),
+                         [](const ::testing::TestParamInfo<BackendEntry>& info) {
+                           return info.param.name;
+                         });
+
+// The generator itself: cells come from the declaration, so a declaration change changes them.
+TEST(ConformanceGenerator, FollowsTheDeclaration) {
+  Capabilities c;
+  c.name = "TOY";
+  c.dtypes = {DType::kBFloat16};
+  c.kv_cache_dtypes = {KvCacheDType::kAuto, KvCacheDType::kFp8E4M3};
+  c.head_sizes = {.sizes = {64, 80}};
+  c.kernel_block_sizes = {BlockSizeEntry::multiple_of(16)};
+  c.sinks = true;
+  const auto cells = enumerate_cells(c);
+  // bf16 x {auto, fp8} x {64, 80} x {16, 32} x {causal, sinks}
+  EXPECT_EQ(cells.size(), 1u * 2 * 2 * 2 * 2);
+  EXPECT_EQ(representative_block_sizes({BlockSizeEntry::multiple_of(1)}),
+            (std::vector<int>{1, 16}));
+  EXPECT_EQ(representative_block_sizes({BlockSizeEntry::exact(64)}), (std::vector<int>{64}));
+  const auto any = representative_head_sizes(HeadSizeRule{});
+  EXPECT_GE(any.size(), 4u);
+  EXPECT_TRUE(std::any_of(any.begin(), any.end(), [](int h) { return h & (h - 1); }));
+  c.alibi = true;
+  EXPECT_EQ(enumerate_cells(c).size(), 1u * 2 * 2 * 2 * 4);  // + alibi, combined
+  for (const Cell& cell : cells)
+    EXPECT_TRUE(invalid_reasons(c, cell.spec(), device_from_name("cpu")).empty())
+        << cell.describe();
+}
+
+// The comparison itself: NaN never passes, -inf rows must coincide, rounding noise passes.
+TEST(ConformanceHarness, CompareIsStrictWhereItMustBe) {
+  RunOutput want;
+  want.total_q = want.num_heads = 1;
+  want.head_size_v = 2;
+  want.out = {0.5, -1.0};
+  want.lse = {1.0};
+  Tolerance t;
+  t.atol = 1e-3;
+  t.rtol = 1e-3;
+  t.lse_atol = 1e-4;
+  RunOutput got = want;
+  got.out[0] += 5e-4;
+  EXPECT_EQ(compare(got, want, t), "");
+  got.out[1] = std::nan("");
+  EXPECT_NE(compare(got, want, t), "");
+  got = want;
+  got.lse[0] = -std::numeric_limits<double>::infinity();
+  EXPECT_NE(compare(got, want, t), "");
+  want.lse[0] = got.lse[0];
+  EXPECT_EQ(compare(got, want, t), "");
+  got.lse[0] = std::nan("");
+  EXPECT_NE(compare(got, want, t), "");
+  got = want;
+  got.written_outside = 1;
+  EXPECT_NE(compare(got, want, t), "");
+}
+
+}  // namespace
+}  // namespace attnkit::conformance

@@ -1,0 +1,100 @@
+// The backends under conformance test: the one list. Each entry names its capability
+// declaration (the cells are generated from it), a factory, and where its memory lives.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "attnkit/attention.hpp"
+#include "attnkit/device.hpp"
+#include "backends/cpu_reference/capabilities.hpp"
+#include "backends/cpu_reference/cpu_reference_backend.hpp"
+#include "backends/cuda_flash/capabilities.hpp"
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "backends/cuda_mla/capabilities.hpp"
+#include "harness.hpp"
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+#include "cuda_memory.hpp"
+#endif
+#include "backends/cpu_flash/capabilities.hpp"
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
+
+namespace attnkit::conformance {
+
+struct BackendEntry {
+  std::string name;
+  std::function<const Capabilities&()> capabilities;
+  std::function<std::unique_ptr<AttentionBackend>()> factory;
+  bool requires_gpu = false;
+  // GPU entries: whether a usable device is present (else the kernel tests skip cleanly) and the
+  // memory space holding the backend's pointers. Null memory means host memory.
+  std::function<bool()> gpu_available;
+  std::function<std::unique_ptr<MemorySpace>()> memory;
+  // Multiplies the documented tolerances (harness.hpp); 1 unless a backend justifies more.
+  double tolerance_factor = 1.0;
+  // CPU_REFERENCE is the oracle of the others; it is checked against the independent naive fp64
+  // derivation in harness.hpp instead, with fp64 agreement tolerances.
+  bool check_against_naive = false;
+
+  bool runnable() const { return !requires_gpu || (gpu_available && gpu_available()); }
+  std::unique_ptr<MemorySpace> make_memory() const {
+    return memory ? memory() : std::make_unique<HostMemory>();
+  }
+  // The device its declaration is checked on: this CPU, the present GPU, or an H100 preset.
+  DeviceInfo device() const {
+    if (!requires_gpu) return device_from_name("cpu");
+    return runnable() ? detect_device() : device_from_name("h100");
+  }
+};
+
+// gtest prints parameters through this (instead of their bytes).
+inline void PrintTo(const BackendEntry& e, std::ostream* os) { *os << e.name; }
+
+inline const std::vector<BackendEntry>& backends_under_test() {
+  static const std::vector<BackendEntry> entries = [] {
+    std::vector<BackendEntry> v;
+    {
+      BackendEntry e;
+      e.name = "CPU_REFERENCE";
+      e.capabilities = []() -> const Capabilities& { return cpu_reference_capabilities(); };
+      e.factory = [] { return make_cpu_reference_backend(); };
+      e.check_against_naive = true;
+      v.push_back(std::move(e));
+    }
+    {
+      BackendEntry e;
+      e.name = "CPU_FLASH";
+      e.capabilities = []() -> const Capabilities& { return cpu_flash_capabilities(); };
+      e.factory = [] { return make_cpu_flash_backend(); };
+      v.push_back(std::move(e));
+    }
+    // GPU backends are always listed: their declarations are checked (undeclared cells refused)
+    // on any machine; their kernels run only in CUDA builds with a GPU present.
+    {
+      BackendEntry e;
+      e.name = "CUDA_FLASH";
+      e.capabilities = []() -> const Capabilities& { return cuda_flash_capabilities(); };
+      e.factory = [] { return make_cuda_flash_backend(); };
+      e.requires_gpu = true;
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+      e.gpu_available = cuda_gpu_present;
+      e.memory = [] { return std::unique_ptr<MemorySpace>(std::make_unique<CudaMemory>()); };
+#endif
+      v.push_back(std::move(e));
+    }
+    {
+      BackendEntry e;
+      e.name = "CUDA_MLA";
+      e.capabilities = []() -> const Capabilities& { return cuda_mla_capabilities(); };
+      e.requires_gpu = true;  // COORDINATOR: factory, gpu_available and memory once it has kernels
+      v.push_back(std::move(e));
+    }
+    return v;
+  }();
+  return entries;
+}
+
+}  // namespace attnkit::conformance

@@ -1,0 +1,380 @@
+// `attnkit bench --device cpu`: CPU_FLASH prefill GFLOP/s and decode GB/s, one JSON object per
+// line, beside two ceilings measured in the same run: OpenBLAS fp32 sgemm (loaded at run time,
+// so the build needs no BLAS) and a multi-threaded read-bandwidth loop over more than 4x L3.
+// Protocol: random inputs, one warm-up, median of the timed repeats, and a sampled fp64 check of
+// each benchmarked configuration (rows of the very run that was timed) before a row counts.
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+#include "attnkit/numeric.hpp"
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
+#include "bench.hpp"
+
+namespace attnkit::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double load_average() {
+  double l = -1;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &l) != 1) l = -1;
+    std::fclose(f);
+  }
+  return l;
+}
+
+int64_t l3_bytes() {
+  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (v > 0) return v;
+  std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::string s;
+  if (f >> s && !s.empty()) {
+    int64_t n = std::stoll(s);
+    if (s.back() == 'K') n <<= 10;
+    if (s.back() == 'M') n <<= 20;
+    return n;
+  }
+  return int64_t(32) << 20;
+}
+
+// Fast deterministic random fill (xorshift), values ~U(-1, 1).
+struct Rng {
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  float next() {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    return float(int64_t(s >> 40) - (int64_t(1) << 23)) / float(1 << 23);
+  }
+};
+
+// ---- ceilings ---------------------------------------------------------------------------------
+
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+
+std::optional<double> sgemm_gflops(int n, int repeats) {
+  void* lib = nullptr;
+  for (const char* name : {"libopenblas.so.0", "libopenblas.so", "libblas.so.3"})
+    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+  if (!lib) return std::nullopt;
+  auto fn = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
+  if (!fn) return std::nullopt;
+  std::vector<float> a(size_t(n) * n), b(size_t(n) * n), c(size_t(n) * n);
+  Rng r;
+  for (auto& x : a) x = r.next();
+  for (auto& x : b) x = r.next();
+  constexpr int kRowMajor = 101, kNoTrans = 111;
+  fn(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    const double t0 = now_s();
+    fn(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+    t.push_back(now_s() - t0);
+  }
+  return 2.0 * n * double(n) * n / median(t) * 1e-9;
+}
+
+double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
+  const int64_t n = bytes / 8;
+  std::unique_ptr<uint64_t[]> buf(new uint64_t[size_t(n)]);
+  for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = uint64_t(i);
+  std::vector<double> t;
+  volatile uint64_t sink = 0;
+  for (int rep = 0; rep <= repeats; ++rep) {
+    std::vector<std::thread> ts;
+    std::vector<uint64_t> sums(size_t(threads), 0);
+    const double t0 = now_s();
+    for (int th = 0; th < threads; ++th)
+      ts.emplace_back([&, th] {
+        const int64_t lo = n * th / threads, hi = n * (th + 1) / threads;
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        const uint64_t* p = buf.get();
+        int64_t i = lo;
+        for (; i + 4 <= hi; i += 4) s0 += p[i], s1 += p[i + 1], s2 += p[i + 2], s3 += p[i + 3];
+        for (; i < hi; ++i) s0 += p[i];
+        sums[size_t(th)] = s0 + s1 + s2 + s3;
+      });
+    for (auto& x : ts) x.join();
+    if (rep > 0) t.push_back(now_s() - t0);  // the first pass is the warm-up
+    for (uint64_t s : sums) sink = sink + s;
+  }
+  return double(n * 8) / median(t) * 1e-9;
+}
+
+// ---- attention configurations ----------------------------------------------------------------
+
+struct Shape {
+  const char* kind;  // prefill | decode
+  int batch, q_len, kv_len, heads, kv_heads, head_size;
+  DType dtype;
+  KvCacheDType kv_dtype;
+  bool causal;
+};
+
+float act_to_float(const void* p, DType dt, int64_t i) {
+  if (dt == DType::kFloat32) return static_cast<const float*>(p)[i];
+  const uint16_t b = static_cast<const uint16_t*>(p)[i];
+  return dt == DType::kFloat16 ? fp16_bits_to_float(b) : bf16_bits_to_float(b);
+}
+
+struct BenchRun {
+  std::vector<uint8_t> q, out, kbuf, vbuf;
+  std::vector<int32_t> cu, used, table;
+  std::vector<float> kscale, vscale;
+  std::vector<uint8_t> ws;
+  AttentionArgs a;
+};
+
+// Builds a contiguous-block paged cache (block 16, HND) filled with random values.
+void build(const Shape& s, BenchRun& r) {
+  const int bs = 16, blocks_per_seq = (s.kv_len + bs - 1) / bs, nb = s.batch * blocks_per_seq;
+  const int64_t row = kv_bytes_per_head_vector(s.kv_dtype, s.dtype, s.head_size);
+  KvCacheView& kv = r.a.kv;
+  kv.dtype = s.kv_dtype;
+  kv.num_blocks = nb;
+  kv.block_size = bs;
+  kv.num_kv_heads = s.kv_heads;
+  kv.head_size = kv.head_size_v = s.head_size;
+  kv.stride_token = kv.v_stride_token = row;
+  kv.stride_head = kv.v_stride_head = row * bs;
+  kv.stride_block = kv.v_stride_block = row * bs * s.kv_heads;
+  const size_t bytes = size_t(kv.stride_block) * nb;
+  r.kbuf.resize(bytes);
+  r.vbuf.resize(bytes);
+  Rng rng;
+  const bool fp8 = s.kv_dtype == KvCacheDType::kFp8E4M3 || s.kv_dtype == KvCacheDType::kFp8E5M2;
+  auto fill = [&](std::vector<uint8_t>& b) {
+    if (fp8) {
+      for (auto& x : b) x = s.kv_dtype == KvCacheDType::kFp8E4M3 ? float_to_fp8_e4m3(rng.next() * 4)
+                                                                  : float_to_fp8_e5m2(rng.next() * 4);
+    } else {
+      auto* p = reinterpret_cast<uint16_t*>(b.data());
+      for (size_t i = 0; i < b.size() / 2; ++i)
+        p[i] = s.kv_dtype == KvCacheDType::kFloat16 ? float_to_fp16_bits(rng.next())
+                                                    : float_to_bf16_bits(rng.next());
+    }
+  };
+  fill(r.kbuf);
+  fill(r.vbuf);
+  kv.k = r.kbuf.data();
+  kv.v = r.vbuf.data();
+  if (fp8) {
+    r.kscale = {0.25f};
+    r.vscale = {0.3f};
+    kv.scale_granularity = ScaleGranularity::kPerTensor;
+    kv.k_scale = r.kscale.data();
+    kv.v_scale = r.vscale.data();
+  }
+  r.cu.assign(1, 0);
+  for (int b = 0; b < s.batch; ++b) r.cu.push_back(r.cu.back() + s.q_len);
+  r.used.assign(size_t(s.batch), s.kv_len);
+  r.table.resize(size_t(nb));
+  for (int i = 0; i < nb; ++i) r.table[size_t(i)] = i;
+  const int total_q = r.cu.back(), esz = dtype_bytes(s.dtype);
+  r.q.resize(size_t(total_q) * s.heads * s.head_size * esz);
+  r.out.resize(size_t(total_q) * s.heads * s.head_size * esz);
+  for (int64_t i = 0; i < int64_t(r.q.size()) / esz; ++i) {
+    const float v = rng.next() * 2;
+    if (s.dtype == DType::kFloat32)
+      reinterpret_cast<float*>(r.q.data())[i] = v;
+    else
+      reinterpret_cast<uint16_t*>(r.q.data())[i] =
+          s.dtype == DType::kFloat16 ? float_to_fp16_bits(v) : float_to_bf16_bits(v);
+  }
+  AttentionArgs& a = r.a;
+  a.q = r.q.data();
+  a.q_stride_token = int64_t(s.heads) * s.head_size;
+  a.q_stride_head = s.head_size;
+  a.out = r.out.data();
+  a.out_stride_token = a.q_stride_token;
+  a.out_stride_head = s.head_size;
+  a.batch.num_seqs = s.batch;
+  a.batch.total_q = total_q;
+  a.batch.max_seqlen_q = s.q_len;
+  a.batch.max_seqlen_k = s.kv_len;
+  a.batch.cu_seqlens_q = r.cu.data();
+  a.batch.seqused_k = r.used.data();
+  a.batch.block_table = r.table.data();
+  a.batch.block_table_stride = blocks_per_seq;
+  AttentionLayerParams& L = a.layer;
+  L.num_heads = s.heads;
+  L.num_kv_heads = s.kv_heads;
+  L.head_size = L.head_size_v = s.head_size;
+  L.dtype = s.dtype;
+  L.scale = 1.f / std::sqrt(float(s.head_size));
+  L.causal = s.causal;
+}
+
+// fp64 check of sampled output rows of the timed run (first/last sequence, first/last token,
+// first/last head). Returns the max abs error.
+double sampled_error(const Shape& s, const BenchRun& r) {
+  const AttentionArgs& a = r.a;
+  const int g = s.heads / s.kv_heads, d = s.head_size;
+  std::vector<float> k(static_cast<size_t>(d)), v(static_cast<size_t>(d));
+  double err = 0;
+  for (int b : {0, s.batch - 1})
+    for (int i : {0, s.q_len - 1})
+      for (int h : {0, s.heads - 1}) {
+        const int t = r.cu[size_t(b)] + i, p = s.kv_len - s.q_len + i, kh = h / g;
+        const int hi = s.causal ? std::min(p, s.kv_len - 1) : s.kv_len - 1;
+        std::vector<double> x;
+        for (int j = 0; j <= hi; ++j) {
+          const int64_t slot = int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
+          read_kv_cpu(a.kv, slot, kh, false, k.data());
+          double dot = 0;
+          for (int e = 0; e < d; ++e)
+            dot += double(act_to_float(r.q.data(), s.dtype, int64_t(t) * a.q_stride_token + h * d + e)) * k[e];
+          x.push_back(dot * a.layer.scale);
+        }
+        double m = -INFINITY, z = 0;
+        for (double xv : x) m = std::max(m, xv);
+        for (double xv : x) z += std::exp(xv - m);
+        std::vector<double> o(static_cast<size_t>(d), 0.0);
+        for (int j = 0; j <= hi; ++j) {
+          const int64_t slot = int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
+          read_kv_cpu(a.kv, slot, kh, true, v.data());
+          const double w = std::exp(x[size_t(j)] - m) / z;
+          for (int e = 0; e < d; ++e) o[size_t(e)] += w * v[size_t(e)];
+        }
+        for (int e = 0; e < d; ++e)
+          err = std::max(err, std::abs(double(act_to_float(r.out.data(), s.dtype,
+                                                           int64_t(t) * a.out_stride_token + h * d + e)) -
+                                       o[size_t(e)]));
+      }
+  return err;
+}
+
+double tolerance(DType dt) { return dt == DType::kFloat32 ? 1e-3 : dt == DType::kFloat16 ? 8e-3 : 3e-2; }
+
+}  // namespace
+
+int run_cpu_bench(const BenchOptions& o) {
+  std::optional<std::ofstream> file;
+  if (o.out_path) {
+    file.emplace(*o.out_path, std::ios::app);
+    if (!*file) throw InvalidArgument(fmt::format("bench: cannot open --out {}", *o.out_path));
+  }
+  auto emit = [&](json row) {
+    row["load_avg"] = load_average();
+    const std::string line = row.dump();
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    if (file) *file << line << "\n" << std::flush;
+  };
+  const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+
+  // Ceilings, measured now.
+  const int gemm_n = o.quick ? 1024 : 2048;
+  const std::optional<double> gemm = sgemm_gflops(gemm_n, o.quick ? 3 : 7);
+  emit({{"kind", "ceiling"}, {"name", "sgemm_fp32_openblas"}, {"n", gemm_n},
+        {"gflops", gemm ? json(*gemm) : json(nullptr)},
+        {"note", gemm ? "cblas_sgemm from libopenblas, median" : "libopenblas not found"}});
+  const int64_t l3 = l3_bytes();
+  const int64_t bw_bytes = o.quick ? (int64_t(256) << 20) : std::max(int64_t(4) * l3 + (64 << 20), int64_t(1) << 30);
+  const double bw = read_bandwidth_gbs(bw_bytes, threads, o.quick ? 3 : 5);
+  emit({{"kind", "ceiling"}, {"name", "read_bw"}, {"bytes", bw_bytes}, {"l3_bytes", l3},
+        {"threads", threads}, {"gbs", bw}});
+
+  std::vector<Shape> shapes;
+  const bool pre = o.suite != "decode", dec = o.suite != "prefill";
+  const auto bf = DType::kBFloat16;
+  const auto kbf = KvCacheDType::kBFloat16;
+  if (pre) {
+    const int n = o.quick ? 512 : 2048;
+    shapes.push_back({"prefill", 1, n, n, 8, 8, 128, bf, kbf, false});
+    shapes.push_back({"prefill", 1, n, n, 8, 8, 128, bf, kbf, true});
+    shapes.push_back({"prefill", 1, n, n, 32, 8, 128, bf, kbf, true});
+    shapes.push_back({"prefill", 1, n / 2, n / 2, 8, 8, 128, DType::kFloat32, KvCacheDType::kAuto, false});
+    shapes.push_back({"prefill", 1, n / 2, n / 2, 8, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, false});
+  }
+  if (dec) {
+    // Caches above L3 in the full grid (B x kv_len x Hkv x 2 x D x bytes).
+    const int kv_len = o.quick ? 2048 : 8192;
+    const int64_t cache = int64_t(16) * kv_len * 8 * 2 * 128 * 2;
+    const int b = o.quick ? 4 : int(std::max<int64_t>(16, (l3 * 5 / 4 + cache - 1) / cache * 16));
+    shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
+    shapes.push_back({"decode", b / 4, 1, kv_len, 32, 32, 128, bf, kbf, true});
+    shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
+    shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
+    shapes.push_back({"decode", 1, 1, kv_len * 4, 16, 1, 128, bf, kbf, true});  // split-KV
+  }
+
+  auto backend = make_cpu_flash_backend();
+  const char* isa_env = std::getenv("ATTNKIT_CPU_ISA");
+  const std::string isa =
+      isa_env && *isa_env ? isa_env : std::string(cpu_flash::to_string(cpu_flash::detect_isa()));
+  for (const Shape& s : shapes) {
+    BenchRun r;
+    build(s, r);
+    backend->plan(r.a.batch, r.a.layer);
+    r.ws.resize(backend->workspace_bytes() + 64);
+    r.a.workspace = r.ws.data();
+    backend->run(r.a);  // warm-up, and the run the check samples
+    const double err = sampled_error(s, r);
+    const bool ok = err <= tolerance(s.dtype);
+    const int repeats = o.quick ? 3 : (s.kind[0] == 'p' ? 5 : 9);
+    std::vector<double> t;
+    for (int i = 0; i < repeats; ++i) {
+      const double t0 = now_s();
+      backend->run(r.a);
+      t.push_back(now_s() - t0);
+    }
+    const double sec = median(t);
+    const double flops = 4.0 * s.batch * s.heads * double(s.q_len) * s.kv_len * s.head_size *
+                         (s.causal && s.q_len > 1 ? 0.5 : 1.0);
+    const double kv_bytes = double(r.kbuf.size() + r.vbuf.size());
+    json row{{"kind", s.kind},
+             {"backend", "CPU_FLASH"},
+             {"isa", isa},
+             {"threads", threads},
+             {"batch", s.batch},
+             {"q_len", s.q_len},
+             {"kv_len", s.kv_len},
+             {"heads", s.heads},
+             {"kv_heads", s.kv_heads},
+             {"head_size", s.head_size},
+             {"dtype", to_string(s.dtype)},
+             {"kv_dtype", s.kv_dtype == KvCacheDType::kAuto ? "float32" : std::string(to_string(s.kv_dtype))},
+             {"causal", s.causal},
+             {"time_ms", sec * 1e3},
+             {"repeats", repeats},
+             {"gflops", flops / sec * 1e-9},
+             {"gbs", kv_bytes / sec * 1e-9},
+             {"kv_bytes", kv_bytes},
+             {"kv_over_l3", kv_bytes / double(l3)},
+             {"verified", ok},
+             {"max_abs_err", err}};
+    // The ceiling a kind is held to: prefill the GEMM rate, decode the read bandwidth.
+    if (ok && s.kind[0] == 'p' && gemm) row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
+    if (ok && s.kind[0] == 'd') row["fraction_of_bw"] = kv_bytes / sec * 1e-9 / bw;
+    emit(row);
+  }
+  return 0;
+}
+
+}  // namespace attnkit::cli

@@ -1,0 +1,382 @@
+// `attnkit bench --device cuda`: CUDA_FLASH prefill TFLOP/s and paged-decode GB/s, one JSON object
+// per line, with the device's read and copy ceilings measured in the same run. Protocol
+// (DESIGN.md §5): CUDA events, 3 warm-ups, median of >= 20 timed runs, a 256 MiB buffer written
+// between runs (no L2 hits), random inputs, and a sampled fp64 check of each row before it counts.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnkit/error.hpp"
+#include "attnkit/numeric.hpp"
+#include "bench.hpp"
+
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+#include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "backends/cuda_flash/launch.hpp"
+#endif
+
+namespace attnkit::cli {
+
+#if !defined(ATTNKIT_CUDA_FLASH_KERNELS)
+
+int run_cuda_bench(const BenchOptions&) {
+  throw Unsupported(
+      "attnkit bench --device cuda: this build has no CUDA kernels (configure with the cuda "
+      "preset: cmake --preset cuda)");
+}
+
+#else
+
+namespace {
+
+using nlohmann::json;
+
+void ck(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(fmt::format("bench: {}: {}", what, cudaGetErrorString(e)));
+}
+
+struct Buf {
+  void* p = nullptr;
+  size_t n = 0;
+  explicit Buf(size_t bytes = 0) : n(bytes) {
+    if (bytes) ck(cudaMalloc(&p, bytes), "cudaMalloc");
+  }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  ~Buf() {
+    if (p) cudaFree(p);
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p);
+  }
+};
+
+template <typename T>
+void put(Buf& b, const std::vector<T>& v) {
+  ck(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+}
+
+class Timer {
+ public:
+  Timer() : flush_(256u << 20) {
+    ck(cudaEventCreate(&a_), "event");
+    ck(cudaEventCreate(&b_), "event");
+  }
+  ~Timer() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  // Median milliseconds of `reps` runs, each after an L2-evicting write.
+  double median_ms(const std::function<void()>& fn, int reps) {
+    for (int i = 0; i < 3; ++i) fn();
+    ck(cudaDeviceSynchronize(), "warm-up");
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      ck(cudaMemsetAsync(flush_.p, i & 0xff, flush_.n), "flush");
+      ck(cudaEventRecord(a_), "record");
+      fn();
+      ck(cudaEventRecord(b_), "record");
+      ck(cudaEventSynchronize(b_), "sync");
+      float ms = 0;
+      ck(cudaEventElapsedTime(&ms, a_, b_), "elapsed");
+      t.push_back(ms);
+    }
+    ck(cudaGetLastError(), "timed runs");
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+ private:
+  Buf flush_;
+  cudaEvent_t a_, b_;
+};
+
+float bf16_at(const std::vector<uint16_t>& v, size_t i) { return bf16_bits_to_float(v[i]); }
+
+// One attention problem over a paged cache: bf16 activations, bf16 or fp8 e4m3 KV.
+struct Shape {
+  std::string kind;  // prefill | decode
+  int batch, hq, hkv, head, seq_q, seq_k, page;
+  bool causal;
+  KvCacheDType kv;
+};
+
+struct Arena {  // reused device buffers, grown on demand
+  Buf q, out, lse, k, v, ws, cu, used, bt, scale;
+  void need(Buf& b, size_t bytes) {
+    if (b.n < bytes) {
+      b.~Buf();
+      new (&b) Buf(bytes);
+    }
+  }
+};
+
+int kind_of(KvCacheDType d) { return d == KvCacheDType::kFp8E4M3 ? 2 : 1; }
+
+// fp64 attention of sampled rows (first and last sequence, first and last query row, first and
+// last head) from device copies; returns the largest relative L2 error of a row.
+double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, int bt_stride,
+                     int elem, float scale, float kscale, float vscale) {
+  double worst = 0;
+  const int D = s.head;
+  for (int seq : {0, s.batch - 1})
+    for (int qi : {0, s.seq_q - 1})
+      for (int h : {0, s.hq - 1}) {
+        const int g = h / (s.hq / s.hkv);
+        const int64_t tok = int64_t(seq) * s.seq_q + qi;
+        std::vector<uint16_t> q(D), o(D);
+        ck(cudaMemcpy(q.data(), A.q.as<uint16_t>() + (tok * s.hq + h) * D, D * 2,
+                      cudaMemcpyDeviceToHost),
+           "q row");
+        ck(cudaMemcpy(o.data(), A.out.as<uint16_t>() + (tok * s.hq + h) * D, D * 2,
+                      cudaMemcpyDeviceToHost),
+           "out row");
+        const int pos = s.seq_k - s.seq_q + qi;
+        const int nk = s.causal ? pos + 1 : s.seq_k;
+        const int pages = (nk + s.page - 1) / s.page;
+        const int64_t head_bytes = int64_t(s.page) * D * elem;
+        std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(kb.size());
+        for (int p = 0; p < pages; ++p) {
+          const int64_t blk = bt[size_t(seq) * bt_stride + p];
+          const int64_t off = (blk * s.hkv + g) * head_bytes;
+          ck(cudaMemcpy(kb.data() + p * head_bytes, A.k.as<uint8_t>() + off, head_bytes,
+                        cudaMemcpyDeviceToHost),
+             "k page");
+          ck(cudaMemcpy(vb.data() + p * head_bytes, A.v.as<uint8_t>() + off, head_bytes,
+                        cudaMemcpyDeviceToHost),
+             "v page");
+        }
+        auto val = [&](const std::vector<uint8_t>& b, int j, int d) -> double {
+          const size_t i = size_t(j) * D + d;
+          if (elem == 1) return fp8_e4m3_to_float(b[i]);
+          uint16_t x;
+          std::memcpy(&x, &b[i * 2], 2);
+          return bf16_bits_to_float(x);
+        };
+        std::vector<double> logit(nk);
+        double mx = -INFINITY;
+        for (int j = 0; j < nk; ++j) {
+          double acc = 0;
+          for (int d = 0; d < D; ++d) acc += double(bf16_at(q, d)) * val(kb, j, d);
+          logit[j] = acc * scale * kscale;
+          mx = std::max(mx, logit[j]);
+        }
+        double z = 0;
+        std::vector<double> ref(D, 0.0);
+        for (int j = 0; j < nk; ++j) {
+          const double w = std::exp(logit[j] - mx);
+          z += w;
+          for (int d = 0; d < D; ++d) ref[d] += w * val(vb, j, d);
+        }
+        double num = 0, den = 0;
+        for (int d = 0; d < D; ++d) {
+          const double r = ref[d] / z * vscale, gval = bf16_at(o, d);
+          if (!std::isfinite(gval)) return INFINITY;
+          num += (gval - r) * (gval - r);
+          den += r * r;
+        }
+        worst = std::max(worst, std::sqrt(num / std::max(den, 1e-30)));
+      }
+  return worst;
+}
+
+json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed) {
+  const int D = s.head, elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
+  const int64_t tq = int64_t(s.batch) * s.seq_q;
+  const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;
+  const int64_t blocks = int64_t(s.batch) * pages_per_seq;
+  const int64_t head_bytes = int64_t(s.page) * D * elem;
+  const size_t cache_bytes = size_t(blocks) * s.hkv * head_bytes;
+  A.need(A.q, tq * s.hq * D * 2);
+  A.need(A.out, tq * s.hq * D * 2);
+  A.need(A.lse, tq * s.hq * 4);
+  A.need(A.k, cache_bytes);
+  A.need(A.v, cache_bytes);
+  void* st = nullptr;
+  cuda_flash::launch_fill_random(A.q.p, tq * s.hq * D, 2, 1, seed, 1.f, st);
+  cuda_flash::launch_fill_random(A.k.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 1,
+                                 elem == 1 ? 4.f : 1.f, st);
+  cuda_flash::launch_fill_random(A.v.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
+                                 elem == 1 ? 4.f : 1.f, st);
+  std::vector<int32_t> cu(s.batch + 1), used(s.batch, s.seq_k);
+  for (int i = 0; i <= s.batch; ++i) cu[i] = int32_t(i * s.seq_q);
+  std::vector<int32_t> perm(blocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(seed)));  // scattered pages
+  A.need(A.cu, cu.size() * 4);
+  A.need(A.used, used.size() * 4);
+  A.need(A.bt, perm.size() * 4);
+  put(A.cu, cu);
+  put(A.used, used);
+  put(A.bt, perm);
+  const float kscale = elem == 1 ? 0.5f : 1.f, vscale = elem == 1 ? 0.25f : 1.f;
+  if (elem == 1) {
+    A.need(A.scale, 8);
+    put(A.scale, std::vector<float>{kscale, vscale});
+  }
+
+  CudaFlashOptions opt;
+  auto be = make_cuda_flash_backend(opt);
+  AttentionBatch hb;
+  hb.num_seqs = s.batch;
+  hb.total_q = int(tq);
+  hb.max_seqlen_q = s.seq_q;
+  hb.max_seqlen_k = s.seq_k;
+  hb.cu_seqlens_q = cu.data();
+  hb.seqused_k = used.data();
+  hb.block_table = perm.data();
+  hb.block_table_stride = pages_per_seq;
+  AttentionLayerParams L;
+  L.num_heads = s.hq;
+  L.num_kv_heads = s.hkv;
+  L.head_size = L.head_size_v = D;
+  L.dtype = DType::kBFloat16;
+  L.scale = 1.f / std::sqrt(float(D));
+  L.causal = s.causal;
+  const auto p0 = std::chrono::steady_clock::now();
+  be->plan(hb, L);
+  const double plan_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - p0).count();
+  A.need(A.ws, be->workspace_bytes());
+
+  AttentionArgs a;
+  a.q = A.q.p;
+  a.q_stride_token = int64_t(s.hq) * D;
+  a.q_stride_head = D;
+  a.out = A.out.p;
+  a.out_stride_token = int64_t(s.hq) * D;
+  a.out_stride_head = D;
+  a.lse = A.lse.as<float>();
+  KvCacheView& kv = a.kv;
+  kv.k = A.k.p;
+  kv.v = A.v.p;
+  kv.dtype = s.kv;
+  kv.num_blocks = int(blocks);
+  kv.block_size = s.page;
+  kv.num_kv_heads = s.hkv;
+  kv.head_size = kv.head_size_v = D;
+  kv.stride_token = kv.v_stride_token = int64_t(D) * elem;
+  kv.stride_head = kv.v_stride_head = head_bytes;
+  kv.stride_block = kv.v_stride_block = head_bytes * s.hkv;
+  if (elem == 1) {
+    kv.scale_granularity = ScaleGranularity::kPerTensor;
+    kv.k_scale = A.scale.as<float>();
+    kv.v_scale = A.scale.as<float>() + 1;
+  }
+  a.batch = hb;
+  a.batch.cu_seqlens_q = A.cu.as<int32_t>();
+  a.batch.seqused_k = A.used.as<int32_t>();
+  a.batch.block_table = A.bt.as<int32_t>();
+  a.layer = L;
+  a.workspace = A.ws.p;
+
+  // Correctness first: poison, run once, check sampled rows in fp64.
+  ck(cudaMemset(A.out.p, 0xff, tq * s.hq * D * 2), "poison");
+  be->run(a, nullptr);
+  ck(cudaDeviceSynchronize(), "check run");
+  const double err = sampled_check(s, A, perm, pages_per_seq, elem, L.scale, kscale, vscale);
+  const double ms = T.median_ms([&] { be->run(a, nullptr); }, reps);
+
+  json row = {{"impl", "attnkit"},      {"kind", s.kind},         {"batch", s.batch},
+              {"heads_q", s.hq},        {"heads_kv", s.hkv},      {"head_dim", D},
+              {"seq_q", s.seq_q},       {"seq_k", s.seq_k},       {"causal", s.causal},
+              {"page", s.page},         {"kv_dtype", std::string(to_string(s.kv))},
+              {"splits", cuda_flash_planned_splits(*be)},         {"ms", ms},
+              {"plan_us", plan_us},     {"check_rel_err", err},   {"ok", err < 2e-2}};
+  if (s.kind == "prefill") {
+    const double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
+    row["TFLOPs"] = flops / ms / 1e9;
+  } else {
+    const double bytes = double(s.batch) * s.seq_k * s.hkv * 2.0 * D * elem;
+    row["GBps"] = bytes / ms / 1e6;
+  }
+  return row;
+}
+
+json ceilings(Timer& T) {
+  const size_t bytes = size_t(4) << 30;
+  Buf x(bytes), y(bytes), sink(132 * 8 * 4);
+  cuda_flash::launch_fill_random(x.p, bytes / 4, 4, 4, 7, 1.f, nullptr);
+  ck(cudaMemset(sink.p, 0, sink.n), "memset");
+  const double copy_ms = T.median_ms(
+      [&] { ck(cudaMemcpyAsync(y.p, x.p, bytes, cudaMemcpyDeviceToDevice), "copy"); }, 10);
+  const double read_ms = T.median_ms(
+      [&] { cuda_flash::launch_read_probe(x.p, bytes, sink.as<uint32_t>(), 132 * 8, nullptr); },
+      10);
+  return {{"copy_GBps", 2.0 * bytes / copy_ms / 1e6}, {"read_GBps", bytes / read_ms / 1e6}};
+}
+
+}  // namespace
+
+int run_cuda_bench(const BenchOptions& o) {
+  int dev = 0;
+  cudaDeviceProp prop{};
+  ck(cudaGetDevice(&dev), "cudaGetDevice");
+  ck(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  std::ofstream file;
+  if (o.out_path) file.open(*o.out_path);
+  auto emit = [&](const json& j) {
+    const std::string line = j.dump();
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    if (file) file << line << "\n" << std::flush;
+  };
+  Timer T;
+  json head = {{"kind", "device"},          {"device", prop.name},
+               {"sm_count", prop.multiProcessorCount},
+               {"cc", prop.major * 10 + prop.minor}, {"driver", driver}};
+  head.update(ceilings(T));
+  emit(head);
+  Arena A;
+  uint64_t seed = 100;
+  int failures = 0;
+  auto go = [&](const Shape& s, int reps) {
+    json row = run_shape(s, A, T, reps, seed++);
+    if (!row["ok"].get<bool>()) ++failures;
+    emit(row);
+  };
+  if (o.suite == "prefill" || o.suite == "all") {
+    const std::vector<int> seqs = o.quick ? std::vector<int>{1024, 4096}
+                                          : std::vector<int>{1024, 4096, 16384};
+    for (int d : {64, 128, 256})
+      for (int s : seqs)
+        for (bool causal : {false, true}) {
+          const int h = 2048 / d;
+          go({"prefill", 16384 / s, h, h, d, s, s, 128, causal, KvCacheDType::kBFloat16}, 20);
+        }
+  }
+  if (o.suite == "decode" || o.suite == "all") {
+    const std::vector<std::pair<int, int>> grid =
+        o.quick ? std::vector<std::pair<int, int>>{{1, 32768}, {64, 4096}}
+                : std::vector<std::pair<int, int>>{{1, 32768}, {16, 8192}, {64, 4096}, {256, 2048}};
+    const std::vector<int> pages = o.quick ? std::vector<int>{16} : std::vector<int>{16, 64, 128};
+    for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
+      for (int hkv : {8, 4})
+        for (auto [b, ctx] : grid)
+          for (int page : pages)
+            go({"decode", b, 32, hkv, 128, 1, ctx, page, true, kv}, 50);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+#endif
+
+}  // namespace attnkit::cli
