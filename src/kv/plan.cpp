@@ -435,8 +435,9 @@ std::vector<std::string> describe_kv_plan(const KvPlan& p) {
     if (g.kind == KvSpecKind::kState)
       shape = fmt::format("{} B state per request", g.spec.state_bytes);
     else
-      shape = fmt::format("{} {} kv head(s) x {}{}", to_string(g.spec.dtype), g.spec.num_kv_heads,
-                          g.spec.head_size,
+      shape = fmt::format("{} {} kv head(s) x {}{}",
+                          g.spec.dtype == KvCacheDType::kAuto ? "float32" : to_string(g.spec.dtype),
+                          g.spec.num_kv_heads, g.spec.head_size,
                           g.kind == KvSpecKind::kMlaLatent || g.spec.head_size_v == g.spec.head_size
                               ? ""
                               : fmt::format("/{}", g.spec.head_size_v));

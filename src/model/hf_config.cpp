@@ -2,8 +2,9 @@
 //
 // Layer numbering is the model's own: layer i of num_hidden_layers is index i. Encoder-decoder
 // models number the encoder layers first (0 .. E-1) and the decoder layers after them
-// (E .. E+D-1); decoder layer E+j has two attention entries with the same index, its causal
-// self-attention (kDecoder) followed by its cross-attention (kCross). Non-attention layers
+// (E .. E+D-1); decoder layer E+j has two attention modules, its causal self-attention (kDecoder,
+// index E+j) and its cross-attention (kCross, index E+D+j, listed after every self-attention), so
+// every attention module has its own index (the KV cache keys layers by it). Non-attention layers
 // (mamba, linear attention) keep their index in state_layers; MLP/MoE-only layers of
 // Nemotron-H's pattern appear in neither list but count in ModelSpec::num_layers.
 #include <fmt/format.h>
@@ -161,11 +162,12 @@ void build_encoder_decoder(const ConfigFields& f, bool t5, const Builder& b, Mod
   for (int i = 0; i < enc_layers; ++i) {
     spec.attention_layers.push_back(make(i, AttentionType::kEncoder, enc_heads, enc_head));
   }
-  for (int j = 0; j < dec_layers; ++j) {
-    const int index = enc_layers + j;
-    spec.attention_layers.push_back(make(index, AttentionType::kDecoder, dec_heads, dec_head));
-    spec.attention_layers.push_back(make(index, AttentionType::kCross, dec_heads, dec_head));
-  }
+  for (int j = 0; j < dec_layers; ++j)
+    spec.attention_layers.push_back(
+        make(enc_layers + j, AttentionType::kDecoder, dec_heads, dec_head));
+  for (int j = 0; j < dec_layers; ++j)
+    spec.attention_layers.push_back(
+        make(enc_layers + dec_layers + j, AttentionType::kCross, dec_heads, dec_head));
   spec.num_layers = enc_layers + dec_layers;
   spec.is_encoder_decoder = true;
   if (auto p = f.get_int("n_positions")) spec.max_position_embeddings = *p;

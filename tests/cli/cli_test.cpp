@@ -11,39 +11,16 @@
 #include <sstream>
 #include <string>
 
+#include "cli_run.hpp"
+
 namespace {
+
+using attnkit_cli_test::CliResult;
+using attnkit_cli_test::run_cli;
+using attnkit_cli_test::slurp;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct CliResult {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs the CLI binary with `args` (shell words), without the user's backend override.
-CliResult run_cli(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string tag = std::to_string(::getpid());
-  const auto out = dir / ("attnkit_cli_out_" + tag), err = dir / ("attnkit_cli_err_" + tag);
-  const std::string cmd = std::string("env -u ATTNKIT_ATTENTION_BACKEND ") + ATTNKIT_CLI_PATH +
-                          " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return r;
-}
 
 nlohmann::json plan_json(const std::string& args) {
   CliResult r = run_cli("plan --json " + args);

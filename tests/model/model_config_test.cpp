@@ -241,12 +241,12 @@ TEST(ModelBundled, T5LayerNumbering) {
     EXPECT_FALSE(m.attention_layers[i].causal());
   }
   for (int j = 0; j < 6; ++j) {
-    const LayerSpec& self = m.attention_layers[6 + 2 * j];
-    const LayerSpec& cross = m.attention_layers[7 + 2 * j];
+    const LayerSpec& self = m.attention_layers[6 + j];
+    const LayerSpec& cross = m.attention_layers[12 + j];
     EXPECT_EQ(self.layer_index, 6 + j);
     EXPECT_EQ(self.attn_type, AttentionType::kDecoder);
     EXPECT_TRUE(self.causal());
-    EXPECT_EQ(cross.layer_index, 6 + j);
+    EXPECT_EQ(cross.layer_index, 12 + j);  // cross-attention modules follow the 12 layers
     EXPECT_EQ(cross.attn_type, AttentionType::kCross);
   }
 }

@@ -1,0 +1,44 @@
+// Runs the attnkit CLI binary as a user would (shared by the CLI tests).
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace attnkit_cli_test {
+
+struct CliResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs the CLI binary with `args` (shell words), without the user's backend override.
+inline CliResult run_cli(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(::getpid());
+  const auto out = dir / ("attnkit_cli_out_" + tag), err = dir / ("attnkit_cli_err_" + tag);
+  const std::string cmd = std::string("env -u ATTNKIT_ATTENTION_BACKEND ") + ATTNKIT_CLI_PATH +
+                          " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+}  // namespace attnkit_cli_test
