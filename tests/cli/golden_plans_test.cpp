@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cli_run.hpp"
 
@@ -43,8 +44,11 @@ std::string summarize(const std::string& stack, const std::string& model,
       run_cli("plan --json --stack " + stack + " --model " + model + " --device " + device);
   std::string line = stack + " " + model + " " + device + ":";
   if (r.rc != 0) {
-    const std::string err = r.err.substr(0, r.err.find(" Reasons:"));
-    return line + " exit " + std::to_string(r.rc) + " " + err.substr(0, err.find('\n'));
+    std::string err = r.err.substr(0, r.err.find(" Reasons:"));
+    err = err.substr(0, err.find('\n'));
+    // The device's own name (e.g. this CPU's model) is not part of the plan.
+    err = std::regex_replace(err, std::regex(R"(for (\w+) \([^)]*\))"), "for $1");
+    return line + " exit " + std::to_string(r.rc) + " " + err;
   }
   const auto j = nlohmann::json::parse(r.out);
   for (const auto& g : j["groups"]) {
