@@ -323,7 +323,7 @@ class CpuReferenceBackend final : public AttentionBackend {
               for (int d = 0; d < D; ++d) dot += qrow[d] * krow[d];
               double v = double(L.scale) * dot;
               if (cap > 0.0) v = cap * std::tanh(v / cap);
-              if (L.alibi_slopes) v += double(L.alibi_slopes[h]) * double(std::llabs(p - j));
+              if (L.alibi_slopes) v -= double(L.alibi_slopes[h]) * double(std::llabs(p - j));
               x.push_back(v);
               m = std::max(m, v);
             }
