@@ -36,7 +36,7 @@ bool gpu_present() {
   return n > 0;
 }
 
-#define ATTNKIT_SKIP_WITHOUT_GPU()                                        \
+#define ATTNKIT_SKIP_WITHOUT_GPU() \
   if (!gpu_present()) GTEST_SKIP() << "no CUDA GPU visible";
 
 void ck(cudaError_t e) { ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e); }
@@ -73,8 +73,8 @@ DevBuf upload(const std::vector<T>& v) {
 template <typename T>
 std::vector<T> download(const DevBuf& b, size_t count) {
   std::vector<T> v(count);
-  if (count) EXPECT_EQ(cudaMemcpy(v.data(), b.p, count * sizeof(T), cudaMemcpyDeviceToHost),
-                       cudaSuccess);
+  if (count)
+    EXPECT_EQ(cudaMemcpy(v.data(), b.p, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   return v;
 }
 
@@ -356,8 +356,8 @@ void compare(const Problem& P, const Outputs& ref, const DevBuf& dout, const Dev
         const float g = act_float(out[row + e], P.c.dtype);
         const float r = act_float(ref.out[row + e], P.c.dtype);
         if (!std::isfinite(g)) {
-          if (bad++ < 5) ADD_FAILURE() << what << ": non-finite out at t=" << t << " h=" << h
-                                       << " e=" << e;
+          if (bad++ < 5)
+            ADD_FAILURE() << what << ": non-finite out at t=" << t << " h=" << h << " e=" << e;
           continue;
         }
         num += double(g - r) * (g - r);
@@ -529,11 +529,38 @@ TEST_F(CudaFlash, DecodeFormEveryFeature) {
   run_case(d, 15);
 }
 
+// Every (qk, v) head pair of the manifest, both forms (decode-only and mixed batches), 16-bit and
+// fp8 caches: what the declaration claims is what runs.
+TEST_F(CudaFlash, EveryManifestHeadPair) {
+  std::vector<std::pair<int, int>> pairs;
+  for (const auto& f : cuda_flash::kFlashManifest)
+    if (std::find(pairs.begin(), pairs.end(), std::pair{f.head_qk, f.head_v}) == pairs.end())
+      pairs.push_back({f.head_qk, f.head_v});
+  uint32_t seed = 100;
+  for (auto [qk, v] : pairs) {
+    const std::string hs = std::to_string(qk) + "/" + std::to_string(v);
+    Case mixed{.name = "bf16 " + hs + " mixed",
+               .head = qk,
+               .head_v = v,
+               .hq = 4,
+               .hkv = 2,
+               .seqs = {{1, 97}, {37, 150}, {1, 0}}};
+    run_case(mixed, seed++);
+    Case decode{.name = "fp16 fp8-e4m3 per-head " + hs + " decode",
+                .dtype = DType::kFloat16,
+                .kv = KvCacheDType::kFp8E4M3,
+                .gran = ScaleGranularity::kPerHead,
+                .head = qk,
+                .head_v = v,
+                .hq = 8,
+                .hkv = 2,
+                .seqs = {{1, 300}, {1, 54}}};
+    run_case(decode, seed++);
+  }
+}
+
 TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
-  Case c{.name = "one long decode (heuristic splits)",
-         .hq = 8,
-         .hkv = 1,
-         .seqs = {{1, 5000}}};
+  Case c{.name = "one long decode (heuristic splits)", .hq = 8, .hkv = 1, .seqs = {{1, 5000}}};
   run_case(c, 10);
 }
 
@@ -541,7 +568,10 @@ TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
 // sequences, no more rows than captured): the kernels read every length on the device.
 TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   std::mt19937 rng(11);
-  Case c{.name = "graph", .hq = 8, .hkv = 2, .seqs = {{16, 600}, {1, 900}, {8, 64}},
+  Case c{.name = "graph",
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{16, 600}, {1, 900}, {8, 64}},
          .force_splits = 3};
   Problem P;
   build(P, c, rng);
@@ -585,8 +615,8 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
 
 // write_kv encodes exactly like the host encoders of numeric.hpp: RNE, fp8 saturating, NaN kept.
 TEST_F(CudaFlash, WriteKvEncodesLikeHost) {
-  for (KvCacheDType kvd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2,
-                           KvCacheDType::kBFloat16, KvCacheDType::kFloat16}) {
+  for (KvCacheDType kvd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2, KvCacheDType::kBFloat16,
+                           KvCacheDType::kFloat16}) {
     const int n = 64, heads = 2, d = 16, block = 4;
     std::vector<float> src(size_t(n) * heads * d);
     std::mt19937 rng(12);
@@ -635,22 +665,31 @@ TEST_F(CudaFlash, WriteKvEncodesLikeHost) {
         for (int e = 0; e < d; ++e) {
           const float x = src[(size_t(t) * heads + h) * d + e];
           const size_t at = size_t(blk * w.cache.stride_block + h * w.cache.stride_head +
-                                   off * w.cache.stride_token) + size_t(e) * elem;
+                                   off * w.cache.stride_token) +
+                            size_t(e) * elem;
           uint32_t want = 0, have = 0;
           switch (kvd) {
-            case KvCacheDType::kFp8E4M3: want = float_to_fp8_e4m3(x / scale[h]); break;
-            case KvCacheDType::kFp8E5M2: want = float_to_fp8_e5m2(x / scale[h]); break;
-            case KvCacheDType::kBFloat16: want = float_to_bf16_bits(x); break;
-            default: want = float_to_fp16_bits(x); break;
+            case KvCacheDType::kFp8E4M3:
+              want = float_to_fp8_e4m3(x / scale[h]);
+              break;
+            case KvCacheDType::kFp8E5M2:
+              want = float_to_fp8_e5m2(x / scale[h]);
+              break;
+            case KvCacheDType::kBFloat16:
+              want = float_to_bf16_bits(x);
+              break;
+            default:
+              want = float_to_fp16_bits(x);
+              break;
           }
           std::memcpy(&have, &got[at], elem);
           const bool both_nan = std::isnan(x);
-          if (have != want && !(both_nan && ((elem == 1 && (have & 0x7f) == 0x7f) ||
-                                             (elem == 2 && std::isnan(act_float(
-                                                               uint16_t(have),
-                                                               kvd == KvCacheDType::kBFloat16
-                                                                   ? DType::kBFloat16
-                                                                   : DType::kFloat16))))))
+          if (have != want &&
+              !(both_nan &&
+                ((elem == 1 && (have & 0x7f) == 0x7f) ||
+                 (elem == 2 && std::isnan(act_float(uint16_t(have), kvd == KvCacheDType::kBFloat16
+                                                                        ? DType::kBFloat16
+                                                                        : DType::kFloat16))))))
             if (mismatches++ < 5)
               ADD_FAILURE() << to_string(kvd) << ": x=" << x << " want " << want << " have "
                             << have;
@@ -693,9 +732,9 @@ TEST_F(CudaFlash, ZeroBlocksZeroesOnlyListedBlocks) {
 }
 
 TEST_F(CudaFlash, UnbuiltHeadSizeIsUnsupported) {
-  Case c{.name = "d96", .head = 96, .hq = 2, .hkv = 1, .seqs = {{1, 10}}};
-  if (cuda_flash::find_flash_instance(96, 96, DType::kBFloat16, cuda_flash::KvKind::k16Bit) >= 0)
-    GTEST_SKIP() << "head size 96 is built";
+  Case c{.name = "d112", .head = 112, .hq = 2, .hkv = 1, .seqs = {{1, 10}}};
+  if (cuda_flash::find_flash_instance(112, 112, DType::kBFloat16, cuda_flash::KvKind::k16Bit) >= 0)
+    GTEST_SKIP() << "head size 112 is built";
   std::mt19937 rng(13);
   Problem P;
   build(P, c, rng);
@@ -703,6 +742,12 @@ TEST_F(CudaFlash, UnbuiltHeadSizeIsUnsupported) {
   DeviceRun r;
   prepare_run(P, *be, r);
   EXPECT_THROW(be->run(r.args, nullptr), Unsupported);
+}
+
+#else
+
+TEST(CudaFlash, GpuSuite) {
+  GTEST_SKIP() << "CUDA_FLASH kernels are not in this build (configure with the cuda preset)";
 }
 
 #endif  // ATTNKIT_CUDA_FLASH_KERNELS

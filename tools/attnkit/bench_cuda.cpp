@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <new>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -293,12 +293,22 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed) {
   const double err = sampled_check(s, A, perm, pages_per_seq, elem, L.scale, kscale, vscale);
   const double ms = T.median_ms([&] { be->run(a, nullptr); }, reps);
 
-  json row = {{"impl", "attnkit"},      {"kind", s.kind},         {"batch", s.batch},
-              {"heads_q", s.hq},        {"heads_kv", s.hkv},      {"head_dim", D},
-              {"seq_q", s.seq_q},       {"seq_k", s.seq_k},       {"causal", s.causal},
-              {"page", s.page},         {"kv_dtype", std::string(to_string(s.kv))},
-              {"splits", cuda_flash_planned_splits(*be)},         {"ms", ms},
-              {"plan_us", plan_us},     {"check_rel_err", err},   {"ok", err < 2e-2}};
+  json row = {{"impl", "attnkit"},
+              {"kind", s.kind},
+              {"batch", s.batch},
+              {"heads_q", s.hq},
+              {"heads_kv", s.hkv},
+              {"head_dim", D},
+              {"seq_q", s.seq_q},
+              {"seq_k", s.seq_k},
+              {"causal", s.causal},
+              {"page", s.page},
+              {"kv_dtype", std::string(to_string(s.kv))},
+              {"splits", cuda_flash_planned_splits(*be)},
+              {"ms", ms},
+              {"plan_us", plan_us},
+              {"check_rel_err", err},
+              {"ok", err < 2e-2}};
   if (s.kind == "prefill") {
     const double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
     row["TFLOPs"] = flops / ms / 1e9;
@@ -325,6 +335,11 @@ json ceilings(Timer& T) {
 }  // namespace
 
 int run_cuda_bench(const BenchOptions& o) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw Unsupported("attnkit bench --device cuda: no CUDA GPU is visible to this process");
+  }
   int dev = 0;
   cudaDeviceProp prop{};
   ck(cudaGetDevice(&dev), "cudaGetDevice");
@@ -340,9 +355,11 @@ int run_cuda_bench(const BenchOptions& o) {
     if (file) file << line << "\n" << std::flush;
   };
   Timer T;
-  json head = {{"kind", "device"},          {"device", prop.name},
+  json head = {{"kind", "device"},
+               {"device", prop.name},
                {"sm_count", prop.multiProcessorCount},
-               {"cc", prop.major * 10 + prop.minor}, {"driver", driver}};
+               {"cc", prop.major * 10 + prop.minor},
+               {"driver", driver}};
   head.update(ceilings(T));
   emit(head);
   Arena A;
@@ -354,8 +371,8 @@ int run_cuda_bench(const BenchOptions& o) {
     emit(row);
   };
   if (o.suite == "prefill" || o.suite == "all") {
-    const std::vector<int> seqs = o.quick ? std::vector<int>{1024, 4096}
-                                          : std::vector<int>{1024, 4096, 16384};
+    const std::vector<int> seqs =
+        o.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 4096, 16384};
     for (int d : {64, 128, 256})
       for (int s : seqs)
         for (bool causal : {false, true}) {
@@ -364,15 +381,15 @@ int run_cuda_bench(const BenchOptions& o) {
         }
   }
   if (o.suite == "decode" || o.suite == "all") {
-    const std::vector<std::pair<int, int>> grid =
-        o.quick ? std::vector<std::pair<int, int>>{{1, 32768}, {64, 4096}}
-                : std::vector<std::pair<int, int>>{{1, 32768}, {16, 8192}, {64, 4096}, {256, 2048}};
+    const std::vector<std::pair<int, int> > grid =
+        o.quick
+            ? std::vector<std::pair<int, int> >{{1, 32768}, {64, 4096}}
+            : std::vector<std::pair<int, int> >{{1, 32768}, {16, 8192}, {64, 4096}, {256, 2048}};
     const std::vector<int> pages = o.quick ? std::vector<int>{16} : std::vector<int>{16, 64, 128};
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
       for (int hkv : {8, 4})
         for (auto [b, ctx] : grid)
-          for (int page : pages)
-            go({"decode", b, 32, hkv, 128, 1, ctx, page, true, kv}, 50);
+          for (int page : pages) go({"decode", b, 32, hkv, 128, 1, ctx, page, true, kv}, 50);
   }
   return failures == 0 ? 0 : 1;
 }

@@ -41,14 +41,19 @@ void check_cuda(cudaError_t e, const char* what) {
 
 int storage_kind(KvCacheDType d) {
   switch (d) {
-    case KvCacheDType::kFloat16: return 0;
-    case KvCacheDType::kBFloat16: return 1;
-    case KvCacheDType::kFp8E4M3: return 2;
-    case KvCacheDType::kFp8E5M2: return 3;
+    case KvCacheDType::kFloat16:
+      return 0;
+    case KvCacheDType::kBFloat16:
+      return 1;
+    case KvCacheDType::kFp8E4M3:
+      return 2;
+    case KvCacheDType::kFp8E5M2:
+      return 3;
     default:
-      throw Unsupported(fmt::format("CUDA_FLASH: kv_cache_dtype {} is not supported; expected "
-                                    "float16, bfloat16, fp8_e4m3 or fp8_e5m2",
-                                    to_string(d)));
+      throw Unsupported(
+          fmt::format("CUDA_FLASH: kv_cache_dtype {} is not supported; expected "
+                      "float16, bfloat16, fp8_e4m3 or fp8_e5m2",
+                      to_string(d)));
   }
 }
 
@@ -106,6 +111,18 @@ class CudaFlashBackend final : public AttentionBackend {
           layer.num_heads, layer.num_kv_heads));
     if (b.num_seqs < 0 || (b.num_seqs > 0 && (!b.cu_seqlens_q || !b.seqused_k)))
       throw InvalidArgument("CUDA_FLASH plan: host batch needs cu_seqlens_q and seqused_k");
+    if (b.num_seqs > 0 && b.cu_seqlens_q[0] != 0)
+      throw InvalidArgument(
+          fmt::format("CUDA_FLASH plan: cu_seqlens_q[0] must be 0 (got {})", b.cu_seqlens_q[0]));
+    for (int s = 0; s < b.num_seqs; ++s) {
+      if (b.cu_seqlens_q[s + 1] < b.cu_seqlens_q[s])
+        throw InvalidArgument(fmt::format(
+            "CUDA_FLASH plan: cu_seqlens_q must be non-decreasing (entry {} is {} after {})", s + 1,
+            b.cu_seqlens_q[s + 1], b.cu_seqlens_q[s]));
+      if (b.seqused_k[s] < 0)
+        throw InvalidArgument(
+            fmt::format("CUDA_FLASH plan: seqused_k[{}] = {} must be >= 0", s, b.seqused_k[s]));
+    }
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     const int group = layer.num_heads / layer.num_kv_heads;
     int max_rows = 0, max_k = 0;
@@ -123,8 +140,9 @@ class CudaFlashBackend final : public AttentionBackend {
       ctas += int64_t((rows + bm - 1) / bm) * layer.num_kv_heads;
     }
     const int bn = block_n(layer.head_size, hv);
-    const int per_sm =
-        ctas_per_sm(smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys));
+    const int per_sm = ctas_per_sm(
+        smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys) +
+                          flash_static_smem_bytes(layer.head_size, hv, false, split_keys));
     int splits = num_splits_heuristic(ctas, (max_k + bn - 1) / bn, sm_count_, per_sm);
     if (options_.force_num_splits > 0) splits = std::min(options_.force_num_splits, kMaxSplits);
     plan_ = {};
@@ -140,9 +158,9 @@ class CudaFlashBackend final : public AttentionBackend {
     if (int64_t(b.num_seqs) * splits > 65535)
       throw Unsupported(fmt::format("CUDA_FLASH plan: num_seqs x splits = {} exceeds 65535",
                                     int64_t(b.num_seqs) * splits));
-    plan_.workspace = splits > 1 ? size_t(splits) * plan_.total_q * layer.num_heads * (hv + 1) *
-                                       sizeof(float)
-                                 : 0;
+    plan_.workspace =
+        splits > 1 ? size_t(splits) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float)
+                   : 0;
   }
 
   size_t workspace_bytes() const override { return plan_.workspace; }
@@ -161,16 +179,17 @@ class CudaFlashBackend final : public AttentionBackend {
           plan_.head_qk, plan_.head_v));
     if (a.batch.num_seqs == 0) return;
     if (!a.q || !a.out || !kv.k || !kv.v)
-      throw InvalidArgument("CUDA_FLASH run: q, out, k and v must be non-null (MLA-style v == "
-                            "nullptr is CUDA_MLA's)");
+      throw InvalidArgument(
+          "CUDA_FLASH run: q, out, k and v must be non-null (MLA-style v == "
+          "nullptr is CUDA_MLA's)");
     if (kv.num_kv_heads != L.num_kv_heads || kv.head_size != L.head_size ||
         (kv.head_size_v ? kv.head_size_v : kv.head_size) != hv)
       throw InvalidArgument(fmt::format(
           "CUDA_FLASH run: cache (kv heads {}, head {}/{}) disagrees with the layer ({}, {}/{})",
           kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size, hv));
     if (kv.block_size <= 0)
-      throw InvalidArgument(fmt::format("CUDA_FLASH run: block_size {} must be positive",
-                                        kv.block_size));
+      throw InvalidArgument(
+          fmt::format("CUDA_FLASH run: block_size {} must be positive", kv.block_size));
     KvKind kind{};
     if (!kv_kind_for(kv.dtype, L.dtype, &kind) || kv.dtype == KvCacheDType::kAuto)
       throw Unsupported(fmt::format("CUDA_FLASH: kv_cache_dtype {} with dtype {} is not built",
@@ -191,8 +210,8 @@ class CudaFlashBackend final : public AttentionBackend {
           "elements, cache byte strides multiples of 16) and out strides even");
     (void)row_bytes_q;
     if (plan_.workspace && !a.workspace)
-      throw InvalidArgument(fmt::format("CUDA_FLASH run: the plan needs {} workspace bytes",
-                                        plan_.workspace));
+      throw InvalidArgument(
+          fmt::format("CUDA_FLASH run: the plan needs {} workspace bytes", plan_.workspace));
     if (!std::isfinite(L.scale) || !(L.logits_soft_cap >= 0.f) || L.window_left < -1 ||
         L.window_right < -1)
       throw InvalidArgument(fmt::format(
@@ -351,8 +370,7 @@ int cuda_flash_planned_splits(const AttentionBackend& b) {
   return c ? c->planned_splits() : 0;
 }
 
-std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView> layers,
-                                                    void* stream) {
+std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView> layers, void* stream) {
   return std::make_unique<CudaBlockZeroer>(std::move(layers), stream);
 }
 

@@ -16,6 +16,12 @@ struct CudaFlashOptions {
 
 // Throws Unsupported "CUDA_FLASH kernels are not in this build (configure with the cuda
 // preset)" in a CPU-only build, and Unsupported when no SM80+ GPU is visible.
+//
+// plan() fixes the launch shape (kernel form, grid, split count, workspace rows); run() reads
+// every length from device memory. A CUDA graph captured from run() therefore stays valid for
+// later steps whose metadata (updated in place on the device) has the same num_seqs, no more
+// query rows per sequence and no more total_q than the captured plan; decode-form plans (every
+// sequence's q_len x group <= 16) need decode-shaped batches at replay.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
 // The split-KV count of the backend's last plan (1 = no split); 0 if `b` is not CUDA_FLASH.

@@ -215,21 +215,24 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // Block-table entries of a tile's keys live in a shared-memory ring: they are fetched one tile
   // ahead of their copy, so the dependent global load never sits between a cp.async and its
   // address. Tile t uses slot (t - my_lo) % kSlots and stage (t - my_lo) % kStages.
-  __shared__ int s_blk[kSlots][kBN];
-  __shared__ int s_off[kSlots][kBN];
-  auto page_of = [&](int nb, int& blk, int& off) {
+  // Stored as byte offsets of each key's K and V row (-1: past seqused_k), computed once per row
+  // instead of once per 16-byte chunk.
+  __shared__ int64_t s_koff[kSlots][kBN];
+  __shared__ int64_t s_voff[kSlots][kBN];
+  auto page_of = [&](int nb, int64_t& ko, int64_t& vo) {
     const int tok = nb * kBN + tid;
-    blk = -1;
-    off = 0;
+    ko = vo = -1;
     if (tid < kBN && nb < my_hi && tok < kv_len) {
-      blk = bt[tok / p.block_size];
-      off = tok % p.block_size;
+      const int64_t blk = bt[tok / p.block_size];
+      const int64_t off = tok % p.block_size;
+      ko = blk * p.k_stride_block + off * p.k_stride_token;
+      vo = blk * p.v_stride_block + off * p.v_stride_token;
     }
   };
-  auto put_page = [&](int slot, int blk, int off) {
+  auto put_page = [&](int slot, int64_t ko, int64_t vo) {
     if (tid < kBN) {
-      s_blk[slot][tid] = blk;
-      s_off[slot][tid] = off;
+      s_koff[slot][tid] = ko;
+      s_voff[slot][tid] = vo;
     }
   };
 
@@ -244,11 +247,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       const int c = tid + i * kThreads;
       if (kTotK % kThreads == 0 || c < kTotK) {
         const int r = c / kChunksK, cc = c % kChunksK;
-        const int blk = s_blk[slot][r];
-        const char* src = blk >= 0 ? k_base + blk * p.k_stride_block +
-                                         s_off[slot][r] * p.k_stride_token + cc * 16
-                                   : k_base;
-        cp_async16(smem_addr(dk + r * kRowK + cc * 16), src, blk >= 0);
+        const int64_t ko = s_koff[slot][r];
+        cp_async16(smem_addr(dk + r * kRowK + cc * 16), ko >= 0 ? k_base + ko + cc * 16 : k_base,
+                   ko >= 0);
       }
     }
 #pragma unroll
@@ -256,20 +257,18 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       const int c = tid + i * kThreads;
       if (kTotV % kThreads == 0 || c < kTotV) {
         const int r = c / kChunksV, cc = c % kChunksV;
-        const int blk = s_blk[slot][r];
-        const char* src = blk >= 0 ? v_base + blk * p.v_stride_block +
-                                         s_off[slot][r] * p.v_stride_token + cc * 16
-                                   : v_base;
-        cp_async16(smem_addr(dv + r * kRowV + cc * 16), src, blk >= 0);
+        const int64_t vo = s_voff[slot][r];
+        cp_async16(smem_addr(dv + r * kRowV + cc * 16), vo >= 0 ? v_base + vo + cc * 16 : v_base,
+                   vo >= 0);
       }
     }
   };
 
 #pragma unroll
   for (int t = 0; t < kStages; ++t) {
-    int b, o;
-    page_of(my_lo + t, b, o);
-    put_page(t, b, o);
+    int64_t ko, vo;
+    page_of(my_lo + t, ko, vo);
+    put_page(t, ko, vo);
   }
   __syncthreads();
   // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group).
@@ -281,7 +280,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   // Per-thread row state: rows g and g + 8 of this warp's 16.
   const int g = lane / 4, tig = lane % 4;
-  const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16;  // first row of this warp in the tile
+  const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16;        // first row of this warp in the tile
   const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : 0;  // first key of this warp in a tile
   const bool warp_active = row0 + wrow0 < rows;
   int qpos[2], head[2];
@@ -320,11 +319,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     const int stage = it % kStages;
     // Issue tile nb + kStages - 1 (its stage was last read in iteration nb - 1, before the
     // barrier that ended it); an empty group keeps the count uniform near the end.
-    if (nb + kStages - 1 < my_hi) load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
+    if (nb + kStages - 1 < my_hi)
+      load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
     cp_async_commit();
     cp_async_wait<kStages - 1>();  // tile nb has landed (for this thread)
-    int pf_blk, pf_off;  // pages of tile nb + kStages, stored at the end of this iteration
-    page_of(nb + kStages, pf_blk, pf_off);
+    int64_t pf_k, pf_v;            // rows of tile nb + kStages, stored at the end of this iteration
+    page_of(nb + kStages, pf_k, pf_v);
     __syncthreads();
 
     const T* sK;
@@ -333,8 +333,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       const unsigned char* rk = sK_stage(stage);
       const unsigned char* rv = sV_stage(stage);
       const bool e5m2 = p.kv_e5m2 != 0;
-      auto dequant = [&](const unsigned char* raw, int raw_stride, T* dst, int dst_stride,
-                         int r, int cc) {
+      auto dequant = [&](const unsigned char* raw, int raw_stride, T* dst, int dst_stride, int r,
+                         int cc) {
         const uint4 w4 = *reinterpret_cast<const uint4*>(raw + r * raw_stride + cc * 16);
         const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
         uint32_t outw[8];
@@ -377,8 +377,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       float s[kWarpKeys / 8][4];
 #pragma unroll
       for (int j = 0; j < kWarpKeys / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-      const uint32_t k_lane_addr = smem_addr(
-          sK + (key0 + (lane & 7) + ((lane >> 4) << 3)) * kSQ + ((lane >> 3) & 1) * 8);
+      const uint32_t k_lane_addr =
+          smem_addr(sK + (key0 + (lane & 7) + ((lane >> 4) << 3)) * kSQ + ((lane >> 3) & 1) * 8);
 #pragma unroll
       for (int kk = 0; kk < kDqk / 16; ++kk) {
         uint32_t a[4];
@@ -399,7 +399,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
       // Scores to log2 units; the mask only where the tile crosses the visible band's edge.
       const int n0 = nb * kBN + key0;
-      const bool need_mask = nb * kBN + kBN > kv_len || nb * kBN + kBN - 1 > p_min + p.window_right ||
+      const bool need_mask = nb * kBN + kBN > kv_len ||
+                             nb * kBN + kBN - 1 > p_min + p.window_right ||
                              nb * kBN < p_max - p.window_left;
       if (plain_logits) {
 #pragma unroll
@@ -411,8 +412,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         for (int j = 0; j < kWarpKeys / 8; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            s[j][e] = lp.to_log2(s[j][e], slope[e / 2], n0 + j * 8 + 2 * tig + (e & 1),
-                                 qpos[e / 2]);
+            s[j][e] =
+                lp.to_log2(s[j][e], slope[e / 2], n0 + j * 8 + 2 * tig + (e & 1), qpos[e / 2]);
       }
       if (need_mask) {
 #pragma unroll
@@ -421,7 +422,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           for (int e = 0; e < 4; ++e)
             if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[e / 2])) s[j][e] = -INFINITY;
       }
-      float mx[2] = {-INFINITY, -INFINITY};
+      float mx[2] = {-INFINITY, -INFINITY}, corr[2];
 #pragma unroll
       for (int j = 0; j < kWarpKeys / 8; ++j) {
         mx[0] = fmaxf(mx[0], fmaxf(s[j][0], s[j][1]));
@@ -433,15 +434,20 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
         const float m_new = fmaxf(m[i], mx[i]);
         const float m_use = m_new == -INFINITY ? 0.f : m_new;
-        const float corr = exp2f(m[i] - m_use);  // m = -inf gives 0
+        corr[i] = exp2f(m[i] - m_use);  // m = -inf gives 0
         m[i] = m_new;
-        l[i] *= corr;
+        l[i] *= corr[i];
+        mx[i] = m_use;
+      }
+      // Once the running max settles (most tiles of a long row) nothing needs rescaling.
+      if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
         for (int j = 0; j < kDv / 8; ++j) {
-          o[j][2 * i] *= corr;
-          o[j][2 * i + 1] *= corr;
+          o[j][0] *= corr[0];
+          o[j][1] *= corr[0];
+          o[j][2] *= corr[1];
+          o[j][3] *= corr[1];
         }
-        mx[i] = m_use;
       }
 #pragma unroll
       for (int j = 0; j < kWarpKeys / 8; ++j) {
@@ -454,8 +460,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       }
 
       // O += P V: the S accumulators of two n8 tiles form one k16 A fragment.
-      const uint32_t v_lane_addr = smem_addr(
-          sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8);
+      const uint32_t v_lane_addr =
+          smem_addr(sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8);
 #pragma unroll
       for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
         const uint32_t a[4] = {E::pack(s[2 * kk][0], s[2 * kk][1]),
@@ -471,7 +477,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         }
       }
     }
-    put_page((it + kStages) % kSlots, pf_blk, pf_off);
+    put_page((it + kStages) % kSlots, pf_k, pf_v);
     __syncthreads();  // this stage, its page slot and the dequantized tile are reused next
   }
   cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
@@ -489,8 +495,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     // Merge the four warps' (m, l, O) states through shared memory (the stages are free now).
     __syncthreads();
     float* s_o = reinterpret_cast<float*>(stage_base);  // [4][16][kDv]
-    float* s_m = s_o + 4 * 16 * kDv;                     // [4][16]
-    float* s_l = s_m + 4 * 16;                           // [4][16]
+    float* s_m = s_o + 4 * 16 * kDv;                    // [4][16]
+    float* s_l = s_m + 4 * 16;                          // [4][16]
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int r = g + 8 * i;

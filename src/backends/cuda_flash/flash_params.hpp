@@ -15,7 +15,7 @@ struct FlashParams {
   const char* v = nullptr;
   int64_t k_stride_block = 0, k_stride_head = 0, k_stride_token = 0;  // bytes
   int64_t v_stride_block = 0, v_stride_head = 0, v_stride_token = 0;  // bytes
-  const float* k_scale = nullptr;  // nullptr = 1
+  const float* k_scale = nullptr;                                     // nullptr = 1
   const float* v_scale = nullptr;
   int scale_per_head = 0;
   int kv_e5m2 = 0;  // fp8 kind: e5m2 instead of e4m3

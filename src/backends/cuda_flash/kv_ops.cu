@@ -12,24 +12,35 @@ namespace {
 
 __device__ __forceinline__ float load_as_float(const void* p, int64_t i, int kind) {
   switch (kind) {
-    case 0: return __half2float(static_cast<const __half*>(p)[i]);
-    case 1: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
+    case 0:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case 1:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default:
+      return static_cast<const float*>(p)[i];
   }
 }
 
 // kind: 0 fp16, 1 bf16, 2 e4m3, 3 e5m2, 4 fp32
 __device__ __forceinline__ void store_converted(char* dst, int64_t i, float x, int kind) {
   switch (kind) {
-    case 0: reinterpret_cast<__half*>(dst)[i] = __float2half_rn(x); return;
-    case 1: reinterpret_cast<__nv_bfloat16*>(dst)[i] = __float2bfloat16_rn(x); return;
+    case 0:
+      reinterpret_cast<__half*>(dst)[i] = __float2half_rn(x);
+      return;
+    case 1:
+      reinterpret_cast<__nv_bfloat16*>(dst)[i] = __float2bfloat16_rn(x);
+      return;
     case 2:
-      reinterpret_cast<unsigned char*>(dst)[i] = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+      reinterpret_cast<unsigned char*>(dst)[i] =
+          __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
       return;
     case 3:
-      reinterpret_cast<unsigned char*>(dst)[i] = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+      reinterpret_cast<unsigned char*>(dst)[i] =
+          __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
       return;
-    default: reinterpret_cast<float*>(dst)[i] = x; return;
+    default:
+      reinterpret_cast<float*>(dst)[i] = x;
+      return;
   }
 }
 

@@ -24,8 +24,8 @@ struct FlashInstance {
 };
 
 // Head sizes (qk, v) with a kernel. Every pair is built for both dtypes and both KV kinds.
-inline constexpr std::array<std::pair<int, int>, 3> kFlashHeadPairs = {
-    {{64, 64}, {128, 128}, {256, 256}}};
+inline constexpr std::array<std::pair<int, int>, 7> kFlashHeadPairs = {
+    {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {192, 192}, {256, 256}, {192, 128}}};
 inline constexpr std::array<DType, 2> kFlashDTypes = {DType::kFloat16, DType::kBFloat16};
 inline constexpr std::array<KvKind, 2> kFlashKvKinds = {KvKind::k16Bit, KvKind::kFp8};
 
@@ -45,8 +45,7 @@ inline constexpr std::array<FlashInstance, kFlashManifestSize> kFlashManifest = 
 constexpr int find_flash_instance(int head_qk, int head_v, DType dtype, KvKind kv) {
   for (size_t i = 0; i < kFlashManifest.size(); ++i) {
     const FlashInstance& f = kFlashManifest[i];
-    if (f.head_qk == head_qk && f.head_v == head_v && f.dtype == dtype && f.kv == kv)
-      return int(i);
+    if (f.head_qk == head_qk && f.head_v == head_v && f.dtype == dtype && f.kv == kv) return int(i);
   }
   return -1;
 }

@@ -17,7 +17,9 @@ constexpr int block_n(int head_qk, int head_v) { return std::max(head_qk, head_v
 
 constexpr int block_m(bool warps_split_keys) { return warps_split_keys ? kBlockMDecode : kBlockM; }
 // The decode form needs a 16-key slice per warp, so 64-key tiles (heads up to 128).
-constexpr bool has_split_keys_form(int head_qk, int head_v) { return block_n(head_qk, head_v) == 64; }
+constexpr bool has_split_keys_form(int head_qk, int head_v) {
+  return block_n(head_qk, head_v) == 64;
+}
 
 // Shared-memory row strides (elements / bytes): a 16-byte pad per row keeps ldmatrix rows on
 // distinct banks for every head size that is a multiple of 16 (no swizzle needed).
@@ -25,9 +27,9 @@ constexpr int smem_stride16(int head) { return head + 8; }
 constexpr int smem_stride8(int head) { return head + 16; }
 
 // K/V tiles in the cp.async ring. Decode is bound by bytes in flight per SM (latency x
-// bandwidth), so its form keeps more tiles in flight (fp8 tiles are half the size: deeper still);
-// prefill keeps two and spends shared memory on occupancy instead.
-constexpr int num_stages(bool fp8, bool split_keys) { return split_keys ? (fp8 ? 4 : 3) : 2; }
+// bandwidth), so its form keeps three tiles in flight; prefill keeps two and spends shared memory
+// on occupancy instead. (fp8 with four stages measured slower: one CTA per SM instead of two.)
+constexpr int num_stages(bool fp8, bool split_keys) { return split_keys ? 3 : 2; }
 
 constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false) {
   const int kStages = num_stages(fp8, split_keys);
@@ -37,6 +39,10 @@ constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_key
   if (!fp8) return q + kStages * kv16;
   const int kv8 = bn * (smem_stride8(head_qk) + smem_stride8(head_v));
   return q + kStages * kv8 + kv16;  // raw fp8 stages plus one dequantized tile
+}
+// Static shared memory of a CTA: the ring of K and V row offsets (kStages + 1 slots).
+constexpr int flash_static_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys) {
+  return (num_stages(fp8, split_keys) + 1) * block_n(head_qk, head_v) * 2 * 8;
 }
 
 // CTAs one multiprocessor holds at once, from the shared-memory budget (227 KiB on SM90,

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Peers of attnkit's CUDA benchmark, measured on the same GPU in the same command.
+
+    python3 bench/peers_gpu.py --out bench/results/cuda_peers.jsonl [--quick]
+
+Prints and writes JSON lines: first the device ceilings (device-to-device copy counting bytes read
+plus written, a read-only streaming pass, an 8192^3 bf16 matrix product), then one row per peer
+and shape. Peers are torch SDPA's CUDNN (cuDNN fused attention) and FLASH (PyTorch's
+FlashAttention-2) backends; they take contiguous K/V (no paging, no fp8 KV), so their decode rows
+are an upper bound for a paged kernel. Shapes match `attnkit bench --device cuda`:
+  prefill: head 64/128/256, S = 1k/4k/16k at 16k tokens per batch, 2048/head heads, causal or not;
+  decode: 32 query heads over 8 or 4 KV heads, head 128, batch x context 1x32k, 16x8k, 64x4k,
+          256x2k.
+Protocol: CUDA events, 3 warm-ups, median of 20 (decode 50) runs, a 256 MiB buffer rewritten
+before each run so nothing is served from L2, random normal inputs (never zeros).
+FLOPs = 4*B*H*Sq*Sk*D (halved for causal); decode bytes = K and V read = 2*B*Sk*Hkv*D*2.
+"""
+import argparse
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+PEERS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
+
+
+def median_ms(fn, reps, flush):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        flush.fill_(float(i))
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def ceilings(flush):
+    n = 1 << 30  # 4 GiB of fp32
+    x = torch.randn(n, device="cuda")
+    y = torch.empty_like(x)
+    copy = median_ms(lambda: y.copy_(x), 10, flush)
+    read = median_ms(lambda: x.sum(), 10, flush)
+    del x, y
+    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn_like(a)
+    mm = median_ms(lambda: a @ b, 10, flush)
+    return {"kind": "ceilings", "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "cudnn": torch.backends.cudnn.version(), "copy_GBps": 2 * n * 4 / copy / 1e6,
+            "read_GBps": n * 4 / read / 1e6, "bf16_mm_TFLOPs": 2 * 8192**3 / mm / 1e9}
+
+
+def peer(name, fn, reps, flush):
+    try:
+        with sdpa_kernel(PEERS[name]):
+            return {"ms": median_ms(fn, reps, flush)}
+    except RuntimeError as e:  # the peer refuses this shape
+        return {"error": str(e).splitlines()[0][:200]}
+
+
+def prefill(args, flush):
+    for d in (64, 128, 256):
+        for s in ((1024, 4096) if args.quick else (1024, 4096, 16384)):
+            for causal in (False, True):
+                b, h = 16384 // s, 2048 // d
+                q = torch.randn(b, h, s, d, dtype=torch.bfloat16, device="cuda")
+                k, v = torch.randn_like(q), torch.randn_like(q)
+                flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                for name in PEERS:
+                    row = {"impl": name, "kind": "prefill", "batch": b, "heads_q": h, "heads_kv": h,
+                           "head_dim": d, "seq_q": s, "seq_k": s, "causal": causal}
+                    row.update(peer(name, lambda: F.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal), 20, flush))
+                    if "ms" in row:
+                        row["TFLOPs"] = flops / row["ms"] / 1e9
+                    yield row
+                del q, k, v
+
+
+def decode(args, flush):
+    grid = ((1, 32768), (64, 4096)) if args.quick else ((1, 32768), (16, 8192), (64, 4096),
+                                                        (256, 2048))
+    for hkv in (8, 4):
+        for b, ctx in grid:
+            hq, d = 32, 128
+            q = torch.randn(b, hq, 1, d, dtype=torch.bfloat16, device="cuda")
+            k = torch.randn(b, hkv, ctx, d, dtype=torch.bfloat16, device="cuda")
+            v = torch.randn_like(k)
+            nbytes = 2 * k.numel() * k.element_size()
+            for name in PEERS:
+                row = {"impl": name, "kind": "decode", "batch": b, "heads_q": hq, "heads_kv": hkv,
+                       "head_dim": d, "seq_q": 1, "seq_k": ctx, "causal": False,
+                       "kv_dtype": "bfloat16", "page": 0}
+                row.update(peer(name, lambda: F.scaled_dot_product_attention(
+                    q, k, v, enable_gqa=True), 50, flush))
+                if "ms" in row:
+                    row["GBps"] = nbytes / row["ms"] / 1e6
+                yield row
+            del q, k, v
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args()
+    flush = torch.empty(64 << 20, device="cuda")  # 256 MiB
+    with open(args.out, "w") as f:
+        for row in [ceilings(flush)] + list(prefill(args, flush)) + list(decode(args, flush)):
+            line = json.dumps(row)
+            print(line, flush=True)
+            f.write(line + "\n")
+            f.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

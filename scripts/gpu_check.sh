@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One command for the GPU machine: builds the CUDA preset, runs the CUDA_FLASH GPU tests, the
+# compute-sanitizer suite (memcheck, racecheck, synccheck, initcheck on the small-shape tests),
+# attnkit's CUDA benchmark and the peer script (cuDNN and FlashAttention-2 through torch SDPA,
+# plus the copy/read/matmul ceilings), all in one run so the figures sit side by side.
+#
+#   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [OUT_DIR]
+#
+# OUT_DIR (default bench/results/run-<date>) receives every log and the JSON rows:
+#   tests.log, sanitizer-<tool>.log, cuda_bench.jsonl, cuda_peers.jsonl, nvidia-smi.txt.
+# Binaries: TEST_BIN (default build/cuda/tests/attnkit_test_backends) and BENCH_CMD (default
+# "build/cuda/tools/attnkit/attnkit bench --device cuda") can point at prebuilt ones.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=1 quick="" tests=1 bench=1 out=""
+for a in "$@"; do
+  case "$a" in
+    --no-build) build=0 ;;
+    --quick) quick="--quick" ;;
+    --skip-tests) tests=0 ;;
+    --skip-bench) bench=0 ;;
+    *) out="$a" ;;
+  esac
+done
+out=${out:-bench/results/run-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+TEST_BIN=${TEST_BIN:-build/cuda/tests/attnkit_test_backends}
+BENCH_CMD=${BENCH_CMD:-build/cuda/tools/attnkit/attnkit bench --device cuda}
+status=0
+
+if [ "$build" = 1 ]; then
+  cmake --preset cuda >"$out/build.log" 2>&1 &&
+    cmake --build build/cuda -j"$(nproc)" --target attnkit_test_backends attnkit_cli \
+      >>"$out/build.log" 2>&1 || { echo "build failed: $out/build.log"; exit 1; }
+fi
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv >"$out/nvidia-smi.txt" 2>&1
+
+if [ "$tests" = 1 ]; then
+  echo "== GPU tests"
+  "$TEST_BIN" --gtest_filter='CudaFlash*' 2>&1 | tee "$out/tests.log" | grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' || true
+  grep -q '^\[  FAILED' "$out/tests.log" && status=1
+  # Sanitizers on the small shapes (10-100x slower): every tool must report 0 errors.
+  small='CudaFlash.*:-CudaFlash.HeuristicSplitsLongDecode'
+  for tool in memcheck racecheck synccheck initcheck; do
+    extra=""
+    [ "$tool" = memcheck ] && extra="--leak-check full"
+    [ "$tool" = initcheck ] && small="$small:CudaFlash.GraphCaptureReplanReplay"
+    echo "== compute-sanitizer $tool"
+    timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool "$tool" $extra --error-exitcode 17 --print-limit 20 \
+      "$TEST_BIN" --gtest_filter="$small" >"$out/sanitizer-$tool.log" 2>&1
+    rc=$?
+    tail -n 3 "$out/sanitizer-$tool.log"
+    [ $rc -ne 0 ] && { echo "$tool: exit $rc"; status=1; }
+  done
+fi
+
+if [ "$bench" = 1 ]; then
+  echo "== attnkit CUDA bench"
+  $BENCH_CMD $quick --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 || status=1
+  tail -n 5 "$out/cuda_bench.log"
+  echo "== peers (torch SDPA: cuDNN, FlashAttention-2) and ceilings"
+  PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --out "$out/cuda_peers.jsonl" \
+    >"$out/cuda_peers.log" 2>&1 || status=1
+  tail -n 5 "$out/cuda_peers.log"
+fi
+echo "results in $out (status $status)"
+exit $status
