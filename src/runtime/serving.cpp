@@ -123,6 +123,7 @@ struct LayerRun {
 struct SigGroup {
   Selection sel;
   std::unique_ptr<AttentionBackend> backend;
+  Buffer workspace;  // grown at plan time, so run() never allocates
   std::vector<size_t> layers;
   GroupRunReport report;
 };
@@ -467,6 +468,8 @@ RunReport run_workload(const RunOptions& o) {
       b.block_table = kvg[size_t(first.kv_group)].block_table.data();
       b.block_table_stride = kvg[size_t(first.kv_group)].stride;
       g.backend->plan(b, first.params);
+      if (g.backend->workspace_bytes() > g.workspace.bytes())
+        g.workspace = Buffer(*mem, g.backend->workspace_bytes());
     }
     for (size_t li = 0; li < layers.size(); ++li) {
       LayerRun& L = layers[li];
@@ -510,6 +513,7 @@ RunReport run_workload(const RunOptions& o) {
       a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
       a.batch.block_table_stride = kg.stride;
       a.layer = L.params;
+      a.workspace = g.workspace.get();
       const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
       mem->fill_nan(out_dev.get(), out_elems * ebytes);  // every row must be overwritten
       mem->synchronize();
