@@ -22,10 +22,10 @@ inline uint16_t float_to_fp16_bits(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);         // NaN
-  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);        // rounds to >= 65520: inf
-  if (abs >= 0x38800000u) {                                       // normal half
-    uint32_t mant = abs + 0xc8000fffu + ((abs >> 13) & 1u);       // rebias + RNE
+  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);    // NaN
+  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);   // rounds to >= 65520: inf
+  if (abs >= 0x38800000u) {                                  // normal half
+    uint32_t mant = abs + 0xc8000fffu + ((abs >> 13) & 1u);  // rebias + RNE
     return uint16_t(sign | (mant >> 13));
   }
   // Subnormal half (or zero): scale into integer units of 2^-24 with RNE.
@@ -76,10 +76,21 @@ constexpr float kFp8E4M3Max = 448.f;
 constexpr float kFp8E5M2Max = 57344.f;
 constexpr float kE2M1Max = 6.f;
 
+// Bit-level encoders (the KV write's hot path): rebias the fp32 exponent, round the mantissa to
+// nearest even, clamp to the largest finite code. detail::encode_small_float is their oracle in
+// the tests.
 inline uint8_t float_to_fp8_e4m3(float f) {
-  if (std::isnan(f)) return 0x7f;
-  uint8_t sign = std::signbit(f) ? 0x80 : 0;
-  return uint8_t(sign | detail::encode_small_float(std::fabs(f), 3, 7, kFp8E4M3Max));
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  const uint8_t sign = uint8_t((u >> 24) & 0x80);
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return 0x7f;                          // NaN
+  if (abs >= 0x3c800000u) {                                    // >= 2^-6: normal e4m3
+    uint32_t r = (abs + 0x7ffffu + ((abs >> 20) & 1u)) >> 20;  // RNE to 3 mantissa bits
+    r -= 120u << 3;                                            // rebias 127 -> 7
+    return uint8_t(sign | (r > 0x7eu ? 0x7eu : r));            // saturate at 448
+  }
+  // Subnormal: units of 2^-9 (8 units round up into the smallest normal, code 0x08).
+  return uint8_t(sign | uint32_t(std::nearbyint(std::bit_cast<float>(abs) * 512.f)));
 }
 inline float fp8_e4m3_to_float(uint8_t b) {
   uint32_t exp = (b >> 3) & 0xf, mant = b & 0x7;
@@ -88,9 +99,16 @@ inline float fp8_e4m3_to_float(uint8_t b) {
   return (b & 0x80) ? -v : v;
 }
 inline uint8_t float_to_fp8_e5m2(float f) {
-  if (std::isnan(f)) return 0x7f;
-  uint8_t sign = std::signbit(f) ? 0x80 : 0;
-  return uint8_t(sign | detail::encode_small_float(std::fabs(f), 2, 15, kFp8E5M2Max));
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  const uint8_t sign = uint8_t((u >> 24) & 0x80);
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return 0x7f;                          // NaN
+  if (abs >= 0x38800000u) {                                    // >= 2^-14: normal e5m2
+    uint32_t r = (abs + 0xfffffu + ((abs >> 21) & 1u)) >> 21;  // RNE to 2 mantissa bits
+    r -= 112u << 2;                                            // rebias 127 -> 15
+    return uint8_t(sign | (r > 0x7bu ? 0x7bu : r));            // saturate at 57344 (no inf)
+  }
+  return uint8_t(sign | uint32_t(std::nearbyint(std::bit_cast<float>(abs) * 65536.f)));
 }
 inline float fp8_e5m2_to_float(uint8_t b) {
   uint32_t exp = (b >> 2) & 0x1f, mant = b & 0x3;

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <vector>
 
 namespace attnkit {
 namespace {
@@ -146,6 +148,43 @@ TEST(E2M1, RoundsToNearestEvenSaturatesAndMapsNanToZero) {
   EXPECT_EQ(rt(kInf), 6.f);
   EXPECT_EQ(rt(kNaN), 0.f);
   EXPECT_EQ(kE2M1Max, 6.f);
+}
+
+}  // namespace
+}  // namespace attnkit
+
+namespace attnkit {
+namespace {
+
+// The bit-level fp8 encoders against the generic small-float encoder, on every code's value, the
+// midpoints between neighbouring codes (ties go to even), and random values over the whole range.
+TEST(Numeric, Fp8BitEncodersMatchTheGenericEncoder) {
+  auto generic_e4m3 = [](float f) {
+    return uint8_t((std::signbit(f) ? 0x80 : 0) |
+                   detail::encode_small_float(std::fabs(f), 3, 7, kFp8E4M3Max));
+  };
+  auto generic_e5m2 = [](float f) {
+    return uint8_t((std::signbit(f) ? 0x80 : 0) |
+                   detail::encode_small_float(std::fabs(f), 2, 15, kFp8E5M2Max));
+  };
+  std::vector<float> probes;
+  for (int b = 0; b < 0x7e; ++b) {
+    const float lo = fp8_e4m3_to_float(uint8_t(b)), hi = fp8_e4m3_to_float(uint8_t(b + 1));
+    probes.insert(probes.end(), {lo, (lo + hi) / 2, std::nextafter((lo + hi) / 2, 0.f)});
+  }
+  for (int b = 0; b < 0x7b; ++b) {
+    const float lo = fp8_e5m2_to_float(uint8_t(b)), hi = fp8_e5m2_to_float(uint8_t(b + 1));
+    probes.insert(probes.end(), {lo, (lo + hi) / 2, std::nextafter((lo + hi) / 2, INFINITY)});
+  }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> exponent(-20.f, 18.f), unit(1.f, 2.f);
+  for (int i = 0; i < 200000; ++i)
+    probes.push_back(unit(rng) * std::exp2(std::floor(exponent(rng))));
+  for (float p : probes)
+    for (float f : {p, -p}) {
+      ASSERT_EQ(float_to_fp8_e4m3(f), generic_e4m3(f)) << f;
+      ASSERT_EQ(float_to_fp8_e5m2(f), generic_e5m2(f)) << f;
+    }
 }
 
 }  // namespace
