@@ -93,7 +93,8 @@ Result run_case(const Case& c, Isa isa, int threads) {
   kv.v_stride_token = vbytes;
   kv.v_stride_head = vbytes * c.block;
   kv.v_stride_block = kv.v_stride_head * hkv;
-  std::vector<uint8_t> kbuf(size_t(kv.stride_block) * nb, 0xff), vbuf(size_t(kv.v_stride_block) * nb, 0xff);
+  std::vector<uint8_t> kbuf(size_t(kv.stride_block) * nb, 0xff),
+      vbuf(size_t(kv.v_stride_block) * nb, 0xff);
   kv.k = kbuf.data();
   kv.v = c.mla ? nullptr : vbuf.data();
   std::vector<float> kscale(static_cast<size_t>(hkv)), vscale(static_cast<size_t>(hkv));
@@ -130,8 +131,8 @@ Result run_case(const Case& c, Isa isa, int threads) {
     for (int64_t i = 0; i < int64_t(n) * hkv * c.dv; ++i) store_act(v.data(), c.dt, i, nd(rng));
     std::vector<int64_t> slots(static_cast<size_t>(n));
     for (int j = 0; j < n; ++j)
-      slots[j] = int64_t(table[size_t(s) * std::max(1, max_blocks) + j / c.block]) * c.block +
-                 j % c.block;
+      slots[j] =
+          int64_t(table[size_t(s) * std::max(1, max_blocks) + j / c.block]) * c.block + j % c.block;
     KvWriteArgs w;
     w.k = k.data();
     w.v = c.mla ? nullptr : v.data();
@@ -147,9 +148,11 @@ Result run_case(const Case& c, Isa isa, int threads) {
   }
   // Queries, outputs (poisoned), layer.
   const int total_q = cu.back();
-  std::vector<uint8_t> q(size_t(total_q) * c.hq * c.d * esz), out(size_t(total_q) * c.hq * c.dv * esz, 0xff);
+  std::vector<uint8_t> q(size_t(total_q) * c.hq * c.d * esz),
+      out(size_t(total_q) * c.hq * c.dv * esz, 0xff);
   for (int64_t i = 0; i < int64_t(total_q) * c.hq * c.d; ++i) store_act(q.data(), c.dt, i, nd(rng));
-  std::vector<float> lse(size_t(total_q) * c.hq, 12345.f), slopes(static_cast<size_t>(c.hq)), sinks(static_cast<size_t>(c.hq));
+  std::vector<float> lse(size_t(total_q) * c.hq, 12345.f), slopes(static_cast<size_t>(c.hq)),
+      sinks(static_cast<size_t>(c.hq));
   for (int h = 0; h < c.hq; ++h) slopes[h] = std::exp2(-1.f - h), sinks[h] = 0.5f * h - 1.f;
   AttentionArgs a;
   a.q = q.data();
@@ -213,7 +216,8 @@ Result run_case(const Case& c, Isa isa, int threads) {
           read_kv_cpu(kv, slot, kh, false, krow.data());
           double dot = 0;
           for (int e = 0; e < c.d; ++e)
-            dot += double(load_act(q.data(), c.dt, int64_t(t) * c.hq * c.d + h * c.d + e)) * krow[e];
+            dot +=
+                double(load_act(q.data(), c.dt, int64_t(t) * c.hq * c.d + h * c.d + e)) * krow[e];
           double v = L.scale * dot;
           if (c.cap > 0) v = c.cap * std::tanh(v / c.cap);
           if (c.alibi) v -= slopes[h] * std::abs(double(p - j));
@@ -303,6 +307,15 @@ std::vector<Case> cases() {
   mla.mla = true, mla.hq = 16, mla.d = 576, mla.dv = 512, mla.block = 64;
   mla.seqs = {{1, 700}, {2, 65}};
   v.push_back(mla);
+  Case heads{"decode_batched_gqa_alibi"};
+  heads.hq = 8, heads.hkv = 4, heads.d = heads.dv = 128, heads.alibi = true;
+  heads.seqs = {{1, 300}, {1, 77}, {1, 1}, {1, 0}, {1, 513}, {1, 64}, {1, 129}, {1, 16}};
+  v.push_back(heads);
+  Case heads_split{"decode_batched_split_fp8_per_head"};
+  heads_split.hq = 16, heads_split.hkv = 8, heads_split.kv = KvCacheDType::kFp8E4M3;
+  heads_split.gran = ScaleGranularity::kPerHead, heads_split.sinks = true, heads_split.wl = 2000;
+  heads_split.seqs = {{1, 3000}, {1, 2500}};
+  v.push_back(heads_split);
   Case empty{"empty_rows_sinks"};
   empty.sinks = true, empty.seqs = {{4, 0}, {6, 3}};  // causal q_len > k_len: first rows empty
   v.push_back(empty);
@@ -315,7 +328,10 @@ TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
       SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
       const Result r = run_case(c, isa, 2);
       EXPECT_TRUE(r.finite);
-      if (std::getenv("ATTNKIT_TEST_VERBOSE")) std::printf("%-12s %-36s err %.2e lse %.2e\n", std::string(cpu_flash::to_string(isa)).c_str(), c.name, r.max_err, r.max_lse_err);
+      if (std::getenv("ATTNKIT_TEST_VERBOSE"))
+        std::printf("%-12s %-36s err %.2e lse %.2e\n",
+                    std::string(cpu_flash::to_string(isa)).c_str(), c.name, r.max_err,
+                    r.max_lse_err);
       EXPECT_LE(r.max_err, tolerance(c, isa));
       EXPECT_LE(r.max_lse_err, c.dt == DType::kFloat32 ? 1e-4 : 2e-2);
     }

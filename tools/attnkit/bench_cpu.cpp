@@ -5,6 +5,8 @@
 // each benchmarked configuration (rows of the very run that was timed) before a row counts.
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,8 +103,14 @@ std::optional<double> sgemm_gflops(int n, int repeats) {
 
 double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
   const int64_t n = bytes / 8;
-  std::unique_ptr<uint64_t[]> buf(new uint64_t[size_t(n)]);
-  for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = uint64_t(i);
+  // Same memory as the KV caches below: 2 MiB aligned, transparent huge pages requested.
+  const size_t alloc =
+      (size_t(n) * 8 + (size_t(2) << 20) - 1) / (size_t(2) << 20) * (size_t(2) << 20);
+  std::unique_ptr<uint64_t, decltype(&std::free)> buf(
+      static_cast<uint64_t*>(std::aligned_alloc(size_t(2) << 20, alloc)), &std::free);
+  if (!buf) throw OutOfMemory(fmt::format("bench: cannot allocate {} bytes", alloc));
+  madvise(buf.get(), alloc, MADV_HUGEPAGE);
+  for (int64_t i = 0; i < n; ++i) buf.get()[i] = uint64_t(i);
   std::vector<double> t;
   volatile uint64_t sink = 0;
   for (int rep = 0; rep <= repeats; ++rep) {
@@ -142,8 +150,31 @@ float act_to_float(const void* p, DType dt, int64_t i) {
   return dt == DType::kFloat16 ? fp16_bits_to_float(b) : bf16_bits_to_float(b);
 }
 
+// A large page-aligned buffer; transparent huge pages requested (a serving KV cache would be
+// allocated the same way), so decode rows measure bandwidth rather than page walks.
+struct BigBuffer {
+  uint8_t* p = nullptr;
+  size_t n = 0;
+  void resize(size_t bytes) {
+    std::free(p);
+    n = (bytes + (size_t(2) << 20) - 1) / (size_t(2) << 20) * (size_t(2) << 20);
+    p = static_cast<uint8_t*>(std::aligned_alloc(size_t(2) << 20, n));
+    if (!p) throw OutOfMemory(fmt::format("bench: cannot allocate {} bytes", n));
+    madvise(p, n, MADV_HUGEPAGE);
+    n = bytes;
+  }
+  uint8_t* data() const { return p; }
+  size_t size() const { return n; }
+  uint8_t* begin() const { return p; }
+  uint8_t* end() const { return p + n; }
+  BigBuffer() = default;
+  BigBuffer(const BigBuffer&) = delete;
+  ~BigBuffer() { std::free(p); }
+};
+
 struct BenchRun {
-  std::vector<uint8_t> q, out, kbuf, vbuf;
+  std::vector<uint8_t> q, out;
+  BigBuffer kbuf, vbuf;
   std::vector<int32_t> cu, used, table;
   std::vector<float> kscale, vscale;
   std::vector<uint8_t> ws;
@@ -168,10 +199,11 @@ void build(const Shape& s, BenchRun& r) {
   r.vbuf.resize(bytes);
   Rng rng;
   const bool fp8 = s.kv_dtype == KvCacheDType::kFp8E4M3 || s.kv_dtype == KvCacheDType::kFp8E5M2;
-  auto fill = [&](std::vector<uint8_t>& b) {
+  auto fill = [&](BigBuffer& b) {
     if (fp8) {
-      for (auto& x : b) x = s.kv_dtype == KvCacheDType::kFp8E4M3 ? float_to_fp8_e4m3(rng.next() * 4)
-                                                                  : float_to_fp8_e5m2(rng.next() * 4);
+      for (auto& x : b)
+        x = s.kv_dtype == KvCacheDType::kFp8E4M3 ? float_to_fp8_e4m3(rng.next() * 4)
+                                                 : float_to_fp8_e5m2(rng.next() * 4);
     } else {
       auto* p = reinterpret_cast<uint16_t*>(b.data());
       for (size_t i = 0; i < b.size() / 2; ++i)
@@ -244,11 +276,14 @@ double sampled_error(const Shape& s, const BenchRun& r) {
         const int hi = s.causal ? std::min(p, s.kv_len - 1) : s.kv_len - 1;
         std::vector<double> x;
         for (int j = 0; j <= hi; ++j) {
-          const int64_t slot = int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
+          const int64_t slot =
+              int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
           read_kv_cpu(a.kv, slot, kh, false, k.data());
           double dot = 0;
           for (int e = 0; e < d; ++e)
-            dot += double(act_to_float(r.q.data(), s.dtype, int64_t(t) * a.q_stride_token + h * d + e)) * k[e];
+            dot += double(act_to_float(r.q.data(), s.dtype,
+                                       int64_t(t) * a.q_stride_token + h * d + e)) *
+                   k[e];
           x.push_back(dot * a.layer.scale);
         }
         double m = -INFINITY, z = 0;
@@ -256,20 +291,24 @@ double sampled_error(const Shape& s, const BenchRun& r) {
         for (double xv : x) z += std::exp(xv - m);
         std::vector<double> o(static_cast<size_t>(d), 0.0);
         for (int j = 0; j <= hi; ++j) {
-          const int64_t slot = int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
+          const int64_t slot =
+              int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
           read_kv_cpu(a.kv, slot, kh, true, v.data());
           const double w = std::exp(x[size_t(j)] - m) / z;
           for (int e = 0; e < d; ++e) o[size_t(e)] += w * v[size_t(e)];
         }
         for (int e = 0; e < d; ++e)
-          err = std::max(err, std::abs(double(act_to_float(r.out.data(), s.dtype,
-                                                           int64_t(t) * a.out_stride_token + h * d + e)) -
-                                       o[size_t(e)]));
+          err = std::max(
+              err, std::abs(double(act_to_float(r.out.data(), s.dtype,
+                                                int64_t(t) * a.out_stride_token + h * d + e)) -
+                            o[size_t(e)]));
       }
   return err;
 }
 
-double tolerance(DType dt) { return dt == DType::kFloat32 ? 1e-3 : dt == DType::kFloat16 ? 8e-3 : 3e-2; }
+double tolerance(DType dt) {
+  return dt == DType::kFloat32 ? 1e-3 : dt == DType::kFloat16 ? 8e-3 : 3e-2;
+}
 
 }  // namespace
 
@@ -286,19 +325,30 @@ int run_cpu_bench(const BenchOptions& o) {
     std::fflush(stdout);
     if (file) *file << line << "\n" << std::flush;
   };
-  const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // CPUs this process may use (taskset respected), as CPU_FLASH's thread pool counts them.
+  int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (cpu_set_t set; sched_getaffinity(0, sizeof(set), &set) == 0) threads = CPU_COUNT(&set);
+  if (const char* e = std::getenv("ATTNKIT_NUM_THREADS"); e && std::atoi(e) > 0)
+    threads = std::atoi(e);
 
   // Ceilings, measured now.
   const int gemm_n = o.quick ? 1024 : 2048;
   const std::optional<double> gemm = sgemm_gflops(gemm_n, o.quick ? 3 : 7);
-  emit({{"kind", "ceiling"}, {"name", "sgemm_fp32_openblas"}, {"n", gemm_n},
+  emit({{"kind", "ceiling"},
+        {"name", "sgemm_fp32_openblas"},
+        {"n", gemm_n},
         {"gflops", gemm ? json(*gemm) : json(nullptr)},
         {"note", gemm ? "cblas_sgemm from libopenblas, median" : "libopenblas not found"}});
   const int64_t l3 = l3_bytes();
-  const int64_t bw_bytes = o.quick ? (int64_t(256) << 20) : std::max(int64_t(4) * l3 + (64 << 20), int64_t(1) << 30);
+  const int64_t bw_bytes =
+      o.quick ? (int64_t(256) << 20) : std::max(int64_t(4) * l3 + (64 << 20), int64_t(1) << 30);
   const double bw = read_bandwidth_gbs(bw_bytes, threads, o.quick ? 3 : 5);
-  emit({{"kind", "ceiling"}, {"name", "read_bw"}, {"bytes", bw_bytes}, {"l3_bytes", l3},
-        {"threads", threads}, {"gbs", bw}});
+  emit({{"kind", "ceiling"},
+        {"name", "read_bw"},
+        {"bytes", bw_bytes},
+        {"l3_bytes", l3},
+        {"threads", threads},
+        {"gbs", bw}});
 
   std::vector<Shape> shapes;
   const bool pre = o.suite != "decode", dec = o.suite != "prefill";
@@ -309,8 +359,10 @@ int run_cpu_bench(const BenchOptions& o) {
     shapes.push_back({"prefill", 1, n, n, 8, 8, 128, bf, kbf, false});
     shapes.push_back({"prefill", 1, n, n, 8, 8, 128, bf, kbf, true});
     shapes.push_back({"prefill", 1, n, n, 32, 8, 128, bf, kbf, true});
-    shapes.push_back({"prefill", 1, n / 2, n / 2, 8, 8, 128, DType::kFloat32, KvCacheDType::kAuto, false});
-    shapes.push_back({"prefill", 1, n / 2, n / 2, 8, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, false});
+    shapes.push_back(
+        {"prefill", 1, n / 2, n / 2, 8, 8, 128, DType::kFloat32, KvCacheDType::kAuto, false});
+    shapes.push_back(
+        {"prefill", 1, n / 2, n / 2, 8, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, false});
   }
   if (dec) {
     // Caches above L3 in the full grid (B x kv_len x Hkv x 2 x D x bytes).
@@ -320,7 +372,8 @@ int run_cpu_bench(const BenchOptions& o) {
     shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
     shapes.push_back({"decode", b / 4, 1, kv_len, 32, 32, 128, bf, kbf, true});
     shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
-    shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
+    shapes.push_back(
+        {"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
     shapes.push_back({"decode", 1, 1, kv_len * 4, 16, 1, 128, bf, kbf, true});  // split-KV
   }
 
@@ -359,7 +412,8 @@ int run_cpu_bench(const BenchOptions& o) {
              {"kv_heads", s.kv_heads},
              {"head_size", s.head_size},
              {"dtype", to_string(s.dtype)},
-             {"kv_dtype", s.kv_dtype == KvCacheDType::kAuto ? "float32" : std::string(to_string(s.kv_dtype))},
+             {"kv_dtype",
+              s.kv_dtype == KvCacheDType::kAuto ? "float32" : std::string(to_string(s.kv_dtype))},
              {"causal", s.causal},
              {"time_ms", sec * 1e3},
              {"repeats", repeats},

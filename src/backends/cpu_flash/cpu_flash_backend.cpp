@@ -1,6 +1,7 @@
 #include "backends/cpu_flash/cpu_flash_backend.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -143,10 +144,10 @@ void check_args(const AttentionArgs& a) {
   check_layer(L);
   if (kv.num_kv_heads != L.num_kv_heads || kv.head_size != L.head_size ||
       kv.head_size_v != L.head_size_v)
-    fail(fmt::format("cache shape (kv heads {}, head_size {}, head_size_v {}) must match the layer "
-                     "(kv heads {}, head_size {}, head_size_v {})",
-                     kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size,
-                     L.head_size_v));
+    fail(fmt::format(
+        "cache shape (kv heads {}, head_size {}, head_size_v {}) must match the layer "
+        "(kv heads {}, head_size {}, head_size_v {})",
+        kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size, L.head_size_v));
   if (!kv.k) fail("the cache's k must not be null");
   if (!kv.v && L.head_size_v > L.head_size)
     fail(fmt::format("v may be null only for MLA latent caches (head_size_v {} <= head_size {})",
@@ -157,8 +158,7 @@ void check_args(const AttentionArgs& a) {
                      to_string(L.dtype)));
   if (!quantized(kv.dtype) && (kv.k_scale || kv.v_scale))
     fail(fmt::format("{} storage takes no scales", to_string(kv.dtype)));
-  if (kv.dtype == KvCacheDType::kNvfp4 &&
-      (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
+  if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
     fail("nvfp4 caches need k_block_scales (and v_block_scales with a V tensor)");
   if (kv.scale_granularity == ScaleGranularity::kPerHead && kv.dtype == KvCacheDType::kNvfp4)
     fail("nvfp4 takes a per-tensor scale, not per-head scales");
@@ -166,12 +166,14 @@ void check_args(const AttentionArgs& a) {
     fail(fmt::format("num_seqs and total_q must be >= 0 (got {} and {})", B.num_seqs, B.total_q));
   if (B.total_q > 0 && (!a.q || !a.out)) fail("q and out must not be null when total_q > 0");
   if (B.num_seqs == 0) {
-    if (B.total_q != 0) fail(fmt::format("total_q must be 0 without sequences (got {})", B.total_q));
+    if (B.total_q != 0)
+      fail(fmt::format("total_q must be 0 without sequences (got {})", B.total_q));
     return;
   }
   if (!B.cu_seqlens_q || !B.seqused_k || !B.block_table)
     fail("cu_seqlens_q, seqused_k and block_table must not be null when num_seqs > 0");
-  if (B.cu_seqlens_q[0] != 0) fail(fmt::format("cu_seqlens_q[0] must be 0 (got {})", B.cu_seqlens_q[0]));
+  if (B.cu_seqlens_q[0] != 0)
+    fail(fmt::format("cu_seqlens_q[0] must be 0 (got {})", B.cu_seqlens_q[0]));
   if (B.cu_seqlens_q[B.num_seqs] != B.total_q)
     fail(fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
                      B.cu_seqlens_q[B.num_seqs], B.total_q));
@@ -182,9 +184,10 @@ void check_args(const AttentionArgs& a) {
     const int k_len = B.seqused_k[s];
     if (k_len < 0) fail(fmt::format("seqused_k[{}] must be >= 0 (got {})", s, k_len));
     if (k_len > capacity)
-      fail(fmt::format("seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
-                       "block_size {})",
-                       s, k_len, B.block_table_stride, kv.block_size));
+      fail(
+          fmt::format("seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
+                      "block_size {})",
+                      s, k_len, B.block_table_stride, kv.block_size));
     const int used = (k_len + kv.block_size - 1) / kv.block_size;
     for (int c = 0; c < used; ++c) {
       const int32_t b = B.block_table[int64_t(s) * B.block_table_stride + c];
@@ -200,6 +203,11 @@ int default_threads() {
     const int n = std::atoi(e);
     if (n > 0) return n;
   }
+#if defined(__linux__)
+  // CPUs this process may run on (taskset, cgroups' cpusets), not every CPU of the machine.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -210,9 +218,10 @@ std::optional<cpu_flash::Isa> isa_from_env() {
   for (auto i : {cpu_flash::Isa::kScalar, cpu_flash::Isa::kAvx2, cpu_flash::Isa::kAvx512,
                  cpu_flash::Isa::kAvx512Bf16, cpu_flash::Isa::kAmxBf16})
     if (cpu_flash::to_string(i) == e) return i;
-  throw InvalidArgument(fmt::format(
-      "ATTNKIT_CPU_ISA={} is not a CPU_FLASH variant (expected scalar, avx2, avx512, avx512_bf16, amx_bf16)",
-      e));
+  throw InvalidArgument(
+      fmt::format("ATTNKIT_CPU_ISA={} is not a CPU_FLASH variant (expected scalar, avx2, avx512, "
+                  "avx512_bf16, amx_bf16)",
+                  e));
 }
 
 CpuFlashOptions resolve(CpuFlashOptions o) {
@@ -222,15 +231,15 @@ CpuFlashOptions resolve(CpuFlashOptions o) {
 
 class CpuFlashBackend final : public AttentionBackend {
  public:
-  explicit CpuFlashBackend(const CpuFlashOptions& opt)
-      : CpuFlashBackend(resolve(opt), 0) {}
+  explicit CpuFlashBackend(const CpuFlashOptions& opt) : CpuFlashBackend(resolve(opt), 0) {}
   CpuFlashBackend(const CpuFlashOptions& o, int)
       : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
-        pool_(o.num_threads > 0 ? o.num_threads : default_threads()) {
+        pool_(
+            cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())) {
     if (o.isa && !cpu_flash::isa_supported(*o.isa))
       throw Unsupported(fmt::format("CPU_FLASH: ISA variant {} is not supported by this CPU",
                                     cpu_flash::to_string(*o.isa)));
-    scratch_.resize(size_t(pool_.size()));
+    scratch_.resize(size_t(pool_->size()));
   }
 
   std::string_view name() const override { return "CPU_FLASH"; }
@@ -269,7 +278,7 @@ class CpuFlashBackend final : public AttentionBackend {
         }
     }
     // Split long key ranges when there are too few items to keep every thread busy.
-    const int want = 4 * pool_.size();
+    const int want = 4 * pool_->size();
     const int target = base.empty() ? 1 : (want + int(base.size()) - 1) / int(base.size());
     for (const Base& b : base) {
       const int keys = b.hi - b.lo + 1;
@@ -316,16 +325,19 @@ class CpuFlashBackend final : public AttentionBackend {
       fail("run() got a batch or layer that differs from the last plan(); call plan() first");
     if (partial_rows_ > 0 && !a.workspace)
       fail(fmt::format("workspace must hold {} bytes (split-KV partials)", workspace_bytes()));
+    // bf16 queries over bf16 or fp8 storage (fp8 converts exactly to bf16) take the bf16 path.
     const bool resolved_bf16 =
-        a.kv.dtype == KvCacheDType::kBFloat16 && L.dtype == DType::kBFloat16;
+        L.dtype == DType::kBFloat16 &&
+        (a.kv.dtype == KvCacheDType::kBFloat16 || a.kv.dtype == KvCacheDType::kFp8E4M3 ||
+         a.kv.dtype == KvCacheDType::kFp8E5M2);
     const bool use_bf16 = kernels_->bf16_dot && resolved_bf16;
     float* partials = static_cast<float*>(a.workspace);
-    pool_.parallel_for(int(items_.size()), [&](int i, int th) {
+    pool_->parallel_for(int(items_.size()), [&](int i, int th) {
       kernels_->run_item(a, items_[size_t(i)], scratch_[size_t(th)].data(), partials, use_bf16);
     });
     if (!merges_.empty())
-      pool_.parallel_for(int(merges_.size()),
-                         [&](int i, int) { merge(a, merges_[size_t(i)], partials); });
+      pool_->parallel_for(int(merges_.size()),
+                          [&](int i, int) { merge(a, merges_[size_t(i)], partials); });
   }
 
   void write_kv(const KvWriteArgs& args, void* /*stream*/) override { write_kv_cpu(args); }
@@ -369,7 +381,7 @@ class CpuFlashBackend final : public AttentionBackend {
   }
 
   const cpu_flash::KernelFns* kernels_;
-  cpu_flash::ThreadPool pool_;
+  std::shared_ptr<cpu_flash::ThreadPool> pool_;
   std::vector<std::vector<float>> scratch_;
   std::vector<WorkItem> items_;
   std::vector<Merge> merges_;

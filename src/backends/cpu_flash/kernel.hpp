@@ -15,7 +15,6 @@
 
 namespace attnkit::cpu_flash {
 
-
 // Tile sizes, shared by the planner (scratch, split granularity) and the kernels.
 constexpr int kKeyTile = 64;     // keys per inner tile
 constexpr int kRowsTarget = 64;  // query rows (token x query head of one KV head) per work item
@@ -45,7 +44,7 @@ struct ScratchLayout {
       return at;
     };
     q = take(rows * head_size);
-    stage = take(kKeyTile * dmax);
+    stage = take(2 * kKeyTile * dmax);
     kt = take(kKeyTile * dmax);
     vs = take(kKeyTile * dmax);
     s = take(rows * kKeyTile);

@@ -4,6 +4,8 @@
 
 #include "backends/cpu_flash/kernel.hpp"
 
+#if defined(__x86_64__)
+
 namespace attnkit::cpu_flash::isa_avx2 {
 
 struct Simd {
@@ -50,7 +52,8 @@ struct Simd {
     // 2^n split in two factors so n = 128 (x near 88.37) stays representable.
     const __m256i ni = _mm256_cvtps_epi32(n);
     const __m256i h = _mm256_srai_epi32(ni, 1);
-    const F s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
+    const F s1 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
     const F s2 = _mm256_castsi256_ps(
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
     p = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
@@ -59,8 +62,8 @@ struct Simd {
   static F tanh(F x) {
     const F sign = _mm256_and_ps(x, _mm256_set1_ps(-0.f));
     const F e = exp(_mm256_mul_ps(abs(x), _mm256_set1_ps(-2.f)));
-    const F t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), e),
-                              _mm256_add_ps(_mm256_set1_ps(1.f), e));
+    const F t =
+        _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), e), _mm256_add_ps(_mm256_set1_ps(1.f), e));
     return _mm256_or_ps(t, sign);
   }
   static F mask_range(F key, float lo, float hi, F x) {
@@ -88,7 +91,8 @@ struct Simd {
   }
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col));
+    for (int i = 0; i < 8; ++i)
+      r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col));
     for (int i = 0; i < 4; ++i) {
       t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
@@ -122,3 +126,9 @@ const KernelFns& kernels_avx2() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#else  // not x86-64: isa_supported() never selects this variant
+namespace attnkit::cpu_flash {
+const KernelFns& kernels_avx2() { return kernels_scalar(); }
+}  // namespace attnkit::cpu_flash
+#endif

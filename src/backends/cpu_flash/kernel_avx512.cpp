@@ -1,6 +1,8 @@
 // AVX-512 variant without bf16 dot products (Skylake-X / Cascade Lake class): fp32 path only.
 #include "backends/cpu_flash/kernel.hpp"
 
+#if defined(__x86_64__)
+
 namespace attnkit::cpu_flash::isa_avx512 {
 #include "backends/cpu_flash/simd_avx512.hpp"
 }  // namespace attnkit::cpu_flash::isa_avx512
@@ -14,3 +16,9 @@ const KernelFns& kernels_avx512() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#else  // not x86-64: isa_supported() never selects this variant
+namespace attnkit::cpu_flash {
+const KernelFns& kernels_avx512() { return kernels_scalar(); }
+}  // namespace attnkit::cpu_flash
+#endif

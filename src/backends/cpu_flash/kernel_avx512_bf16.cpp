@@ -6,6 +6,8 @@
 
 #include "backends/cpu_flash/kernel.hpp"
 
+#if defined(__x86_64__)
+
 namespace attnkit::cpu_flash::isa_avx512_bf16 {
 #include "backends/cpu_flash/simd_avx512.hpp"
 
@@ -33,6 +35,7 @@ struct PathBf16 {
   using PElem = uint16_t;
   static constexpr int kPack = 2;
   static constexpr int kRowAlign = 1, kKeyAlign = 16;
+  static constexpr bool kDirectScores = false;
   static void gemm(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
     gemm_dispatch(M, N, K, A, lda, B, ldb, C, ldc, load_c);
@@ -47,8 +50,8 @@ struct PathBf16 {
     const uint32_t* r[16];
     for (int nb = 0; nb < ntp; nb += 16) {
       for (int i = 0; i < 16; ++i)
-        r[i] = reinterpret_cast<const uint32_t*>(nb + i < nt ? rows.row(n0 + nb + i)
-                                                             : reinterpret_cast<const uint8_t*>(kZeroRow));
+        r[i] = reinterpret_cast<const uint32_t*>(
+            nb + i < nt ? rows.row(n0 + nb + i) : reinterpret_cast<const uint8_t*>(kZeroRow));
       int c = 0;
       for (; c + 16 <= pairs; c += 16) Simd::transpose(r, c, kt + int64_t(c) * ntp + nb, ntp);
       for (; c < pairs; ++c)
@@ -64,8 +67,8 @@ struct PathBf16 {
     const __m512i lo = _mm512_load_si512(kLo);
     const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
     for (int n = 0; n < ntp; n += 2) {
-      const auto* a = reinterpret_cast<const uint16_t*>(n < nt ? rows.row(n0 + n)
-                                                               : reinterpret_cast<const uint8_t*>(kZeroRow));
+      const auto* a = reinterpret_cast<const uint16_t*>(
+          n < nt ? rows.row(n0 + n) : reinterpret_cast<const uint8_t*>(kZeroRow));
       const auto* b = reinterpret_cast<const uint16_t*>(
           n + 1 < nt ? rows.row(n0 + n + 1) : reinterpret_cast<const uint8_t*>(kZeroRow));
       uint32_t* dst = vp + int64_t(n / 2) * dv;
@@ -76,6 +79,28 @@ struct PathBf16 {
         _mm512_storeu_si512(dst + j + 16, _mm512_permutex2var_epi16(va, hi, vb));
       }
       for (; j < dv; ++j) dst[j] = uint32_t(a[j]) | (uint32_t(b[j]) << 16);
+    }
+  }
+  // fp8 rows -> bf16 rows (exact: e4m3/e5m2 values, subnormals included, are bf16 normals),
+  // zero rows from nt to ntp.
+  static void stage_rows(KvCacheDType dt, const CacheRows& rows, int n0, int nt, int ntp, int d,
+                         uint16_t* dst) {
+    alignas(64) float tmp[16];
+    for (int n = 0; n < ntp; ++n) {
+      uint16_t* o = dst + int64_t(n) * d;
+      if (n >= nt) {
+        std::memset(o, 0, size_t(d) * 2);
+        continue;
+      }
+      const uint8_t* src = rows.row(n0 + n);
+      for (int i = 0; i < d; i += 16) {
+        if (dt == KvCacheDType::kFp8E4M3)
+          Simd::cvt_e4m3(src + i, tmp);
+        else
+          Simd::cvt_e5m2(src + i, tmp);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
+                            (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(tmp)));
+      }
     }
   }
   static void store_p(const float* p, int n, uint16_t* dst) {
@@ -130,19 +155,16 @@ struct TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Tile configuration is per thread; load it once per thread (it survives between items).
+// Tile configuration is per thread; loaded at the start of every AMX work item (cheap next to
+// an item), so other AMX users on the same thread cannot leave a different shape behind.
 inline void amx_configure() {
-  static thread_local bool configured = false;
-  if (configured) return;
   alignas(64) TileConfig c;
   for (int i = 0; i < 8; ++i) c.colsb[i] = 64, c.rows[i] = 16;
   _tile_loadconfig(&c);
-  configured = true;
 }
 
 inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                      int64_t ldb, float* C, int64_t ldc, bool load_c) {
-  amx_configure();
   for (int m0 = 0; m0 < M; m0 += 32) {
     const bool two_m = M - m0 >= 32;
     for (int n0 = 0; n0 < N; n0 += 32) {
@@ -150,20 +172,55 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
       const uint32_t* a = A + m0 * lda;
       const uint32_t* b = B + n0;
       float* c = C + m0 * ldc + n0;
-      if (two_m && two_n) amx_block<2, 2>(K, a, lda, b, ldb, c, ldc, load_c);
-      else if (two_m) amx_block<2, 1>(K, a, lda, b, ldb, c, ldc, load_c);
-      else if (two_n) amx_block<1, 2>(K, a, lda, b, ldb, c, ldc, load_c);
-      else amx_block<1, 1>(K, a, lda, b, ldb, c, ldc, load_c);
+      if (two_m && two_n)
+        amx_block<2, 2>(K, a, lda, b, ldb, c, ldc, load_c);
+      else if (two_m)
+        amx_block<2, 1>(K, a, lda, b, ldb, c, ldc, load_c);
+      else if (two_n)
+        amx_block<1, 2>(K, a, lda, b, ldb, c, ldc, load_c);
+      else
+        amx_block<1, 1>(K, a, lda, b, ldb, c, ldc, load_c);
     }
   }
 }
 
 // The AMX path: the bf16 path's packing and softmax, AMX products; 16-row, 32-key granularity.
+// With at most 16 query rows (decode), scores come transposed, S^T = K Q^T, with the K rows
+// loaded as A tiles straight from the cache (16 keys of a block at stride_token): no K packing.
 struct PathAmx : PathBf16 {
   static constexpr int kRowAlign = 16, kKeyAlign = 32;
+  static constexpr bool kDirectScores = true;
   static void gemm(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
     gemm_amx(M, N, K, A, lda, B, ldb, C, ldc, load_c);
+  }
+  // qt[p][r] = q pair p of row r (the B operand of S^T).
+  static void pack_qt(const uint32_t* qs, int rows, int pairs, uint32_t* qt) {
+    for (int r = 0; r < rows; ++r)
+      for (int p = 0; p < pairs; ++p) qt[int64_t(p) * rows + r] = qs[int64_t(r) * pairs + p];
+  }
+  // s[16 rows][ntp] for keys n0.. (n0 % 16 == 0, block_size % 16 == 0: each 16-key group is
+  // contiguous in one block; slots past nt inside that block are read but masked later).
+  static void direct_scores(const CacheRows& rows, int n0, int nt, int ntp, int d,
+                            const uint32_t* qt, int rows_c, float* s, float* c16) {
+    const int pairs = d / 2;
+    for (int kg = 0; kg < ntp; kg += 16) {
+      if (kg >= nt) {  // no key of this group exists: finite filler, masked by the softmax
+        for (int r = 0; r < rows_c; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 64);
+        continue;
+      }
+      const uint8_t* k = rows.row(n0 + kg);
+      _tile_zero(0);
+      for (int p = 0; p < pairs; p += 16) {
+        _tile_loadd(4, k + int64_t(p) * 4, rows.s_token);
+        _tile_loadd(6, qt + int64_t(p) * rows_c, int64_t(rows_c) * 4);
+        _tile_dpbf16ps(0, 4, 6);
+      }
+      _tile_stored(0, c16, 64);
+      const uint32_t* src[16];
+      for (int i = 0; i < 16; ++i) src[i] = reinterpret_cast<const uint32_t*>(c16 + i * 16);
+      Simd::transpose(src, 0, reinterpret_cast<uint32_t*>(s + kg), ntp);
+    }
   }
 };
 
@@ -191,3 +248,10 @@ const KernelFns& kernels_amx_bf16() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#else  // not x86-64: isa_supported() never selects this variant
+namespace attnkit::cpu_flash {
+const KernelFns& kernels_avx512_bf16() { return kernels_scalar(); }
+const KernelFns& kernels_amx_bf16() { return kernels_scalar(); }
+}  // namespace attnkit::cpu_flash
+#endif

@@ -27,7 +27,7 @@ inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 // GCC 12 dropped __builtin_prefetch in run_item_t; the asm form is always emitted.
 inline void prefetch(const void* p) {
 #if defined(__x86_64__)
-  __asm__ volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+  __asm__ volatile("prefetcht1 %0" : : "m"(*static_cast<const char*>(p)));
 #else
   __builtin_prefetch(p, 0, 3);
 #endif
@@ -62,10 +62,12 @@ inline void dequant_row(KvCacheDType dt, DType model, const uint8_t* src, const 
       std::memcpy(dst, src, size_t(n) * 4);
       return;
     case KvCacheDType::kFloat16:
-      for (int i = 0; i < n; i += W) Simd::cvt_f16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
+      for (int i = 0; i < n; i += W)
+        Simd::cvt_f16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
       return;
     case KvCacheDType::kBFloat16:
-      for (int i = 0; i < n; i += W) Simd::cvt_bf16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
+      for (int i = 0; i < n; i += W)
+        Simd::cvt_bf16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
       return;
     case KvCacheDType::kFp8E4M3:
       for (int i = 0; i < n; i += W) Simd::cvt_e4m3(src + i, dst + i);
@@ -108,7 +110,8 @@ inline void gemm_block(int K, const typename Op::A* A, int64_t lda, const typena
                        int64_t ldb, float* C, int64_t ldc, bool load_c) {
   F acc[MR][NR];
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) acc[i][j] = load_c ? Simd::load(C + i * ldc + j * W) : Simd::zero();
+    for (int j = 0; j < NR; ++j)
+      acc[i][j] = load_c ? Simd::load(C + i * ldc + j * W) : Simd::zero();
   for (int k = 0; k < K; ++k) {
     typename Op::BVec b[NR];
     for (int j = 0; j < NR; ++j) b[j] = Op::load_b(B + k * ldb + j * W);
@@ -125,8 +128,7 @@ template <class Op, int MR>
 inline void gemm_rows(int mr, int nv, int K, const typename Op::A* A, int64_t lda,
                       const typename Op::B* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
   if constexpr (MR > 0) {
-    if (mr != MR)
-      return gemm_rows<Op, MR - 1>(mr, nv, K, A, lda, B, ldb, C, ldc, load_c);
+    if (mr != MR) return gemm_rows<Op, MR - 1>(mr, nv, K, A, lda, B, ldb, C, ldc, load_c);
     if (nv == Op::NR)
       gemm_block<Op, MR, Op::NR>(K, A, lda, B, ldb, C, ldc, load_c);
     else
@@ -136,8 +138,8 @@ inline void gemm_rows(int mr, int nv, int K, const typename Op::A* A, int64_t ld
 }
 
 template <class Op>
-inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda,
-                 const typename Op::B* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
+inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda, const typename Op::B* B,
+                 int64_t ldb, float* C, int64_t ldc, bool load_c) {
   for (int n0 = 0; n0 < N; n0 += Op::NR * W) {
     const int nv = std::min(Op::NR, (N - n0) / W);
     for (int m0 = 0; m0 < M; m0 += Op::MR) {
@@ -164,14 +166,15 @@ struct PathF32 {
   using Op = OpF32;
   static constexpr int kPack = 1;  // values per A/B element
   static constexpr int kRowAlign = 1, kKeyAlign = W;
+  static constexpr bool kDirectScores = false;
   static void gemm(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
                    float* C, int64_t ldc, bool load_c) {
     ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, B, ldb, C, ldc, load_c);
   }
   static void load_q(const void* src, DType dt, int d, float* dst) { load_q_f32(src, dt, d, dst); }
   // Kt[d][ntp] from the tile's rows (zero past nt).
-  static void pack_k(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
-                     int d, float* stage, float* kt) {
+  static void pack_k(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int d,
+                     float* stage, float* kt) {
     std::array<const uint32_t*, W> r{};
     for (int n = 0; n < ntp; ++n) {
       float* dst = stage + int64_t(n) * d;
@@ -189,8 +192,8 @@ struct PathF32 {
     }
   }
   // Vs[ntp][dv] (zero rows past nt: never touch cache slots past the sequence).
-  static void pack_v(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
-                     int dv, float* stage, float* vs) {
+  static void pack_v(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int dv,
+                     float* stage, float* vs) {
     for (int n = 0; n < ntp; ++n) {
       float* dst = vs + int64_t(n) * dv;
       if (n < nt)
@@ -236,9 +239,9 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   int klo = sk, khi = -1;
   for (int r = 0; r < rows_n; ++r) {
     const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
-    const auto* src = static_cast<const uint8_t*>(a.q) +
-                      (int64_t(q0 + t) * a.q_stride_token + int64_t(h) * a.q_stride_head) *
-                          dtype_bytes(L.dtype);
+    const auto* src =
+        static_cast<const uint8_t*>(a.q) +
+        (int64_t(q0 + t) * a.q_stride_token + int64_t(h) * a.q_stride_head) * dtype_bytes(L.dtype);
     Path::load_q(src, L.dtype, d, qs + int64_t(r) * d / kPack);
     mrow[r] = kNegInf;
     lrow[r] = 0.f;
@@ -249,19 +252,36 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   }
   std::memset(o, 0, sizeof(float) * size_t(rows_c) * dv);
   if (rows_c > rows_n) {  // padding rows: zero queries (finite scores), ignored outputs
-    std::memset(qs + int64_t(rows_n) * d / kPack, 0, sizeof(QE) * size_t(rows_c - rows_n) * d / kPack);
+    std::memset(qs + int64_t(rows_n) * d / kPack, 0,
+                sizeof(QE) * size_t(rows_c - rows_n) * d / kPack);
   }
   const int kb = std::max(w.k_begin, klo), ke = std::min(w.k_end, khi + 1);
 
   const KvCacheView& kv = a.kv;
   const int32_t* table = B.block_table + int64_t(w.seq) * B.block_table_stride;
-  const CacheRows krows{static_cast<const uint8_t*>(kv.k), kv.stride_block, kv.stride_head,
-                        kv.stride_token, kv.k_block_scales, kv.sb_block, kv.sb_head,
-                        kv.sb_token, table, kv.block_size, w.kv_head};
+  const CacheRows krows{static_cast<const uint8_t*>(kv.k),
+                        kv.stride_block,
+                        kv.stride_head,
+                        kv.stride_token,
+                        kv.k_block_scales,
+                        kv.sb_block,
+                        kv.sb_head,
+                        kv.sb_token,
+                        table,
+                        kv.block_size,
+                        w.kv_head};
   const CacheRows vrows =
-      kv.v ? CacheRows{static_cast<const uint8_t*>(kv.v), kv.v_stride_block, kv.v_stride_head,
-                       kv.v_stride_token, kv.v_block_scales, kv.sb_block, kv.sb_head, kv.sb_token,
-                       table, kv.block_size, w.kv_head}
+      kv.v ? CacheRows{static_cast<const uint8_t*>(kv.v),
+                       kv.v_stride_block,
+                       kv.v_stride_head,
+                       kv.v_stride_token,
+                       kv.v_block_scales,
+                       kv.sb_block,
+                       kv.sb_head,
+                       kv.sb_token,
+                       table,
+                       kv.block_size,
+                       w.kv_head}
            : krows;  // MLA: V is the first head_size_v elements of each latent K row
   const float k_scale = kv_scale(kv, kv.k_scale, w.kv_head);
   const float v_scale = kv_scale(kv, kv.v ? kv.v_scale : kv.k_scale, w.kv_head);
@@ -283,15 +303,71 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       }
     }
   };
-  if (kb < ke) prefetch_tile(kb, std::min(ke, kb + kKeyTile));
+  // Tiles end at multiples of kKeyTile (only the first one is short), so that every later tile
+  // starts a 16-key group of the cache (the AMX direct-scores path needs that).
+  auto tile_end = [&](int n0) { return std::min(ke, (n0 / kKeyTile + 1) * kKeyTile); };
+  // Two tiles ahead: each tile's rows sit on fresh 4 KiB pages (TLB walks, no stream to follow).
+  if (kb < ke) prefetch_tile(kb, tile_end(kb));
+  if (tile_end(kb) < ke) prefetch_tile(tile_end(kb), tile_end(tile_end(kb)));
+  // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
+  // in scratch, which then stand in for the cache (scales are folded into the score scale and
+  // the output factor as on every path).
+  const bool staged = kPack == 2 && kv.dtype != KvCacheDType::kBFloat16;
+  uint16_t* kst = reinterpret_cast<uint16_t*>(stage + int64_t(kKeyTile) * std::max(d, dv));
+  uint16_t* vst = kst + int64_t(kKeyTile) * d;
+  const int32_t zero_block = 0;
+  const CacheRows ks{reinterpret_cast<const uint8_t*>(kst),
+                     0,
+                     0,
+                     int64_t(d) * 2,
+                     nullptr,
+                     0,
+                     0,
+                     0,
+                     &zero_block,
+                     1 << 30,
+                     0};
+  const CacheRows vs_rows{reinterpret_cast<const uint8_t*>(vst),
+                          0,
+                          0,
+                          int64_t(dv) * 2,
+                          nullptr,
+                          0,
+                          0,
+                          0,
+                          &zero_block,
+                          1 << 30,
+                          0};
+  bool direct = false;  // scores from K rows as they lie in the cache (AMX, decode-sized rows)
+  if constexpr (Path::kDirectScores) {
+    direct = rows_c <= 16 && (staged || kv.block_size % 16 == 0);
+    if (direct) Path::pack_qt(qs, rows_c, d / 2, reinterpret_cast<uint32_t*>(stage));
+  }
 
-  for (int n0 = kb; n0 < ke; n0 += kKeyTile) {
-    const int nt = std::min(kKeyTile, ke - n0);
-    if (n0 + kKeyTile < ke) prefetch_tile(n0 + kKeyTile, std::min(ke, n0 + 2 * kKeyTile));
+  for (int n0 = kb, n1; n0 < ke; n0 = n1) {
+    n1 = tile_end(n0);
+    const int nt = n1 - n0;
+    if (n1 < ke && tile_end(n1) < ke) prefetch_tile(tile_end(n1), tile_end(tile_end(n1)));
     const int ntp = round_up(nt, Path::kKeyAlign);
-    Path::pack_k(a, krows, n0, nt, ntp, d, stage, kt);
-    Path::pack_v(a, vrows, n0, nt, ntp, dv, stage, vs);
-    Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
+    const CacheRows* kr = &krows;
+    const CacheRows* vr = &vrows;
+    int r0 = n0;  // first row index of the tile in *kr / *vr
+    if constexpr (kPack == 2) {
+      if (staged) {
+        Path::stage_rows(kv.dtype, krows, n0, nt, ntp, d, kst);
+        Path::stage_rows(kv.dtype, vrows, n0, nt, ntp, dv, vst);
+        kr = &ks, vr = &vs_rows, r0 = 0;
+      }
+    }
+    Path::pack_v(a, *vr, r0, nt, ntp, dv, stage, vs);
+    if (direct && r0 % 16 == 0) {
+      if constexpr (Path::kDirectScores)
+        Path::direct_scores(*kr, r0, nt, ntp, d, reinterpret_cast<const uint32_t*>(stage), rows_c,
+                            s, reinterpret_cast<float*>(p));
+    } else {
+      Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
+      Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
+    }
     for (int r = 0; r < rows_n; ++r) {
       const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
       const RowRange rr = row_range(L, t, sq, sk);
@@ -339,8 +415,8 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
       std::memset(p + int64_t(rows_n) * ntp, 0,
                   sizeof(typename Path::PElem) * size_t(rows_c - rows_n) * ntp);
-    Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o,
-               dv, true);
+    Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o, dv,
+               true);
   }
 
   for (int r = 0; r < rows_n; ++r) {
@@ -368,9 +444,12 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 #ifdef ATTNKIT_CPU_FLASH_AMX_PATH
 // AMX tiles for both products when the bf16 path applies and head_size % 32 == 0 (whole
 // 32-element K steps); otherwise the vdpbf16ps path.
-inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch,
-                         float* partials, bool use_bf16) {
-  if (use_bf16 && a.layer.head_size % 32 == 0) return run_item_t<PathAmx>(a, w, scratch, partials);
+inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
+                         bool use_bf16) {
+  if (use_bf16 && a.layer.head_size % 32 == 0) {
+    amx_configure();
+    return run_item_t<PathAmx>(a, w, scratch, partials);
+  }
   run_item(a, w, scratch, partials, use_bf16);
 }
 #endif

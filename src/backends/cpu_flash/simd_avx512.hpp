@@ -39,8 +39,8 @@ struct Simd {
   }
   static F tanh(F x) {
     const F e = exp(_mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(-2.f)));
-    const F t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.f), e),
-                              _mm512_add_ps(_mm512_set1_ps(1.f), e));
+    const F t =
+        _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.f), e), _mm512_add_ps(_mm512_set1_ps(1.f), e));
     return _mm512_or_ps(t, _mm512_and_ps(x, _mm512_set1_ps(-0.f)));
   }
   static F mask_range(F key, float lo, float hi, F x) {
@@ -49,7 +49,8 @@ struct Simd {
     return _mm512_mask_blend_ps(in, _mm512_set1_ps(-__builtin_inff()), x);
   }
   static void cvt_bf16(const uint16_t* s, float* d) {
-    const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+    const __m512i v =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
     _mm512_storeu_ps(d, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
   }
   static void cvt_f16(const uint16_t* s, float* d) {

@@ -1,5 +1,7 @@
 #include "backends/cpu_flash/thread_pool.hpp"
 
+#include <map>
+
 namespace attnkit::cpu_flash {
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -17,6 +19,7 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::dispatch(int n, Call call, void* ctx) {
   if (n <= 0) return;
+  std::lock_guard<std::mutex> serial(dispatch_mu_);
   if (workers_.empty() || n == 1) {
     for (int i = 0; i < n; ++i) call(ctx, i, 0);
     return;
@@ -57,6 +60,18 @@ void ThreadPool::work(int thread) {
       if (--active_ == 0) done_cv_.notify_one();
     }
   }
+}
+
+std::shared_ptr<ThreadPool> shared_thread_pool(int num_threads) {
+  static std::mutex mu;
+  static std::map<int, std::weak_ptr<ThreadPool>> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<ThreadPool> p = pools[num_threads].lock();
+  if (!p) {
+    p = std::make_shared<ThreadPool>(num_threads);
+    pools[num_threads] = p;
+  }
+  return p;
 }
 
 }  // namespace attnkit::cpu_flash

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@ class ThreadPool {
   int size() const { return int(workers_.size()) + 1; }
 
   // Calls fn(task, thread) for task in [0, n); thread in [0, size()). Blocks until all finish.
+  // Concurrent callers are served one after the other.
   template <class Fn>
   void parallel_for(int n, Fn&& fn) {
     auto call = [](void* ctx, int task, int thread) { (*static_cast<Fn*>(ctx))(task, thread); };
@@ -33,6 +35,7 @@ class ThreadPool {
   void work(int thread);
 
   std::vector<std::thread> workers_;
+  std::mutex dispatch_mu_;  // one parallel_for at a time
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
   uint64_t generation_ = 0;
@@ -43,5 +46,9 @@ class ThreadPool {
   int n_ = 0;
   std::atomic<int> next_{0};
 };
+
+// One pool per thread count for the whole process, shared by every CPU_FLASH instance (a
+// runtime may hold one backend per layer group; they must not each own a set of threads).
+std::shared_ptr<ThreadPool> shared_thread_pool(int num_threads);
 
 }  // namespace attnkit::cpu_flash
