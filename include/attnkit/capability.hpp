@@ -22,7 +22,7 @@ struct BlockSizeEntry {
   bool accepts_kernel_block(int b) const { return multiple ? b % value == 0 : b == value; }
   bool operator==(const BlockSizeEntry&) const = default;
 };
-std::string to_string(const BlockSizeEntry& e);  // "16" or "MultipleOf(16)"
+std::string to_string(const BlockSizeEntry& e);               // "16" or "MultipleOf(16)"
 std::string to_string(const std::vector<BlockSizeEntry>& v);  // "[16, 32, MultipleOf(64)]"
 
 // A manager (pinned) block size is supported when some entry's base divides it: a manager
@@ -97,6 +97,10 @@ struct Capabilities {
 std::vector<std::string> invalid_reasons(const Capabilities& caps, const LayerSpec& spec,
                                          const DeviceInfo& device);
 
+// "9.0" for 90; and the range a backend declares: "9.0", "10.0-10.3", "8.0+", "up to 8.9", "any".
+std::string compute_capability_text(int cc);
+std::string compute_capability_range(const Capabilities& c);
+
 // The reasons with what the backend accepts appended where that helps the user act, e.g.
 // "block_size not supported (kernel block sizes [16, 32, 64])". For messages; the bare reason
 // strings stay the stable API.
@@ -109,6 +113,6 @@ struct KernelGeneration {
   std::string name;  // "v2", "v3", "v4"
   bool built = false;
   Capabilities caps;  // compute-capability range included (v3: exactly 90)
-}; 
+};
 
 }  // namespace attnkit

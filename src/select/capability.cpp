@@ -133,6 +133,19 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
   return r;
 }
 
+std::string compute_capability_text(int cc) { return fmt::format("{}.{}", cc / 10, cc % 10); }
+
+std::string compute_capability_range(const Capabilities& c) {
+  const auto& lo = c.min_compute_capability;
+  const auto& hi = c.max_compute_capability;
+  if (lo && hi)
+    return *lo == *hi ? compute_capability_text(*lo)
+                      : compute_capability_text(*lo) + "-" + compute_capability_text(*hi);
+  if (lo) return compute_capability_text(*lo) + "+";
+  if (hi) return "up to " + compute_capability_text(*hi);
+  return "any";
+}
+
 std::vector<std::string> detailed_reasons(const Capabilities& c,
                                           const std::vector<std::string>& reasons) {
   std::vector<std::string> out;

@@ -8,20 +8,6 @@
 namespace attnkit {
 namespace {
 
-std::string cc_text(int cc) { return fmt::format("{}.{}", cc / 10, cc % 10); }
-
-// "9.0", "10.0-10.3", "8.0+": the range a generation declares.
-std::string cc_range_text(const Capabilities& c) {
-  if (c.min_compute_capability && c.max_compute_capability) {
-    if (*c.min_compute_capability == *c.max_compute_capability)
-      return cc_text(*c.min_compute_capability);
-    return cc_text(*c.min_compute_capability) + "-" + cc_text(*c.max_compute_capability);
-  }
-  if (c.min_compute_capability) return cc_text(*c.min_compute_capability) + "+";
-  if (c.max_compute_capability) return "up to " + cc_text(*c.max_compute_capability);
-  return "any";
-}
-
 bool is_gpu(const DeviceInfo& d) { return d.platform == Platform::kCuda; }
 
 bool cc_in_range(const Capabilities& c, const DeviceInfo& d) {
@@ -59,8 +45,9 @@ std::string verdict_text(const KernelGeneration& g, const Verdict& v, const Devi
     case Rule::kNone:
       return "valid";
     case Rule::kComputeCapability:
-      return fmt::format("needs compute capability {}; device has {}", cc_range_text(g.caps),
-                         cc_text(device.cc.as_int()));
+      return fmt::format("needs compute capability {}; device has {}",
+                         compute_capability_range(g.caps),
+                         compute_capability_text(device.cc.as_int()));
     case Rule::kNotBuilt:
       return "not built in this release";
     case Rule::kLayer:
@@ -140,7 +127,8 @@ VariantChoice resolve_generation(const std::vector<KernelGeneration>& gens,
       w.cause =
           fmt::format("{}:generation:{}->{}:cc{}", backend, from.name, to, device.cc.as_int());
       w.message = fmt::format("{} need compute capability {}; device has {}: using {}", who,
-                              cc_range_text(from.caps), cc_text(device.cc.as_int()), to);
+                              compute_capability_range(from.caps),
+                              compute_capability_text(device.cc.as_int()), to);
       break;
     case Rule::kNotBuilt:
       w.cause = fmt::format("{}:generation:{}->{}:not_built", backend, from.name, to);

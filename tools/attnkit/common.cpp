@@ -16,8 +16,6 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
   return out;
 }
 
-std::string cc_text(int cc) { return fmt::format("{}.{}", cc / 10, cc % 10); }
-
 }  // namespace
 
 std::string compact_indices(std::vector<int> v) {
@@ -48,17 +46,6 @@ std::string compact_indices(std::vector<int> v) {
     i = j + 1;
   }
   return join(parts);
-}
-
-std::string compute_capability_range(const Capabilities& c) {
-  if (c.min_compute_capability && c.max_compute_capability) {
-    if (*c.min_compute_capability == *c.max_compute_capability)
-      return cc_text(*c.min_compute_capability);
-    return cc_text(*c.min_compute_capability) + "-" + cc_text(*c.max_compute_capability);
-  }
-  if (c.min_compute_capability) return cc_text(*c.min_compute_capability) + "+";
-  if (c.max_compute_capability) return "up to " + cc_text(*c.max_compute_capability);
-  return "any";
 }
 
 std::string join_names(const std::vector<Platform>& v) {

@@ -15,7 +15,6 @@ namespace attnkit::cli {
 std::string compact_indices(std::vector<int> indices);
 
 // "9.0", "10.0-10.3", "8.0+", "any".
-std::string compute_capability_range(const Capabilities& c);
 std::string join_names(const std::vector<Platform>& v);
 std::string join_names(const std::vector<DType>& v);
 std::string join_names(const std::vector<KvCacheDType>& v, bool empty_means_any = true);
