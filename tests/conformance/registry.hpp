@@ -89,7 +89,7 @@ inline const std::vector<BackendEntry>& backends_under_test() {
       BackendEntry e;
       e.name = "CUDA_MLA";
       e.capabilities = []() -> const Capabilities& { return cuda_mla_capabilities(); };
-      e.requires_gpu = true;  // COORDINATOR: factory, gpu_available and memory once it has kernels
+      e.requires_gpu = true;  // declared for planning only: no factory until it has kernels
       v.push_back(std::move(e));
     }
     return v;
