@@ -33,9 +33,9 @@ struct KvCacheView {
   int num_kv_heads = 0;
   int head_size = 0;
   int head_size_v = 0;
-  int64_t stride_block = 0;  // bytes
-  int64_t stride_head = 0;   // bytes
-  int64_t stride_token = 0;  // bytes
+  int64_t stride_block = 0;                                           // bytes
+  int64_t stride_head = 0;                                            // bytes
+  int64_t stride_token = 0;                                           // bytes
   int64_t v_stride_block = 0, v_stride_head = 0, v_stride_token = 0;  // bytes
   // Quantized caches: dequantized = stored * scale. Per tensor: 1 float each; per head:
   // num_kv_heads floats each. nullptr means 1.0.
@@ -68,22 +68,22 @@ struct AttentionLayerParams {
   int num_kv_heads = 0;
   int head_size = 0;
   int head_size_v = 0;
-  DType dtype = DType::kBFloat16;  // q and out
-  float scale = 0.f;               // softmax scale (usually 1/sqrt(head_size))
-  bool causal = true;              // bottom-right aligned
-  int window_left = -1;            // -1 = unbounded; sliding window w gives w - 1
-  int window_right = -1;           // -1 = unbounded (causal implies 0)
-  float logits_soft_cap = 0.f;     // 0 = off; else cap * tanh(s / cap)
+  DType dtype = DType::kBFloat16;       // q and out
+  float scale = 0.f;                    // softmax scale (usually 1/sqrt(head_size))
+  bool causal = true;                   // bottom-right aligned
+  int window_left = -1;                 // -1 = unbounded; sliding window w gives w - 1
+  int window_right = -1;                // -1 = unbounded (causal implies 0)
+  float logits_soft_cap = 0.f;          // 0 = off; else cap * tanh(s / cap)
   const float* alibi_slopes = nullptr;  // [num_heads] or nullptr
   const float* sinks = nullptr;         // [num_heads] sink logits or nullptr
 };
 
 struct AttentionArgs {
-  const void* q = nullptr;  // [total_q, num_heads, head_size]
-  int64_t q_stride_token = 0, q_stride_head = 0;  // elements
-  void* out = nullptr;      // [total_q, num_heads, head_size_v]
+  const void* q = nullptr;                            // [total_q, num_heads, head_size]
+  int64_t q_stride_token = 0, q_stride_head = 0;      // elements
+  void* out = nullptr;                                // [total_q, num_heads, head_size_v]
   int64_t out_stride_token = 0, out_stride_head = 0;  // elements
-  float* lse = nullptr;     // optional [total_q, num_heads], natural log; -inf for empty rows
+  float* lse = nullptr;  // optional [total_q, num_heads], natural log; -inf for empty rows
   KvCacheView kv;
   AttentionBatch batch;
   AttentionLayerParams layer;

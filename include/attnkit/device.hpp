@@ -19,16 +19,16 @@ struct ComputeCapability {
 
 struct DeviceInfo {
   Platform platform = Platform::kCpu;
-  std::string name;          // "NVIDIA H200", "h100 (preset)", "cpu: Intel Xeon ..."
-  ComputeCapability cc;      // GPUs only
-  std::string arch;          // "sm_90", "gfx942", "x86_64" ...
-  int sm_count = 0;          // GPUs: multiprocessors
-  int cpu_cores = 0;         // CPU: hardware threads available to the process
-  std::string cpu_isa;       // CPU: best SIMD level: "avx512_bf16", "avx512", "avx2", "scalar"
-  bool has_amx = false;      // CPU: AMX tiles (vLLM's AMX_MLA)
+  std::string name;      // "NVIDIA H200", "h100 (preset)", "cpu: Intel Xeon ..."
+  ComputeCapability cc;  // GPUs only
+  std::string arch;      // "sm_90", "gfx942", "x86_64" ...
+  int sm_count = 0;      // GPUs: multiprocessors
+  int cpu_cores = 0;     // CPU: hardware threads available to the process
+  std::string cpu_isa;   // CPU: best SIMD level: "avx512_bf16", "avx512", "avx2", "scalar"
+  bool has_amx = false;  // CPU: AMX tiles (vLLM's AMX_MLA)
   uint64_t memory_bytes = 0;
-  bool detected = false;     // true when read off real hardware
-  std::string preset;        // preset name when not detected
+  bool detected = false;  // true when read off real hardware
+  std::string preset;     // preset name when not detected
 };
 
 // The real device: a CUDA GPU when built with CUDA and one is present, else this CPU.

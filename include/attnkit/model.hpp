@@ -12,9 +12,9 @@
 namespace attnkit {
 
 struct ModelLoadOptions {
-  std::optional<DType> dtype;                // overrides the config's torch_dtype
+  std::optional<DType> dtype;                  // overrides the config's torch_dtype
   std::optional<KvCacheDType> kv_cache_dtype;  // applied to every attention layer
-  std::optional<int> block_size;             // pinned block size, applied to every layer
+  std::optional<int> block_size;               // pinned block size, applied to every layer
 };
 
 // `name_or_path` is a path to a config.json, or the short name of a bundled model

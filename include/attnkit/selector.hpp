@@ -18,7 +18,8 @@ namespace attnkit {
 
 // What the caller asked for beyond the layer itself.
 struct SelectOptions {
-  std::optional<std::string> backend;  // explicit choice (already resolved from flag/env; no "auto")
+  std::optional<std::string>
+      backend;  // explicit choice (already resolved from flag/env; no "auto")
   std::optional<std::string> variant;  // requested kernel generation / version ("v3", "3", ...)
 };
 

@@ -20,7 +20,8 @@ enum class ScaleGranularity {
   kNone,       // unquantized storage
   kPerTensor,  // one fp32 scale for K and one for V per layer
   kPerHead,    // one fp32 scale per KV head for K and for V
-  kPerBlock16  // nvfp4: one e4m3 scale per 16 consecutive elements of a head, plus a per-tensor fp32
+  kPerBlock16  // nvfp4: one e4m3 scale per 16 consecutive elements of a head, plus a per-tensor
+               // fp32
 };
 
 // What element type a kernel reads from the storage.
@@ -52,7 +53,7 @@ std::string_view to_string(Platform p);
 
 // Parsers accept the canonical names and common aliases, case-insensitively, and throw
 // InvalidArgument naming the accepted values otherwise.
-DType parse_dtype(std::string_view s);             // float32|fp32, float16|fp16|half, bfloat16|bf16
+DType parse_dtype(std::string_view s);  // float32|fp32, float16|fp16|half, bfloat16|bf16
 KvCacheDType parse_kv_cache_dtype(std::string_view s);  // auto, float16, bfloat16, fp8(_e4m3), ...
 AttentionType parse_attention_type(std::string_view s);
 
@@ -129,7 +130,7 @@ struct ModelSpec {
   std::string source;      // path of the config.json it came from
   std::string model_type;  // HF model_type
   DType dtype = DType::kBFloat16;
-  int num_layers = 0;      // all layers, attention + state + others
+  int num_layers = 0;                       // all layers, attention + state + others
   std::vector<LayerSpec> attention_layers;  // ordered by layer_index (encoder layers first)
   std::vector<StateLayerSpec> state_layers;
   bool is_encoder_decoder = false;

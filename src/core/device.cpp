@@ -22,8 +22,8 @@ namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
 
-DeviceInfo gpu_preset(std::string_view preset, std::string name, Platform p, int major,
-                      int minor, std::string arch, int sms, uint64_t mem) {
+DeviceInfo gpu_preset(std::string_view preset, std::string name, Platform p, int major, int minor,
+                      std::string arch, int sms, uint64_t mem) {
   DeviceInfo d;
   d.platform = p;
   d.name = std::move(name);
@@ -66,7 +66,9 @@ DeviceInfo detect_cpu() {
                     ? CPU_COUNT(&set)
                     : int(std::thread::hardware_concurrency());
   const std::string flags = " " + cpuinfo_field("flags") + " ";
-  auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
+  auto has = [&](const char* f) {
+    return flags.find(std::string(" ") + f + " ") != std::string::npos;
+  };
   if (has("avx512_bf16") && has("avx512bw")) {
     d.cpu_isa = "avx512_bf16";
   } else if (has("avx512f") && has("avx512bw")) {
@@ -144,15 +146,28 @@ DeviceInfo device_from_name(std::string_view name) {
     }
     return d;
   }
-  if (n == "a100") return gpu_preset(n, "NVIDIA A100 (preset)", Platform::kCuda, 8, 0, "sm_80", 108, 80 * kGiB);
-  if (n == "l40s") return gpu_preset(n, "NVIDIA L40S (preset)", Platform::kCuda, 8, 9, "sm_89", 142, 48 * kGiB);
-  if (n == "h100") return gpu_preset(n, "NVIDIA H100 SXM (preset)", Platform::kCuda, 9, 0, "sm_90", 132, 80 * kGiB);
-  if (n == "h200") return gpu_preset(n, "NVIDIA H200 (preset)", Platform::kCuda, 9, 0, "sm_90", 132, 141 * kGiB);
-  if (n == "b200") return gpu_preset(n, "NVIDIA B200 (preset)", Platform::kCuda, 10, 0, "sm_100", 148, 180 * kGiB);
-  if (n == "b300") return gpu_preset(n, "NVIDIA B300 (preset)", Platform::kCuda, 10, 3, "sm_103", 148, 270 * kGiB);
-  if (n == "rtx5090") return gpu_preset(n, "NVIDIA GeForce RTX 5090 (preset)", Platform::kCuda, 12, 0, "sm_120", 170, 32 * kGiB);
-  if (n == "mi300x") return gpu_preset(n, "AMD Instinct MI300X (preset)", Platform::kRocm, 9, 4, "gfx942", 304, 192 * kGiB);
-  if (n == "xpu") return gpu_preset(n, "Intel Data Center GPU Max 1550 (preset)", Platform::kXpu, 0, 0, "pvc", 128, 128 * kGiB);
+  if (n == "a100")
+    return gpu_preset(n, "NVIDIA A100 (preset)", Platform::kCuda, 8, 0, "sm_80", 108, 80 * kGiB);
+  if (n == "l40s")
+    return gpu_preset(n, "NVIDIA L40S (preset)", Platform::kCuda, 8, 9, "sm_89", 142, 48 * kGiB);
+  if (n == "h100")
+    return gpu_preset(n, "NVIDIA H100 SXM (preset)", Platform::kCuda, 9, 0, "sm_90", 132,
+                      80 * kGiB);
+  if (n == "h200")
+    return gpu_preset(n, "NVIDIA H200 (preset)", Platform::kCuda, 9, 0, "sm_90", 132, 141 * kGiB);
+  if (n == "b200")
+    return gpu_preset(n, "NVIDIA B200 (preset)", Platform::kCuda, 10, 0, "sm_100", 148, 180 * kGiB);
+  if (n == "b300")
+    return gpu_preset(n, "NVIDIA B300 (preset)", Platform::kCuda, 10, 3, "sm_103", 148, 270 * kGiB);
+  if (n == "rtx5090")
+    return gpu_preset(n, "NVIDIA GeForce RTX 5090 (preset)", Platform::kCuda, 12, 0, "sm_120", 170,
+                      32 * kGiB);
+  if (n == "mi300x")
+    return gpu_preset(n, "AMD Instinct MI300X (preset)", Platform::kRocm, 9, 4, "gfx942", 304,
+                      192 * kGiB);
+  if (n == "xpu")
+    return gpu_preset(n, "Intel Data Center GPU Max 1550 (preset)", Platform::kXpu, 0, 0, "pvc",
+                      128, 128 * kGiB);
   throw InvalidArgument(fmt::format("device '{}' is unknown; expected auto, cuda or a preset: {}",
                                     name, join(device_preset_names())));
 }
@@ -188,18 +203,28 @@ uint64_t parse_memory_size(std::string_view s) {
         "memory size '{}' is not a number with a unit; expected e.g. 80GiB, 512MiB, 40GB", s));
   }
   double mult = 0;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "kib" || unit == "k") mult = 1024.0;
-  else if (unit == "mib" || unit == "m") mult = 1024.0 * 1024;
-  else if (unit == "gib" || unit == "g") mult = double(kGiB);
-  else if (unit == "tib" || unit == "t") mult = double(kGiB) * 1024;
-  else if (unit == "kb") mult = 1e3;
-  else if (unit == "mb") mult = 1e6;
-  else if (unit == "gb") mult = 1e9;
-  else if (unit == "tb") mult = 1e12;
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "kib" || unit == "k")
+    mult = 1024.0;
+  else if (unit == "mib" || unit == "m")
+    mult = 1024.0 * 1024;
+  else if (unit == "gib" || unit == "g")
+    mult = double(kGiB);
+  else if (unit == "tib" || unit == "t")
+    mult = double(kGiB) * 1024;
+  else if (unit == "kb")
+    mult = 1e3;
+  else if (unit == "mb")
+    mult = 1e6;
+  else if (unit == "gb")
+    mult = 1e9;
+  else if (unit == "tb")
+    mult = 1e12;
   if (mult == 0 || v < 0)
     throw InvalidArgument(fmt::format(
-        "memory size '{}' has unit '{}'; expected B, KiB, MiB, GiB, TiB, KB, MB, GB or TB", s, unit));
+        "memory size '{}' has unit '{}'; expected B, KiB, MiB, GiB, TiB, KB, MB, GB or TB", s,
+        unit));
   return uint64_t(std::llround(v * mult));
 }
 

@@ -13,9 +13,12 @@ namespace attnkit {
 
 std::string_view to_string(DType d) {
   switch (d) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -24,30 +27,42 @@ std::string_view to_string(KvCacheDType d) { return kv_format_info(d).name; }
 
 std::string_view to_string(ScaleGranularity g) {
   switch (g) {
-    case ScaleGranularity::kNone: return "none";
-    case ScaleGranularity::kPerTensor: return "per-tensor";
-    case ScaleGranularity::kPerHead: return "per-head";
-    case ScaleGranularity::kPerBlock16: return "per-16-elements";
+    case ScaleGranularity::kNone:
+      return "none";
+    case ScaleGranularity::kPerTensor:
+      return "per-tensor";
+    case ScaleGranularity::kPerHead:
+      return "per-head";
+    case ScaleGranularity::kPerBlock16:
+      return "per-16-elements";
   }
   return "?";
 }
 
 std::string_view to_string(AttentionType t) {
   switch (t) {
-    case AttentionType::kDecoder: return "decoder";
-    case AttentionType::kEncoder: return "encoder";
-    case AttentionType::kEncoderOnly: return "encoder_only";
-    case AttentionType::kCross: return "encoder_decoder";
+    case AttentionType::kDecoder:
+      return "decoder";
+    case AttentionType::kEncoder:
+      return "encoder";
+    case AttentionType::kEncoderOnly:
+      return "encoder_only";
+    case AttentionType::kCross:
+      return "encoder_decoder";
   }
   return "?";
 }
 
 std::string_view to_string(Platform p) {
   switch (p) {
-    case Platform::kCuda: return "cuda";
-    case Platform::kRocm: return "rocm";
-    case Platform::kCpu: return "cpu";
-    case Platform::kXpu: return "xpu";
+    case Platform::kCuda:
+      return "cuda";
+    case Platform::kRocm:
+      return "rocm";
+    case Platform::kCpu:
+      return "cpu";
+    case Platform::kXpu:
+      return "xpu";
   }
   return "?";
 }
@@ -85,10 +100,10 @@ AttentionType parse_attention_type(std::string_view s) {
   if (l == "encoder") return AttentionType::kEncoder;
   if (l == "encoder_only") return AttentionType::kEncoderOnly;
   if (l == "encoder_decoder" || l == "cross") return AttentionType::kCross;
-  throw InvalidArgument(fmt::format(
-      "attention type '{}' is unknown; expected decoder, encoder, encoder_only or "
-      "encoder_decoder (cross)",
-      s));
+  throw InvalidArgument(
+      fmt::format("attention type '{}' is unknown; expected decoder, encoder, encoder_only or "
+                  "encoder_decoder (cross)",
+                  s));
 }
 
 int dtype_bytes(DType d) { return d == DType::kFloat32 ? 4 : 2; }
@@ -108,9 +123,12 @@ const KvFormatInfo& kv_format_info(KvCacheDType d) {
 KvCacheDType resolve_kv_dtype(KvCacheDType kv, DType model) {
   if (kv != KvCacheDType::kAuto) return kv;
   switch (model) {
-    case DType::kFloat16: return KvCacheDType::kFloat16;
-    case DType::kBFloat16: return KvCacheDType::kBFloat16;
-    case DType::kFloat32: return KvCacheDType::kAuto;  // fp32 storage: only reachable via auto
+    case DType::kFloat16:
+      return KvCacheDType::kFloat16;
+    case DType::kBFloat16:
+      return KvCacheDType::kBFloat16;
+    case DType::kFloat32:
+      return KvCacheDType::kAuto;  // fp32 storage: only reachable via auto
   }
   return KvCacheDType::kAuto;
 }

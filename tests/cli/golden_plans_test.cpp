@@ -47,7 +47,8 @@ std::string summarize(const std::string& stack, const std::string& model,
     std::string err = r.err.substr(0, r.err.find(" Reasons:"));
     err = err.substr(0, err.find('\n'));
     // The device's own name (e.g. this CPU's model) is not part of the plan.
-    err = std::regex_replace(err, std::regex(R"(for (\w+) \(.*?\) with layer)"), "for $1 with layer");
+    err =
+        std::regex_replace(err, std::regex(R"(for (\w+) \(.*?\) with layer)"), "for $1 with layer");
     return line + " exit " + std::to_string(r.rc) + " " + err;
   }
   const auto j = nlohmann::json::parse(r.out);

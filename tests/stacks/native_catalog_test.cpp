@@ -123,12 +123,14 @@ TEST_F(NativeCatalog, MlaOnCuda) {
   const Selection& sel = s.select(deepseek());
   EXPECT_EQ(sel.backend, "CUDA_MLA");
   EXPECT_EQ(sel.variant, "");
-  // plan_details reports the MLA prefill path (qk 192 / v 128).
+  // plan_details says CUDA_MLA is planning-only, then reports the MLA prefill path.
   ASSERT_TRUE(cat.plan_details);
   auto details = cat.plan_details(deepseek(), s.device(), {}, sel);
-  ASSERT_FALSE(details.empty());
-  EXPECT_EQ(details[0].first, "MLA prefill");
-  EXPECT_THAT(details[0].second, HasSubstr("qk 192 / v 128"));
+  ASSERT_EQ(details.size(), 2u);
+  EXPECT_EQ(details[0].first, "note");
+  EXPECT_THAT(details[0].second, HasSubstr("not in this release"));
+  EXPECT_EQ(details[1].first, "MLA prefill");
+  EXPECT_THAT(details[1].second, HasSubstr("qk 192 / v 128"));
   EXPECT_TRUE(cat.plan_details(llama(), s.device(), {}, s.select(llama())).empty());
 }
 

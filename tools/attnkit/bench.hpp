@@ -8,9 +8,9 @@
 namespace attnkit::cli {
 
 struct BenchOptions {
-  std::string device = "cpu";  // cpu | cuda
-  std::string suite = "all";   // prefill | decode | all
-  bool quick = false;          // a small grid (smoke runs, CI)
+  std::string device = "cpu";           // cpu | cuda
+  std::string suite = "all";            // prefill | decode | all
+  bool quick = false;                   // a small grid (smoke runs, CI)
   std::optional<std::string> out_path;  // also write the rows to this file
 };
 
