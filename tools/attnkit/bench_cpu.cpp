@@ -142,6 +142,7 @@ struct Shape {
   DType dtype;
   KvCacheDType kv_dtype;
   bool causal;
+  int page = 16;  // KV block size (tokens); each (block, KV head) is one contiguous run
 };
 
 float act_to_float(const void* p, DType dt, int64_t i) {
@@ -181,9 +182,9 @@ struct BenchRun {
   AttentionArgs a;
 };
 
-// Builds a contiguous-block paged cache (block 16, HND) filled with random values.
+// Builds a contiguous-block paged cache (HND, block s.page) filled with random values.
 void build(const Shape& s, BenchRun& r) {
-  const int bs = 16, blocks_per_seq = (s.kv_len + bs - 1) / bs, nb = s.batch * blocks_per_seq;
+  const int bs = s.page, blocks_per_seq = (s.kv_len + bs - 1) / bs, nb = s.batch * blocks_per_seq;
   const int64_t row = kv_bytes_per_head_vector(s.kv_dtype, s.dtype, s.head_size);
   KvCacheView& kv = r.a.kv;
   kv.dtype = s.kv_dtype;
@@ -277,7 +278,8 @@ double sampled_error(const Shape& s, const BenchRun& r) {
         std::vector<double> x;
         for (int j = 0; j <= hi; ++j) {
           const int64_t slot =
-              int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
+              int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / s.page]) * s.page +
+              j % s.page;
           read_kv_cpu(a.kv, slot, kh, false, k.data());
           double dot = 0;
           for (int e = 0; e < d; ++e)
@@ -292,7 +294,8 @@ double sampled_error(const Shape& s, const BenchRun& r) {
         std::vector<double> o(static_cast<size_t>(d), 0.0);
         for (int j = 0; j <= hi; ++j) {
           const int64_t slot =
-              int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / 16]) * 16 + j % 16;
+              int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / s.page]) * s.page +
+              j % s.page;
           read_kv_cpu(a.kv, slot, kh, true, v.data());
           const double w = std::exp(x[size_t(j)] - m) / z;
           for (int e = 0; e < d; ++e) o[size_t(e)] += w * v[size_t(e)];
@@ -370,6 +373,9 @@ int run_cpu_bench(const BenchOptions& o) {
     const int64_t cache = int64_t(16) * kv_len * 8 * 2 * 128 * 2;
     const int b = o.quick ? 4 : int(std::max<int64_t>(16, (l3 * 5 / 4 + cache - 1) / cache * 16));
     shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
+    if (!o.quick)  // longer contiguous (block, head) runs: what a larger block size buys
+      for (int page : {64, 128})
+        shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true, page});
     shapes.push_back({"decode", b / 4, 1, kv_len, 32, 32, 128, bf, kbf, true});
     shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
     shapes.push_back(
@@ -415,6 +421,7 @@ int run_cpu_bench(const BenchOptions& o) {
              {"kv_dtype",
               s.kv_dtype == KvCacheDType::kAuto ? "float32" : std::string(to_string(s.kv_dtype))},
              {"causal", s.causal},
+             {"page", s.page},
              {"time_ms", sec * 1e3},
              {"repeats", repeats},
              {"gflops", flops / sec * 1e-9},
