@@ -28,6 +28,7 @@ struct RunOptions {
   std::string device = "auto";         // auto | cpu | cuda
   std::optional<std::string> backend;  // explicit choice (flag); env applies otherwise
   std::optional<std::string> variant;  // kernel generation request
+  std::optional<DType> dtype;          // overrides the config's torch_dtype
   std::optional<KvCacheDType> kv_cache_dtype;
   std::optional<int> block_size;         // pinned
   std::optional<uint64_t> memory_bytes;  // KV budget; default: what the workload needs

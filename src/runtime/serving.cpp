@@ -191,6 +191,7 @@ RunReport run_workload(const RunOptions& o) {
   const auto t_start = Clock::now();
 
   ModelLoadOptions load;
+  load.dtype = o.dtype;
   load.kv_cache_dtype = o.kv_cache_dtype;
   load.block_size = o.block_size;
   const ModelSpec model = load_model(o.model, load);
@@ -338,7 +339,9 @@ RunReport run_workload(const RunOptions& o) {
         s.num_kv_heads, s.head_size, s.head_size_v,
         s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
         s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
-        s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "", to_string(s.resolved_kv_dtype()));
+        s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
+        s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32"
+                                                     : to_string(s.resolved_kv_dtype()));
   }
 
   // Fresh blocks are zeroed before the pass that uses them: on the device with one kernel over

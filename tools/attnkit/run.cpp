@@ -19,6 +19,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
       "selected backends, with random activations, and verify sampled layers");
   struct Args {
     RunOptions o;
+    std::string dtype;
     std::string kv_dtype;
     std::string memory;
     bool json = false;
@@ -38,6 +39,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-tokens-per-step", args->o.max_tokens_per_step,
                   "Chunked-prefill token budget per step")
       ->capture_default_str();
+  cmd->add_option("--dtype", args->dtype,
+                  "Model dtype, overriding the config's torch_dtype: float32, float16, bfloat16");
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
   cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size");
@@ -50,6 +53,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quiet", args->quiet, "No progress display");
   cmd->callback([args, exit_code]() {
     RunOptions o = args->o;
+    if (!args->dtype.empty()) o.dtype = parse_dtype(args->dtype);
     if (!args->kv_dtype.empty()) o.kv_cache_dtype = parse_kv_cache_dtype(args->kv_dtype);
     if (!args->memory.empty()) o.memory_bytes = parse_memory_size(args->memory);
     const bool tty = isatty(STDERR_FILENO);
