@@ -220,3 +220,45 @@ TEST(CliBackends, DocsBackendsMdIsUpToDate) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 3's user-level checks through the CLI.
+TEST(CliVllm, Gemma2OnBlackwellPinnedToFlashAttnFallsBackToFa2WithOneWarning) {
+  const auto r = run_cli("plan --stack vllm --model gemma-2-9b --device b200 --backend FLASH_ATTN");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("FLASH_ATTN FA2"));
+  const std::string warn = "FA4 on Blackwell is temporarily disabled for head_size=256";
+  const size_t first = r.out.find(warn);
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(warn, first + 1), std::string::npos) << "warned more than once";
+  EXPECT_THAT(r.out, HasSubstr("as for group 1 (logged once)"));  // the second group
+  const auto h100 =
+      run_cli("plan --stack vllm --model gemma-2-9b --device h100 --backend FLASH_ATTN");
+  ASSERT_EQ(h100.rc, 0) << h100.err;
+  EXPECT_THAT(h100.out, HasSubstr("FLASH_ATTN FA3"));
+  EXPECT_THAT(h100.out, Not(HasSubstr("warning")));
+}
+
+TEST(CliVllm, GptOssOnA100ExplainsWhyNotFlashAttn) {
+  const auto r = run_cli("explain --stack vllm --model gpt-oss-20b --device a100");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("backend               FLASH_ATTN")));
+  EXPECT_THAT(r.out, HasSubstr("sink not supported on compute capability < 9.0"));
+}
+
+TEST(CliVllm, MlaPrefillBackendDependsOnDims) {
+  EXPECT_THAT(run_cli("plan --stack vllm --model glm-4.7-flash --device b200").out,
+              HasSubstr("MLA prefill backend   TRTLLM_RAGGED"));
+  EXPECT_THAT(run_cli("plan --stack vllm --model deepseek-v3 --device b200").out,
+              HasSubstr("MLA prefill backend   FLASH_ATTN"));
+}
+
+TEST(CliVllm, BackendsMarkdownIsVllmsMatrix) {
+  const auto r = run_cli("backends --stack vllm --markdown");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* b : {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLASHMLA", "CUTLASS_MLA"})
+    EXPECT_THAT(r.out, HasSubstr(std::string("| ") + b)) << b;
+}
+
+}  // namespace

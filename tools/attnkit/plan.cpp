@@ -227,6 +227,7 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
   };
   out << format_columns(head);
 
+  std::map<std::string, size_t> warned;  // cause -> the group that printed it (warn once)
   for (size_t i = 0; i < p.groups.size(); ++i) {
     const GroupPlan& g = p.groups[i];
     const LayerSpec& s = g.spec;
@@ -257,7 +258,12 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
             {"passed over", fmt::format("{}: {}", r.backend,
                                         reasons_text(detailed_reasons(
                                             p.catalog->find(r.backend)->caps, r.reasons)))});
-      for (const auto& w : sel.warnings) rows.push_back({"warning", w.message});
+      for (const auto& w : sel.warnings) {
+        auto [it, first] = warned.emplace(w.cause, i + 1);
+        rows.push_back({"warning", first
+                                       ? w.message
+                                       : fmt::format("as for group {} (logged once)", it->second)});
+      }
       for (const auto& [label, value] : g.details) rows.push_back({label, value});
     } else {
       rows.push_back({"backend", "none: " + g.error});
