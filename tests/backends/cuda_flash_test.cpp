@@ -529,6 +529,35 @@ TEST_F(CudaFlash, DecodeFormEveryFeature) {
   run_case(d, 15);
 }
 
+// Prefill form with two 16-row m-tiles per warp (128-row CTAs, heads 64 and 128): several CTAs
+// per sequence with a partial last one, GQA-packed. Decode form with fp8 converted in registers:
+// e5m2 with bf16 activations, and head 80 (its last 16 dims take the ldmatrix .x2 path).
+TEST_F(CudaFlash, TwoMTilePrefillAndRegisterFp8Decode) {
+  Case c{.name = "prefill bf16 d128 8/2 multi-CTA",
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{200, 260}, {129, 129}, {3, 40}, {33, 1000}}};
+  run_case(c, 20);
+  Case d{.name = "decode form fp8 e5m2 per-tensor bf16 d80",
+         .kv = KvCacheDType::kFp8E5M2,
+         .gran = ScaleGranularity::kPerTensor,
+         .head = 80,
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{1, 300}, {1, 65}, {1, 0}, {1, 1}}};
+  run_case(d, 21);
+  Case e{.name = "decode form fp8 e4m3 per-head fp16 d128 GQA 8",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFp8E4M3,
+         .gran = ScaleGranularity::kPerHead,
+         .hq = 16,
+         .hkv = 2,
+         .seqs = {{1, 1013}, {1, 64}, {2, 130}},
+         .softcap = 25.f,
+         .sinks = true};
+  run_case(e, 22);
+}
+
 // Every (qk, v) head pair of the manifest, both forms (decode-only and mixed batches), 16-bit and
 // fp8 caches: what the declaration claims is what runs.
 TEST_F(CudaFlash, EveryManifestHeadPair) {

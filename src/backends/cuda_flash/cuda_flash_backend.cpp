@@ -131,9 +131,10 @@ class CudaFlashBackend final : public AttentionBackend {
       max_k = std::max(max_k, b.seqused_k[s]);
     }
     // Decode form (16-row tiles, the warps split each key tile) when every sequence's packed
-    // rows fit one such tile; else the prefill form (64 rows, 16 per warp).
+    // rows fit one such tile; else the prefill form (128 rows, 32 per warp; 64 and 16 for heads
+    // over 128).
     const bool split_keys = has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
-    const int bm = block_m(split_keys);
+    const int bm = block_m(split_keys, layer.head_size, hv);
     int64_t ctas = 0;
     for (int s = 0; s < b.num_seqs; ++s) {
       const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;

@@ -1,9 +1,11 @@
 // The v2 forward kernel family: paged, varlen, GQA-packed flash attention on mma.sync (SM80+).
-// One CTA = 64 packed rows (query token x query head of one KV head) against a range of keys read
-// through the block table, so the query heads of a KV head share every K/V tile (decode reads each
-// KV byte once). cp.async double-buffers K/V; fp8 tiles are dequantized in shared memory (the
-// scales fold into the softmax scale and the output). Split-KV CTAs write fp32 partials and
-// their LSE; a combine kernel merges them.
+// One CTA = 128, 64 or 16 packed rows (query token x query head of one KV head; block_m) against
+// a range of keys read through the block table, so the query heads of a KV head share every K/V
+// tile (decode reads each KV byte once). cp.async double-buffers K/V. fp8 tiles are converted in
+// registers right before the MMA in the decode form, and dequantized once into a shared-memory tile
+// in the prefill form (four warps read each K/V fragment there); the scales fold into the softmax
+// scale and the output. Split-KV CTAs write fp32 partials and their LSE; a combine kernel merges
+// them.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -41,6 +43,11 @@ __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x2_t(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
                : "r"(addr));
 }
 __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
@@ -100,6 +107,14 @@ __device__ __forceinline__ __half2 fp8x2_to_half2(uint16_t two, bool e5m2) {
   return *reinterpret_cast<__half2*>(&r);
 }
 
+// 2^x on the special-function unit; flushes results below 2^-126 to zero (a probability that
+// small is below the rounding of the row sum anyway) and gives 0 for -inf.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // ---- policies --------------------------------------------------------------------------------
 
 // Which keys a query sees: bottom-right aligned, [qpos - left, qpos + right] within [0, kv_len).
@@ -126,7 +141,8 @@ struct LogitsPolicy {
 
 // ---- the kernel ------------------------------------------------------------------------------
 
-// kWarpsSplitKeys = false (prefill): 64 packed rows per CTA, 16 per warp, each warp sees every key.
+// kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
+// (64 and 16 for heads 80, 96 and over 128; prefill_m_tiles), each warp sees every key.
 // kWarpsSplitKeys = true (decode, <= 16 packed rows): one 16-row tile shared by the 4 warps, each
 // taking a quarter of every key tile; the warps' softmax states merge through shared memory at the
 // end. All four warps then do tensor work on every tile, a quarter each, instead of one warp
@@ -134,12 +150,16 @@ struct LogitsPolicy {
 template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
   constexpr int kBN = block_n(kDqk, kDv);
-  constexpr int kBM = block_m(kWarpsSplitKeys);
-  constexpr int kSQ = smem_stride16(kDqk);  // elements
+  constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
+  constexpr int kMT = kWarpsSplitKeys ? 1 : prefill_m_tiles(kDqk, kDv);  // m-tiles per warp
+  constexpr int kSQ = smem_stride16(kDqk);                               // elements
   constexpr int kSV = smem_stride16(kDv);
   constexpr int kRawQK = smem_stride8(kDqk);  // bytes
   constexpr int kRawV = smem_stride8(kDv);
-  constexpr bool kQInRegs = kDqk <= 128;
+  // Q fragments stay in registers when they fit next to the O and S accumulators; else ldmatrix
+  // re-reads them every tile.
+  constexpr bool kQInRegs =
+      kMT == 1 ? kDqk <= 128 : kMT * (kDqk / 4 + kDv / 2 + block_n(kDqk, kDv) / 2) <= 160;
   constexpr int kElemBytes = kFp8 ? 1 : 2;
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
@@ -149,6 +169,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   static_assert(kDqk % 16 == 0 && kDv % 16 == 0, "head sizes are multiples of 16");
   static_assert(kWarpKeys % 16 == 0, "a warp's key slice is a multiple of 16");
   using E = Elem<T>;
+  // fp8 in the decode form: fragments straight from the raw tile, converted in registers.
+  constexpr bool kFp8Regs = kFp8 && kWarpsSplitKeys && kFp8RegisterDequant;
+  static_assert(!kWarpsSplitKeys || !kFp8Regs ||
+                    flash_smem_bytes(kDqk, kDv, kFp8, true) >=
+                        kBM * kSQ * 2 + 4 * 16 * kDv * 4 + 2 * 4 * 16 * 4,
+                "the decode epilogue's merge area fits in the stages");
 
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = reinterpret_cast<T*>(smem);
@@ -246,7 +272,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     for (int i = 0; i < (kTotK + kThreads - 1) / kThreads; ++i) {
       const int c = tid + i * kThreads;
       if (kTotK % kThreads == 0 || c < kTotK) {
-        const int r = c / kChunksK, cc = c % kChunksK;
+        // c / kChunksK with the per-thread part hoisted when the chunk count divides the threads
+        const int r =
+            kThreads % kChunksK == 0 ? tid / kChunksK + i * (kThreads / kChunksK) : c / kChunksK;
+        const int cc = kThreads % kChunksK == 0 ? tid % kChunksK : c % kChunksK;
         const int64_t ko = s_koff[slot][r];
         cp_async16(smem_addr(dk + r * kRowK + cc * 16), ko >= 0 ? k_base + ko + cc * 16 : k_base,
                    ko >= 0);
@@ -256,7 +285,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     for (int i = 0; i < (kTotV + kThreads - 1) / kThreads; ++i) {
       const int c = tid + i * kThreads;
       if (kTotV % kThreads == 0 || c < kTotV) {
-        const int r = c / kChunksV, cc = c % kChunksV;
+        const int r =
+            kThreads % kChunksV == 0 ? tid / kChunksV + i * (kThreads / kChunksV) : c / kChunksV;
+        const int cc = kThreads % kChunksV == 0 ? tid % kChunksV : c % kChunksV;
         const int64_t vo = s_voff[slot][r];
         cp_async16(smem_addr(dv + r * kRowV + cc * 16), vo >= 0 ? v_base + vo + cc * 16 : v_base,
                    vo >= 0);
@@ -278,38 +309,42 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     cp_async_commit();
   }
 
-  // Per-thread row state: rows g and g + 8 of this warp's 16.
+  // Per-thread row state: rows g and g + 8 of each of this warp's 16-row m-tiles (index 2 mt + i).
+  constexpr int kR = 2 * kMT;
   const int g = lane / 4, tig = lane % 4;
-  const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16;        // first row of this warp in the tile
+  const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16 * kMT;  // first row of this warp in the tile
   const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : 0;  // first key of this warp in a tile
   const bool warp_active = row0 + wrow0 < rows;
-  int qpos[2], head[2];
-  bool row_ok[2];
-  float slope[2] = {0.f, 0.f};
-  float m[2], l[2];
+  int qpos[kR];
+  float m[kR], l[kR];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int pr = row0 + wrow0 + g + 8 * i;
-    row_ok[i] = pr < rows;
-    const int t = row_ok[i] ? pr / G : 0;
-    head[i] = kvh * G + (row_ok[i] ? pr % G : 0);
-    qpos[i] = t + shift;
-    if (p.alibi) slope[i] = p.alibi[head[i]];
-    m[i] = -INFINITY;
-    l[i] = 0.f;
+  for (int r = 0; r < kR; ++r) {
+    const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
+    const bool ok = pr < rows;
+    const int t = ok ? pr / G : 0;
+    const int hd = kvh * G + (ok ? pr % G : 0);
+    qpos[r] = t + shift;
+    m[r] = -INFINITY;
+    l[r] = 0.f;
     // The sink is one more logit with no value, counted once: split 0, warp 0, one lane of 4
     // (l is a per-thread partial sum until the epilogue).
     if (p.sinks && split == 0 && (!kWarpsSplitKeys || warp == 0)) {
-      m[i] = p.sinks[head[i]] * kLog2e;
-      l[i] = tig == 0 ? 1.f : 0.f;
+      m[r] = p.sinks[hd] * kLog2e;
+      l[r] = tig == 0 ? 1.f : 0.f;
     }
   }
-  float o[kDv / 8][4];
+  float o[kMT][kDv / 8][4];
 #pragma unroll
-  for (int j = 0; j < kDv / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int j = 0; j < kDv / 8; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
 
-  uint32_t qf[kQInRegs ? kDqk / 16 : 1][4];
+  uint32_t qf[kQInRegs ? kMT : 1][kQInRegs ? kDqk / 16 : 1][4];
   const uint32_t q_lane_addr = smem_addr(sQ + (wrow0 + (lane & 15)) * kSQ + (lane >> 4) * 8);
+  // Plain logits: the max runs on raw scores and the scale folds into exp2's argument (one FFMA);
+  // a non-positive scale would reverse the max, so it takes the general path.
+  const bool fold_scale = plain_logits && lp.scale_log2 > 0.f;
+  const float sc = fold_scale ? lp.scale_log2 : 1.f;
 
   // Rows' extreme positions decide which tiles need the mask at all.
   const int p_min = t_first + shift, p_max = t_last + shift;
@@ -329,7 +364,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
     const T* sK;
     const T* sV;
-    if constexpr (kFp8) {
+    if constexpr (kFp8 && !kFp8Regs) {
       const unsigned char* rk = sK_stage(stage);
       const unsigned char* rv = sV_stage(stage);
       const bool e5m2 = p.kv_e5m2 != 0;
@@ -366,114 +401,222 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       sV = reinterpret_cast<const T*>(sV_stage(stage));
     }
 
-    if constexpr (kQInRegs) {
+    if constexpr (kFp8Regs) {
+      // Q fragments with the head dimension permuted to match the fp8 K fragments: thread tig
+      // holds dims 4 tig .. 4 tig + 3 of each 16 (k-slots 2 tig, +1 -> dims +0, +1; k-slots
+      // 2 tig + 8, +9 -> dims +2, +3). The dot product does not care about the order.
       if (nb == my_lo) {
 #pragma unroll
-        for (int kk = 0; kk < kDqk / 16; ++kk) ldsm_x4(qf[kk], q_lane_addr + kk * 32);
+        for (int kk = 0; kk < kDqk / 16; ++kk) {
+          const uint2 lo = *reinterpret_cast<const uint2*>(sQ + g * kSQ + kk * 16 + 4 * tig);
+          const uint2 hi = *reinterpret_cast<const uint2*>(sQ + (g + 8) * kSQ + kk * 16 + 4 * tig);
+          qf[0][kk][0] = lo.x;
+          qf[0][kk][1] = hi.x;
+          qf[0][kk][2] = lo.y;
+          qf[0][kk][3] = hi.y;
+        }
+      }
+    } else if constexpr (kQInRegs) {
+      if (nb == my_lo) {
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+          for (int kk = 0; kk < kDqk / 16; ++kk)
+            ldsm_x4(qf[mt][kk], q_lane_addr + (mt * 16 * kSQ + kk * 16) * 2);
       }
     }
 
     if (warp_active) {
-      float s[kWarpKeys / 8][4];
+      float s[kMT][kWarpKeys / 8][4];
 #pragma unroll
-      for (int j = 0; j < kWarpKeys / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < kWarpKeys / 8; ++j)
+          s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
+      if constexpr (kFp8Regs) {
+        // K fragment of n8 tile j: key key0 + 8 j + g, dims 4 tig .. +3 of each 16 (one 32-bit
+        // shared load: 4 fp8 bytes, two B registers). Rows are d + 16 bytes apart: conflict-free.
+        const bool e5m2 = p.kv_e5m2 != 0;
+        const unsigned char* rk = sK_stage(stage) + (key0 + g) * kRawQK + 4 * tig;
+#pragma unroll
+        for (int kk = 0; kk < kDqk / 16; ++kk) {
+#pragma unroll
+          for (int j = 0; j < kWarpKeys / 8; ++j) {
+            const uint32_t w = *reinterpret_cast<const uint32_t*>(rk + j * 8 * kRawQK + kk * 16);
+            E::mma(s[0][j], qf[0][kk], E::from_half2(fp8x2_to_half2(uint16_t(w & 0xffffu), e5m2)),
+                   E::from_half2(fp8x2_to_half2(uint16_t(w >> 16), e5m2)));
+          }
+        }
+      }
       const uint32_t k_lane_addr =
           smem_addr(sK + (key0 + (lane & 7) + ((lane >> 4) << 3)) * kSQ + ((lane >> 3) & 1) * 8);
 #pragma unroll
-      for (int kk = 0; kk < kDqk / 16; ++kk) {
-        uint32_t a[4];
-        if constexpr (kQInRegs) {
+      for (int kk = 0; kk < (kFp8Regs ? 0 : kDqk / 16); ++kk) {
+        uint32_t a[kMT][4];
 #pragma unroll
-          for (int x = 0; x < 4; ++x) a[x] = qf[kk][x];
-        } else {
-          ldsm_x4(a, q_lane_addr + kk * 32);
+        for (int mt = 0; mt < kMT; ++mt) {
+          if constexpr (kQInRegs) {
+#pragma unroll
+            for (int x = 0; x < 4; ++x) a[mt][x] = qf[mt][kk][x];
+          } else {
+            ldsm_x4(a[mt], q_lane_addr + (mt * 16 * kSQ + kk * 16) * 2);
+          }
         }
 #pragma unroll
         for (int nn = 0; nn < kWarpKeys / 16; ++nn) {
           uint32_t b[4];
           ldsm_x4(b, k_lane_addr + (nn * 16 * kSQ + kk * 16) * 2);
-          E::mma(s[2 * nn], a, b[0], b[1]);
-          E::mma(s[2 * nn + 1], a, b[2], b[3]);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            E::mma(s[mt][2 * nn], a[mt], b[0], b[1]);
+            E::mma(s[mt][2 * nn + 1], a[mt], b[2], b[3]);
+          }
         }
       }
 
-      // Scores to log2 units; the mask only where the tile crosses the visible band's edge.
+      // Scores to log2 units (the fast path leaves them raw: `sc` scales inside exp2); the mask
+      // only where the tile crosses the visible band's edge.
       const int n0 = nb * kBN + key0;
       const bool need_mask = nb * kBN + kBN > kv_len ||
                              nb * kBN + kBN - 1 > p_min + p.window_right ||
                              nb * kBN < p_max - p.window_left;
-      if (plain_logits) {
+      if (!fold_scale) {
+        // ALiBi slopes are re-read here (L1-resident) rather than held in registers across the
+        // loop: the fast path needs every register for the accumulators.
+        float slope[kR];
 #pragma unroll
-        for (int j = 0; j < kWarpKeys / 8; ++j)
+        for (int r = 0; r < kR; ++r) {
+          const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
+          slope[r] = p.alibi ? p.alibi[kvh * G + (pr < rows ? pr % G : 0)] : 0.f;
+        }
 #pragma unroll
-          for (int e = 0; e < 4; ++e) s[j][e] *= lp.scale_log2;
-      } else {
+        for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-        for (int j = 0; j < kWarpKeys / 8; ++j)
+          for (int j = 0; j < kWarpKeys / 8; ++j)
 #pragma unroll
-          for (int e = 0; e < 4; ++e)
-            s[j][e] =
-                lp.to_log2(s[j][e], slope[e / 2], n0 + j * 8 + 2 * tig + (e & 1), qpos[e / 2]);
+            for (int e = 0; e < 4; ++e)
+              s[mt][j][e] = lp.to_log2(s[mt][j][e], slope[2 * mt + e / 2],
+                                       n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]);
       }
       if (need_mask) {
 #pragma unroll
-        for (int j = 0; j < kWarpKeys / 8; ++j)
+        for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[e / 2])) s[j][e] = -INFINITY;
+          for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
+                s[mt][j][e] = -INFINITY;
       }
-      float mx[2] = {-INFINITY, -INFINITY}, corr[2];
+      float mx[kR], corr[kR];
 #pragma unroll
-      for (int j = 0; j < kWarpKeys / 8; ++j) {
-        mx[0] = fmaxf(mx[0], fmaxf(s[j][0], s[j][1]));
-        mx[1] = fmaxf(mx[1], fmaxf(s[j][2], s[j][3]));
-      }
+      for (int r = 0; r < kR; ++r) mx[r] = -INFINITY;
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-        const float m_new = fmaxf(m[i], mx[i]);
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < kWarpKeys / 8; ++j) {
+          mx[2 * mt] = fmaxf(mx[2 * mt], fmaxf(s[mt][j][0], s[mt][j][1]));
+          mx[2 * mt + 1] = fmaxf(mx[2 * mt + 1], fmaxf(s[mt][j][2], s[mt][j][3]));
+        }
+      bool moved = false;
+#pragma unroll
+      for (int r = 0; r < kR; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        const float m_new = fmaxf(m[r], mx[r] * sc);
         const float m_use = m_new == -INFINITY ? 0.f : m_new;
-        corr[i] = exp2f(m[i] - m_use);  // m = -inf gives 0
-        m[i] = m_new;
-        l[i] *= corr[i];
-        mx[i] = m_use;
+        corr[r] = exp2f(m[r] - m_use);  // m = -inf gives 0
+        moved |= corr[r] != 1.f;
+        m[r] = m_new;
+        l[r] *= corr[r];
+        mx[r] = m_use;
       }
       // Once the running max settles (most tiles of a long row) nothing needs rescaling.
-      if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
+      if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
-        for (int j = 0; j < kDv / 8; ++j) {
-          o[j][0] *= corr[0];
-          o[j][1] *= corr[0];
-          o[j][2] *= corr[1];
-          o[j][3] *= corr[1];
-        }
+        for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+          for (int j = 0; j < kDv / 8; ++j) {
+            o[mt][j][0] *= corr[2 * mt];
+            o[mt][j][1] *= corr[2 * mt];
+            o[mt][j][2] *= corr[2 * mt + 1];
+            o[mt][j][3] *= corr[2 * mt + 1];
+          }
       }
 #pragma unroll
-      for (int j = 0; j < kWarpKeys / 8; ++j) {
+      for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float pe = exp2f(s[j][e] - mx[e / 2]);
-          s[j][e] = pe;
-          l[e / 2] += pe;
+        for (int j = 0; j < kWarpKeys / 8; ++j) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float pe = fast_exp2(fmaf(s[mt][j][e], sc, -mx[2 * mt + e / 2]));
+            s[mt][j][e] = pe;
+            l[2 * mt + e / 2] += pe;
+          }
         }
-      }
 
+      if constexpr (kFp8Regs) {
+        // O += P V in fp16 (fp8 values are exact in fp16; P <= 1). ldmatrix.trans on the raw
+        // tile treats byte pairs (dims 2c, 2c + 1) as 16-bit elements: each register holds keys
+        // 2 tig, 2 tig + 1 of dims 2 g and 2 g + 1, which a byte permute splits into the B
+        // fragments of two n8 tiles: "even" (n = g -> dim 2 g) and "odd" (dim 2 g + 1) of a
+        // 16-dim block b, kept in o[2 b] and o[2 b + 1]. The epilogue undoes the order.
+        using H = Elem<__half>;
+        const bool e5m2 = p.kv_e5m2 != 0;
+        auto cvt = [&](uint32_t x, uint32_t sel) {
+          const __half2 h = fp8x2_to_half2(uint16_t(__byte_perm(x, 0u, sel)), e5m2);
+          return *reinterpret_cast<const uint32_t*>(&h);
+        };
+        const uint32_t v_lane_addr =
+            smem_addr(sV_stage(stage) + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kRawV +
+                      (lane >> 4) * 16);
+#pragma unroll
+        for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
+          const uint32_t a[4] = {H::pack(s[0][2 * kk][0], s[0][2 * kk][1]),
+                                 H::pack(s[0][2 * kk][2], s[0][2 * kk][3]),
+                                 H::pack(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]),
+                                 H::pack(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3])};
+#pragma unroll
+          for (int b = 0; b < kDv / 16; b += 2) {
+            uint32_t r[4];
+            const uint32_t addr = v_lane_addr + kk * 16 * kRawV + b * 16;
+            if (b + 1 < kDv / 16) {
+              ldsm_x4_t(r, addr);
+            } else {
+              ldsm_x2_t(r, addr);
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              if (b + h < kDv / 16) {
+                H::mma(o[0][2 * (b + h)], a, cvt(r[2 * h], 0x20u), cvt(r[2 * h + 1], 0x20u));
+                H::mma(o[0][2 * (b + h) + 1], a, cvt(r[2 * h], 0x31u), cvt(r[2 * h + 1], 0x31u));
+              }
+            }
+          }
+        }
+      }
       // O += P V: the S accumulators of two n8 tiles form one k16 A fragment.
       const uint32_t v_lane_addr =
           smem_addr(sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8);
 #pragma unroll
-      for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
-        const uint32_t a[4] = {E::pack(s[2 * kk][0], s[2 * kk][1]),
-                               E::pack(s[2 * kk][2], s[2 * kk][3]),
-                               E::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                               E::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      for (int kk = 0; kk < (kFp8Regs ? 0 : kWarpKeys / 16); ++kk) {
+        uint32_t a[kMT][4];
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
 #pragma unroll
         for (int dn = 0; dn < kDv / 16; ++dn) {
           uint32_t b[4];
           ldsm_x4_t(b, v_lane_addr + (kk * 16 * kSV + dn * 16) * 2);
-          E::mma(o[2 * dn], a, b[0], b[1]);
-          E::mma(o[2 * dn + 1], a, b[2], b[3]);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            E::mma(o[mt][2 * dn], a[mt], b[0], b[1]);
+            E::mma(o[mt][2 * dn + 1], a[mt], b[2], b[3]);
+          }
         }
       }
     }
@@ -485,12 +628,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // ---- epilogue ----
   // Row sums across the four lanes of a row.
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+  for (int r = 0; r < kR; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
   }
-  float f[2];  // output factor per row: 1/l (times the V scale)
-  float lse[2];
+  float f[kR];  // output factor per row: 1/l (times the V scale)
+  float lse[kR];
   if constexpr (kWarpsSplitKeys) {
     // Merge the four warps' (m, l, O) states through shared memory (the stages are free now).
     __syncthreads();
@@ -504,10 +647,18 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         s_m[warp * 16 + r] = m[i];
         s_l[warp * 16 + r] = l[i];
       }
+      if constexpr (kFp8Regs) {  // dims 16 b + 4 tig + {0, 1, 2, 3} (see the PV loop)
 #pragma unroll
-      for (int j = 0; j < kDv / 8; ++j)
-        *reinterpret_cast<float2*>(s_o + (warp * 16 + r) * kDv + j * 8 + 2 * tig) =
-            make_float2(o[j][2 * i], o[j][2 * i + 1]);
+        for (int b = 0; b < kDv / 16; ++b)
+          *reinterpret_cast<float4*>(s_o + (warp * 16 + r) * kDv + b * 16 + 4 * tig) =
+              make_float4(o[0][2 * b][2 * i], o[0][2 * b + 1][2 * i], o[0][2 * b][2 * i + 1],
+                          o[0][2 * b + 1][2 * i + 1]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kDv / 8; ++j)
+          *reinterpret_cast<float2*>(s_o + (warp * 16 + r) * kDv + j * 8 + 2 * tig) =
+              make_float2(o[0][j][2 * i], o[0][j][2 * i + 1]);
+      }
     }
     __syncthreads();
     // Each thread now owns one row r and a slice of its columns.
@@ -553,35 +704,36 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     return;
   } else {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      f[i] = (l[i] > 0.f ? 1.f / l[i] : 0.f) * v_scale;
-      lse[i] = l[i] > 0.f ? (m[i] + log2f(l[i])) * kLn2 : -INFINITY;
+    for (int r = 0; r < kR; ++r) {
+      f[r] = (l[r] > 0.f ? 1.f / l[r] : 0.f) * v_scale;
+      lse[r] = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
     }
   }
   if (!warp_active) return;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    if (!row_ok[i]) continue;
-    const int pr = row0 + wrow0 + g + 8 * i;
+  for (int r = 0; r < kR; ++r) {
+    const int mt = r / 2, i = r % 2;
+    const int pr = row0 + wrow0 + mt * 16 + g + 8 * i;
+    if (pr >= rows) continue;
     const int tok = q_start + pr / G;
-    const int h = head[i];
+    const int h = kvh * G + pr % G;
     if (p.num_splits == 1) {
       T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head;
 #pragma unroll
       for (int j = 0; j < kDv / 8; ++j) {
         *reinterpret_cast<uint32_t*>(out + j * 8 + 2 * tig) =
-            E::pack(o[j][2 * i] * f[i], o[j][2 * i + 1] * f[i]);
+            E::pack(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
       }
-      if (p.lse && tig == 0) p.lse[int64_t(tok) * p.num_heads + h] = lse[i];
+      if (p.lse && tig == 0) p.lse[int64_t(tok) * p.num_heads + h] = lse[r];
     } else {
       const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
       float* out = p.ws_o + row * kDv;
 #pragma unroll
       for (int j = 0; j < kDv / 8; ++j) {
         *reinterpret_cast<float2*>(out + j * 8 + 2 * tig) =
-            make_float2(o[j][2 * i] * f[i], o[j][2 * i + 1] * f[i]);
+            make_float2(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
       }
-      if (tig == 0) p.ws_lse[row] = lse[i];
+      if (tig == 0) p.ws_lse[row] = lse[r];
     }
   }
 }

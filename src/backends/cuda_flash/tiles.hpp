@@ -7,15 +7,26 @@
 
 namespace attnkit::cuda_flash {
 
-inline constexpr int kThreads = 128;  // 4 warps, 16 packed query rows each
-inline constexpr int kBlockM = 64;    // packed (token, head-of-group) rows per CTA (prefill form)
+inline constexpr int kThreads = 128;      // 4 warps
 inline constexpr int kBlockMDecode = 16;  // rows per CTA when the warps split the keys (decode)
 inline constexpr int kMaxSplits = 128;
 
 // Keys per tile: 64, or 32 when a head is wider than 128 (register and shared-memory budget).
 constexpr int block_n(int head_qk, int head_v) { return std::max(head_qk, head_v) > 128 ? 32 : 64; }
 
-constexpr int block_m(bool warps_split_keys) { return warps_split_keys ? kBlockMDecode : kBlockM; }
+// Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 and
+// 128: every K/V fragment read by ldmatrix then feeds two MMAs and each staged K/V tile serves
+// twice the rows (the FA2 layout). Wider heads keep one (the O accumulators would not fit), and
+// so do heads whose 16-byte row chunks do not divide the threads (80, 96): their copy addressing
+// is not hoisted and the two-tile kernel spills (ptxas -v).
+constexpr int prefill_m_tiles(int head_qk, int head_v) {
+  const int h = std::max(head_qk, head_v);
+  return h <= 128 && 128 % (h / 8) == 0 ? 2 : 1;
+}
+// Packed (token, head-of-group) rows per CTA.
+constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
+  return warps_split_keys ? kBlockMDecode : 64 * prefill_m_tiles(head_qk, head_v);
+}
 // The decode form needs a 16-key slice per warp, so 64-key tiles (heads up to 128).
 constexpr bool has_split_keys_form(int head_qk, int head_v) {
   return block_n(head_qk, head_v) == 64;
@@ -28,17 +39,32 @@ constexpr int smem_stride8(int head) { return head + 16; }
 
 // K/V tiles in the cp.async ring. Decode is bound by bytes in flight per SM (latency x
 // bandwidth), so its form keeps three tiles in flight; prefill keeps two and spends shared memory
-// on occupancy instead. (fp8 with four stages measured slower: one CTA per SM instead of two.)
+// on occupancy instead. (v2.4: fp8 with four stages and a dequantized tile measured slower, one
+// CTA per SM instead of two.) fp8 in the decode form converts its fragments in registers (no
+// dequantized tile): three half-size stages (64 KB with the Q tile and page ring) and 168 registers
+// leave three CTAs per SM.
 constexpr int num_stages(bool fp8, bool split_keys) { return split_keys ? 3 : 2; }
+
+// Build switch for the fp8 decode path: 1 converts fragments in registers, 0 keeps the v2.5
+// shared-memory dequantization pass (a second verified build, kept for comparison).
+#ifndef ATTNKIT_FLASH_FP8_REGISTER_DEQUANT
+#define ATTNKIT_FLASH_FP8_REGISTER_DEQUANT 1
+#endif
+inline constexpr bool kFp8RegisterDequant = ATTNKIT_FLASH_FP8_REGISTER_DEQUANT != 0;
 
 constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false) {
   const int kStages = num_stages(fp8, split_keys);
   const int bn = block_n(head_qk, head_v);
-  const int q = block_m(split_keys) * smem_stride16(head_qk) * 2;
+  const int q = block_m(split_keys, head_qk, head_v) * smem_stride16(head_qk) * 2;
   const int kv16 = bn * (smem_stride16(head_qk) + smem_stride16(head_v)) * 2;
   if (!fp8) return q + kStages * kv16;
   const int kv8 = bn * (smem_stride8(head_qk) + smem_stride8(head_v));
-  return q + kStages * kv8 + kv16;  // raw fp8 stages plus one dequantized tile
+  // Prefill: raw fp8 stages plus one dequantized tile. Decode: raw stages only (fragments are
+  // converted in registers); they also hold the epilogue's merge of the 4 warps' [16][head_v]
+  // fp32 states and (m, l).
+  if (split_keys && kFp8RegisterDequant)
+    return q + std::max(kStages * kv8, 4 * 16 * head_v * 4 + 2 * 4 * 16 * 4);
+  return q + kStages * kv8 + kv16;
 }
 // Static shared memory of a CTA: the ring of K and V row offsets (kStages + 1 slots).
 constexpr int flash_static_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys) {
