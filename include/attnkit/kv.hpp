@@ -277,6 +277,10 @@ class KvCacheManager {
   // Appends generated tokens, allocating on demand; sliding groups first release blocks that
   // fell out of the window. Same errors and guarantee as add_request.
   void append_tokens(RequestId id, std::span<const int32_t> tokens);
+  // Records that the K/V of the first `num_tokens` tokens are written: only then do its full
+  // blocks enter the prefix cache (a block hashed before its pages are written would hand a
+  // later request unwritten K/V). Throws InvalidArgument beyond the request's length.
+  void mark_computed(RequestId id, int64_t num_tokens);
   // Frees every block of the request (cached full blocks stay findable until evicted).
   void free_request(RequestId id);
 
@@ -308,6 +312,7 @@ class KvCacheManager {
     std::vector<std::vector<int32_t>> blocks;  // per group
     int64_t encoder_len = 0;
     int64_t cached_tokens = 0;
+    int64_t computed_tokens = 0;      // tokens whose K/V are written (mark_computed)
     std::vector<int64_t> num_hashed;  // per group: full blocks registered in the prefix cache
     std::vector<uint64_t> last_hash;  // per group: hash of the last registered block
   };
@@ -322,6 +327,7 @@ class KvCacheManager {
   void apply(Request& r, const Growth& g);
   void register_full_blocks(Request& r);
   bool prefix_caching_on() const;
+  static uint64_t group_seed(size_t group);
   const Request& get(RequestId id) const;
 
   KvPlan plan_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -27,10 +28,14 @@ class ScopedLogCapture {
   ~ScopedLogCapture();
   ScopedLogCapture(const ScopedLogCapture&) = delete;
   ScopedLogCapture& operator=(const ScopedLogCapture&) = delete;
-  const std::string& text() const { return text_; }
+  std::string text() const {
+    std::lock_guard lock(mu_);
+    return text_;
+  }
 
  private:
   LogSink previous_;
+  mutable std::mutex mu_;  // threads may log while captured
   std::string text_;
 };
 

@@ -108,7 +108,8 @@ struct LayerSpec {
   bool causal() const { return attn_type == AttentionType::kDecoder; }
   KvCacheDType resolved_kv_dtype() const { return resolve_kv_dtype(kv_cache_dtype, dtype); }
   // Everything that can change a selection, in a stable printable form; layers with equal
-  // signatures share one selection. layer_index and the sharing target are not part of it.
+  // signatures share one selection. layer_index is not part of it; whether the layer reads a
+  // shared cache is (not which layer it reads).
   std::string signature() const;
   bool operator==(const LayerSpec&) const = default;
 };

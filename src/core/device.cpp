@@ -225,7 +225,11 @@ uint64_t parse_memory_size(std::string_view s) {
     throw InvalidArgument(fmt::format(
         "memory size '{}' has unit '{}'; expected B, KiB, MiB, GiB, TiB, KB, MB, GB or TB", s,
         unit));
-  return uint64_t(std::llround(v * mult));
+  const double bytes = v * mult;
+  if (!(bytes >= 1.0) || bytes >= 9.2e18)
+    throw InvalidArgument(fmt::format(
+        "memory size '{}' is {} bytes; expected at least 1 byte and less than 2^63", s, bytes));
+  return uint64_t(std::llround(bytes));
 }
 
 }  // namespace attnkit

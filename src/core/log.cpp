@@ -77,6 +77,7 @@ void reset_warn_once() {
 
 ScopedLogCapture::ScopedLogCapture() {
   previous_ = set_log_sink([this](LogLevel level, std::string_view message) {
+    std::lock_guard lock(mu_);
     text_ += std::string(level_name(level)) + ": " + std::string(message) + "\n";
   });
 }

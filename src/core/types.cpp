@@ -158,6 +158,7 @@ std::string LayerSpec::signature() const {
   }
   if (block_size) s += fmt::format("|bs{}", *block_size);
   if (mm_prefix) s += "|mm_prefix";
+  if (kv_sharing_target_layer) s += "|kv_shared";  // some backends cannot read a shared cache
   return s;
 }
 

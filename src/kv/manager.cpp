@@ -2,6 +2,7 @@
 // prefix-cache reuse, block tables and slot mappings. Every mutation is checked in full before
 // the pool is touched (strong exception guarantee).
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
@@ -99,11 +100,17 @@ void KvCacheManager::apply(Request& r, const Growth& g) {
     for (int64_t i = 0; i < g.add[gi]; ++i) r.blocks[gi].push_back(fresh[k++]);
 }
 
+// Each group's hash chain starts from its own seed: groups share the pool, so equal token blocks
+// of two groups must not find each other's pages.
+uint64_t KvCacheManager::group_seed(size_t group) {
+  return BlockPool::hash_block(0x9e3779b97f4a7c15ull, std::span<const int32_t>()) ^ (group + 1);
+}
+
 void KvCacheManager::register_full_blocks(Request& r) {
   if (!prefix_caching_on()) return;
   for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
     const int64_t b = plan_.groups[gi].manager_block_size;
-    const int64_t full = int64_t(r.tokens.size()) / b;
+    const int64_t full = std::min<int64_t>(r.computed_tokens, int64_t(r.tokens.size())) / b;
     for (int64_t i = r.num_hashed[gi]; i < full; ++i) {
       const uint64_t h = BlockPool::hash_block(
           r.last_hash[gi], std::span<const int32_t>(r.tokens.data() + i * b, size_t(b)));
@@ -145,7 +152,7 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
   r.encoder_len = encoder_len;
   r.blocks.resize(plan_.groups.size());
   r.num_hashed.assign(plan_.groups.size(), 0);
-  r.last_hash.assign(plan_.groups.size(), 0);
+  for (size_t gi = 0; gi < plan_.groups.size(); ++gi) r.last_hash.push_back(group_seed(gi));
 
   // Prefix hits (peek only): full blocks of the prompt, leaving at least one token to compute;
   // the hit length is the shortest over the groups.
@@ -155,7 +162,7 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
     hit_tokens = INT64_MAX;
     for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
       const int64_t b = plan_.groups[gi].manager_block_size;
-      uint64_t h = 0;
+      uint64_t h = group_seed(gi);
       int64_t n = 0;
       for (; (n + 1) * b <= int64_t(prompt.size()) - 1; ++n) {
         h = BlockPool::hash_block(h, prompt.subspan(size_t(n * b), size_t(b)));
@@ -165,6 +172,11 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
       }
       hit_tokens = std::min(hit_tokens, n * b);
     }
+    // Every group must hold whole blocks of the hit: round down to the common block multiple.
+    int64_t common = 1;
+    for (const KvGroupPlan& g : plan_.groups)
+      common = std::lcm(common, int64_t(g.manager_block_size));
+    hit_tokens -= hit_tokens % common;
     for (size_t gi = 0; gi < plan_.groups.size(); ++gi)
       hits[gi].resize(size_t(hit_tokens / plan_.groups[gi].manager_block_size));
   }
@@ -208,8 +220,8 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
   }
   r.tokens.assign(prompt.begin(), prompt.end());
   r.cached_tokens = hit_tokens;
-  auto [it, _] = requests_.emplace(id, std::move(r));
-  register_full_blocks(it->second);
+  r.computed_tokens = hit_tokens;
+  requests_.emplace(id, std::move(r));
   return hit_tokens;
 }
 
@@ -231,6 +243,18 @@ void KvCacheManager::append_tokens(RequestId id, std::span<const int32_t> tokens
   for (auto& bl : r.blocks) bl.reserve(bl.size() + size_t(g.new_blocks));
   apply(r, g);
   r.tokens.insert(r.tokens.end(), tokens.begin(), tokens.end());
+}
+
+void KvCacheManager::mark_computed(RequestId id, int64_t num_tokens) {
+  auto it = requests_.find(id);
+  if (it == requests_.end())
+    throw InvalidArgument(fmt::format("request {} is not known to the KV cache manager", id));
+  Request& r = it->second;
+  if (num_tokens < 0 || num_tokens > int64_t(r.tokens.size()))
+    throw InvalidArgument(
+        fmt::format("request {}: computed tokens must be in [0, {}] (its length), got {}", id,
+                    r.tokens.size(), num_tokens));
+  r.computed_tokens = std::max(r.computed_tokens, num_tokens);
   register_full_blocks(r);
 }
 

@@ -88,6 +88,7 @@ KvCacheStorage::KvCacheStorage(const KvPlan& plan, int64_t num_blocks, KvAllocat
   } catch (...) {
     for (void* t : tensors_)
       if (t) alloc_.deallocate(t, bytes);
+    if (scale_buffer_) alloc_.deallocate(scale_buffer_, scale_buffer_bytes_);
     throw;
   }
   for (auto& [layer, p] : places_)

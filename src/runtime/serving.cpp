@@ -16,7 +16,6 @@
 #include "attnkit/runtime.hpp"
 #include "attnkit/selector.hpp"
 #include "backends/cpu_reference/cpu_reference_backend.hpp"
-#include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "core/strings.hpp"
 #include "runtime/memory.hpp"
 #include "stacks/stacks.hpp"
@@ -128,13 +127,6 @@ struct SigGroup {
   GroupRunReport report;
 };
 
-struct KvGroupStep {
-  std::vector<int32_t> block_table;
-  std::vector<int64_t> slots;
-  int stride = 0;
-  Buffer block_table_dev, slots_dev;
-};
-
 double tolerance_for(DType out, double max_ref) {
   const double eps = out == DType::kBFloat16  ? 1.0 / 256
                      : out == DType::kFloat16 ? 1.0 / 2048
@@ -142,38 +134,112 @@ double tolerance_for(DType out, double max_ref) {
   return 4 * eps * std::max(1.0, max_ref) + (out == DType::kFloat32 ? 1e-4 : 0.0);
 }
 
-// A host copy of a layer's cache (and scales) for the reference, when the cache is on a device.
-struct HostCacheCopy {
-  std::vector<uint8_t> tensor;
+// The K/V rows one layer wrote, per request in position order, kept on the host. Verification
+// rebuilds a contiguous cache from them with the CPU KV write (one block per request), so the
+// reference checks the backend's write kernel, slot mapping and block tables too, not only its
+// attention over a cache it filled itself.
+struct ShadowKv {
+  std::vector<std::vector<uint8_t>> k, v;  // per request: rows of num_kv_heads x head_size
+};
+
+struct ShadowCache {
+  std::vector<uint8_t> k, v, k_block_scales, v_block_scales;
   std::vector<float> k_scales, v_scales;
+  std::vector<int32_t> block_table;
   KvCacheView view;
 };
 
-HostCacheCopy copy_cache_to_host(const KvCacheStorage& storage, const KvCacheView& dev, int root,
-                                 RunMemory& mem) {
-  HostCacheCopy c;
-  c.view = dev;
-  const auto* k = static_cast<const uint8_t*>(dev.k);
-  for (int j = 0; j < storage.num_tensors(); ++j) {
-    const auto* base = static_cast<const uint8_t*>(storage.tensor(j));
-    if (k < base || k >= base + storage.tensor_bytes()) continue;
-    c.tensor.resize(storage.tensor_bytes());
-    mem.copy_to_host(c.tensor.data(), base, storage.tensor_bytes());
-    auto rebase = [&](const void* p) -> uint8_t* {
-      return p ? c.tensor.data() + (static_cast<const uint8_t*>(p) - base) : nullptr;
-    };
-    c.view.k = rebase(dev.k);
-    c.view.v = rebase(dev.v);
-    c.view.k_block_scales = rebase(dev.k_block_scales);
-    c.view.v_block_scales = rebase(dev.v_block_scales);
-    c.k_scales = dev.k_scale ? storage.k_scales(root) : std::vector<float>{};
-    c.v_scales = dev.v_scale ? storage.v_scales(root) : std::vector<float>{};
-    c.view.k_scale = c.k_scales.empty() ? nullptr : c.k_scales.data();
-    c.view.v_scale = c.v_scales.empty() ? nullptr : c.v_scales.data();
-    return c;
+// Writes every request's rows [0, used) into its own block of a fresh host cache of the layer's
+// storage format and scales.
+ShadowCache build_shadow_cache(const ShadowKv& rows, const std::vector<size_t>& seqs,
+                               const std::vector<int32_t>& used, const LayerSpec& s,
+                               const KvLayerSpec& ks, std::vector<float> k_scales,
+                               std::vector<float> v_scales) {
+  ShadowCache c;
+  const int bs = std::max(1, *std::max_element(used.begin(), used.end()));
+  const int64_t n = int64_t(seqs.size()), H = s.num_kv_heads;
+  const KvCacheDType dt = s.resolved_kv_dtype();
+  const int64_t rk = kv_bytes_per_head_vector(dt, s.dtype, s.head_size);
+  const int64_t rv = kv_bytes_per_head_vector(dt, s.dtype, s.head_size_v);
+  KvCacheView& v = c.view;
+  v.dtype = dt;
+  v.num_blocks = int(n);
+  v.block_size = bs;
+  v.num_kv_heads = int(H);
+  v.head_size = s.head_size;
+  v.head_size_v = s.head_size_v;
+  v.stride_token = rk;
+  v.stride_head = rk * bs;
+  v.stride_block = rk * bs * H;
+  c.k.assign(size_t(v.stride_block * n), 0);
+  v.k = c.k.data();
+  if (!s.is_mla()) {
+    v.v_stride_token = rv;
+    v.v_stride_head = rv * bs;
+    v.v_stride_block = rv * bs * H;
+    c.v.assign(size_t(v.v_stride_block * n), 0);
+    v.v = c.v.data();
   }
-  throw Error(fmt::format("layer {}: its cache view lies in no storage tensor", root));
+  if (dt == KvCacheDType::kNvfp4) {
+    const int64_t g = kv_block_scale_bytes_per_head_vector(dt, s.head_size);
+    v.sb_token = g;
+    v.sb_head = g * bs;
+    v.sb_block = g * bs * H;
+    c.k_block_scales.assign(size_t(v.sb_block * n), 0);
+    c.v_block_scales.assign(size_t(v.sb_block * n), 0);
+    v.k_block_scales = c.k_block_scales.data();
+    v.v_block_scales = c.v_block_scales.data();
+  }
+  v.scale_granularity = ks.scale_granularity;
+  c.k_scales = std::move(k_scales);
+  c.v_scales = std::move(v_scales);
+  v.k_scale = c.k_scales.empty() ? nullptr : c.k_scales.data();
+  v.v_scale = c.v_scales.empty() ? nullptr : c.v_scales.data();
+  for (int64_t i = 0; i < n; ++i) {
+    c.block_table.push_back(int32_t(i));
+    std::vector<int64_t> slots(size_t(used[size_t(i)]));
+    for (size_t t = 0; t < slots.size(); ++t) slots[t] = i * bs + int64_t(t);
+    KvWriteArgs w;
+    w.k = rows.k[seqs[size_t(i)]].data();
+    w.v = s.is_mla() ? nullptr : rows.v[seqs[size_t(i)]].data();
+    w.dtype = s.dtype;
+    w.num_tokens = int(slots.size());
+    w.k_stride_head = s.head_size;
+    w.k_stride_token = H * s.head_size;
+    w.v_stride_head = s.head_size_v;
+    w.v_stride_token = H * s.head_size_v;
+    w.slot_mapping = slots.data();
+    w.cache = v;
+    write_kv_cpu(w);
+  }
+  return c;
 }
+
+// Metadata buffers on the device, allocated once for the largest step (run() and the step loop
+// then allocate nothing).
+struct KvGroupStep {
+  std::vector<int32_t> block_table;
+  std::vector<int64_t> slots;
+  int stride = 0;
+  Buffer block_table_dev, slots_dev;
+};
+
+// Zeroes whole pages of every tensor through the run's memory (host memset or device memset),
+// so any kernel-block split, storage format and state page is covered.
+class PageZeroer final : public BlockZeroer {
+ public:
+  PageZeroer(const KvCacheStorage& storage, RunMemory& mem) : storage_(storage), mem_(mem) {}
+  void zero_blocks(std::span<const int32_t> ids) override {
+    const size_t page = size_t(storage_.plan().page_bytes);
+    for (int j = 0; j < storage_.num_tensors(); ++j)
+      for (int32_t b : ids)
+        mem_.fill_zero(static_cast<uint8_t*>(storage_.tensor(j)) + b * page, page);
+  }
+
+ private:
+  const KvCacheStorage& storage_;
+  RunMemory& mem_;
+};
 
 }  // namespace
 
@@ -251,16 +317,21 @@ RunReport run_workload(const RunOptions& o) {
   kopt.block_size = o.block_size;
   kopt.max_model_len = std::max<int64_t>(total_len, model.max_position_embeddings);
   const KvPlan plan = plan_kv_cache(model, caps_per_layer, kopt);
+  // Requests are admitted up front and admission allocates the whole prompt in every group
+  // (sliding groups release blocks only as decode moves the window): size for that.
   int64_t blocks_per_request = 0;
-  for (const auto& g : plan.groups) blocks_per_request += g.blocks_for_tokens(total_len, 0);
+  for (const auto& g : plan.groups)
+    blocks_per_request += g.kind == KvSpecKind::kState
+                              ? 1
+                              : (total_len + g.manager_block_size - 1) / g.manager_block_size;
   const int64_t needed = blocks_per_request * o.requests + 1;  // + the null block
   int64_t num_blocks = needed + needed / 8 + 1;
   if (o.memory_bytes) {
     num_blocks = plan.blocks_for_memory(*o.memory_bytes);
-    if (num_blocks < blocks_per_request + 1)
+    if (num_blocks < needed)
       throw OutOfMemory(fmt::format(
-          "KV budget of {} bytes holds {} blocks of {} bytes; one request of {} tokens needs {}",
-          *o.memory_bytes, num_blocks, plan.bytes_per_block, total_len, blocks_per_request + 1));
+          "KV budget of {} bytes holds {} blocks of {} bytes; {} requests of {} tokens need {}",
+          *o.memory_bytes, num_blocks, plan.bytes_per_block, o.requests, total_len, needed));
   }
   KvCacheStorage storage(plan, num_blocks, *mem);
   KvManagerOptions mopt;
@@ -278,7 +349,6 @@ RunReport run_workload(const RunOptions& o) {
 
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<float> normal(0.f, 1.f);
-  std::vector<KvCacheView> owned_views;
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerRun& L = layers[i];
     const LayerSpec& s = *L.spec;
@@ -294,7 +364,6 @@ RunReport run_workload(const RunOptions& o) {
       storage.set_scales(s.layer_index, k, v);
     }
     L.view = storage.view(s.layer_index);
-    if (L.writes_kv) owned_views.push_back(L.view);
     AttentionLayerParams& p = L.params;
     p.num_heads = s.num_heads;
     p.num_kv_heads = s.num_kv_heads;
@@ -344,21 +413,17 @@ RunReport run_workload(const RunOptions& o) {
                                                      : to_string(s.resolved_kv_dtype()));
   }
 
-  // Fresh blocks are zeroed before the pass that uses them: on the device with one kernel over
-  // every attention layer, plus the state pages of hybrid models.
+  // Fresh blocks are zeroed before the pass that uses them (state pages of hybrid models, or
+  // whatever the plan says needs it), page by page in every tensor.
   std::unique_ptr<BlockZeroer> zeroer;
   if (mem->is_host())
     zeroer = std::make_unique<HostBlockZeroer>(storage);
   else
-    zeroer = make_cuda_block_zeroer(owned_views, mem->stream());
+    zeroer = std::make_unique<PageZeroer>(storage, *mem);
   auto zero_fresh = [&]() {
     std::vector<int32_t> ids = manager.pool().take_blocks_to_zero();
     if (ids.empty() || !manager.pool().zero_fresh_blocks()) return;
     zeroer->zero_blocks(ids);
-    if (!mem->is_host())
-      for (const auto& st : model.state_layers)
-        for (int32_t b : ids)
-          mem->fill_zero(storage.state_page(st.layer_index, b), size_t(plan.page_bytes));
     report.kv_blocks_zeroed += int64_t(ids.size());
   };
 
@@ -389,6 +454,20 @@ RunReport run_workload(const RunOptions& o) {
   const int est_steps = int((int64_t(o.requests) * o.prompt_len + o.max_tokens_per_step - 1) /
                             o.max_tokens_per_step) +
                         o.decode_steps;
+  // Step metadata buffers, sized once for the largest step.
+  std::vector<KvGroupStep> kvg(plan.groups.size());
+  for (const auto& g : plan.groups) {
+    const int64_t kernel_blocks =
+        (total_len + g.manager_block_size - 1) / g.manager_block_size * g.ratio();
+    kvg[size_t(g.group_id)].block_table_dev = Buffer(*mem, size_t(kernel_blocks * o.requests) * 4);
+    kvg[size_t(g.group_id)].slots_dev = Buffer(*mem, max_tokens * 8);
+  }
+  // Host copies of the K/V rows the verified layers' caches received (see ShadowKv).
+  std::map<int, ShadowKv> shadows;  // by the layer that owns the cache
+  if (o.verify)
+    for (const auto& g : groups) shadows[layers[g.layers.front()].kv_root].k.resize(seqs.size());
+  for (auto& [root, sh] : shadows) sh.v.resize(seqs.size());
+
   int step = 0;
   bool last_prefill_verified = false;
   while (true) {
@@ -431,22 +510,26 @@ RunReport run_workload(const RunOptions& o) {
     hb.seqused_k = used.data();
     mem->copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
     mem->copy_from_host(used_dev.get(), used.data(), used.size() * 4);
-    std::vector<KvGroupStep> kvg(plan.groups.size());
     std::vector<RequestId> ids;
     for (const auto& b : batch) ids.push_back(seqs[b.seq].id);
+    std::vector<bool> filled(plan.groups.size(), false);
     for (const auto& L : layers) {
       KvGroupStep& g = kvg[size_t(L.kv_group)];
-      if (g.stride) continue;
+      if (filled[size_t(L.kv_group)]) continue;
+      filled[size_t(L.kv_group)] = true;
+      g.stride = 0;
       for (RequestId id : ids)
         g.stride = std::max(g.stride, int(manager.block_table(id, L.kv_group).size()));
       g.block_table.assign(size_t(g.stride) * ids.size(), 0);
       manager.fill_block_tables(ids, L.kv_group, g.block_table.data(), g.stride);
+      g.slots.clear();
       for (const auto& b : batch) {
         auto s = manager.slot_mapping(seqs[b.seq].id, L.kv_group, b.q_start, b.q_len);
         g.slots.insert(g.slots.end(), s.begin(), s.end());
       }
-      g.block_table_dev = Buffer(*mem, g.block_table.size() * 4);
-      g.slots_dev = Buffer(*mem, g.slots.size() * 8);
+      if (g.block_table.size() * 4 > g.block_table_dev.bytes() ||
+          g.slots.size() * 8 > g.slots_dev.bytes())
+        throw Error(fmt::format("KV group {}: step metadata outgrew its buffers", L.kv_group));
       mem->copy_from_host(g.block_table_dev.get(), g.block_table.data(), g.block_table.size() * 4);
       mem->copy_from_host(g.slots_dev.get(), g.slots.data(), g.slots.size() * 8);
     }
@@ -501,6 +584,18 @@ RunReport run_workload(const RunOptions& o) {
         w.slot_mapping = static_cast<const int64_t*>(kg.slots_dev.get());
         w.cache = L.view;
         g.backend->write_kv(w, mem->stream());
+        if (auto sh = shadows.find(s.layer_index); sh != shadows.end()) {
+          const auto* kh = static_cast<const uint8_t*>(pool.slice(k_elems, key + 2));
+          const auto* vh = static_cast<const uint8_t*>(pool.slice(v_elems, key + 3));
+          const size_t krow = k_elems / nq * ebytes, vrow = v_elems / nq * ebytes;
+          for (size_t b = 0; b < batch.size(); ++b) {
+            auto& kr = sh->second.k[batch[b].seq];
+            kr.insert(kr.end(), kh + size_t(cu[b]) * krow, kh + size_t(cu[b + 1]) * krow);
+            if (s.is_mla()) continue;
+            auto& vr = sh->second.v[batch[b].seq];
+            vr.insert(vr.end(), vh + size_t(cu[b]) * vrow, vh + size_t(cu[b + 1]) * vrow);
+          }
+        }
       }
       AttentionArgs a;
       a.q = q_dev.get();
@@ -543,36 +638,44 @@ RunReport run_workload(const RunOptions& o) {
         std::vector<uint8_t> ref_out(out_elems * ebytes);
         mem->copy_to_host(q_host.data(), q_dev.get(), q_host.size());
         mem->copy_to_host(out_host.data(), out_dev.get(), out_host.size());
-        HostCacheCopy hc;
+        std::vector<size_t> seq_of_row;
+        for (const auto& b : batch) seq_of_row.push_back(b.seq);
+        const KvLayerSpec& root = plan.layer(L.kv_root);
+        const bool quantized =
+            root.scale_granularity != ScaleGranularity::kNone && root.dtype != KvCacheDType::kNvfp4;
+        ShadowCache sc = build_shadow_cache(
+            shadows.at(L.kv_root), seq_of_row, used, s, root,
+            quantized ? storage.k_scales(L.kv_root) : std::vector<float>{},
+            quantized && !s.is_mla() ? storage.v_scales(L.kv_root) : std::vector<float>{});
         AttentionArgs r = a;
         std::vector<float> alibi_h, sinks_h;
-        if (!mem->is_host()) {
-          hc = copy_cache_to_host(storage, L.view, L.kv_root, *mem);
-          r.kv = hc.view;
-          if (a.layer.alibi_slopes) {
-            alibi_h.resize(size_t(s.num_heads));
-            mem->copy_to_host(alibi_h.data(), a.layer.alibi_slopes, alibi_h.size() * 4);
-            r.layer.alibi_slopes = alibi_h.data();
-          }
-          if (a.layer.sinks) {
-            sinks_h.resize(size_t(s.num_heads));
-            mem->copy_to_host(sinks_h.data(), a.layer.sinks, sinks_h.size() * 4);
-            r.layer.sinks = sinks_h.data();
-          }
+        if (a.layer.alibi_slopes) {
+          alibi_h.resize(size_t(s.num_heads));
+          mem->copy_to_host(alibi_h.data(), a.layer.alibi_slopes, alibi_h.size() * 4);
+          r.layer.alibi_slopes = alibi_h.data();
+        }
+        if (a.layer.sinks) {
+          sinks_h.resize(size_t(s.num_heads));
+          mem->copy_to_host(sinks_h.data(), a.layer.sinks, sinks_h.size() * 4);
+          r.layer.sinks = sinks_h.data();
         }
         r.q = q_host.data();
         r.out = ref_out.data();
+        r.kv = sc.view;
+        r.workspace = nullptr;
         r.batch = hb;
-        r.batch.block_table = kg.block_table.data();
-        r.batch.block_table_stride = kg.stride;
+        r.batch.block_table = sc.block_table.data();
+        r.batch.block_table_stride = 1;
         reference->plan(r.batch, r.layer);
         reference->run(r);
         double max_err = 0, max_ref = 0;
         for (size_t e = 0; e < out_elems; ++e) {
           const double x = decode_element(out_host.data(), adt, e);
           const double y = decode_element(ref_out.data(), adt, e);
-          max_ref = std::max(max_ref, std::fabs(y));
-          max_err = std::max(max_err, std::isfinite(x) ? std::fabs(x - y) : INFINITY);
+          max_ref = std::max(max_ref, std::isfinite(y) ? std::fabs(y) : INFINITY);
+          // NaN or inf on either side fails (std::max would drop a NaN).
+          max_err =
+              std::max(max_err, std::isfinite(x) && std::isfinite(y) ? std::fabs(x - y) : INFINITY);
         }
         const double tol = tolerance_for(adt, max_ref);
         g.report.verified_layers += 1;
@@ -586,6 +689,7 @@ RunReport run_workload(const RunOptions& o) {
       Seq& s = seqs[b.seq];
       if (s.processed >= s.prompt_len) ++s.decoded;
       s.processed += b.q_len;
+      manager.mark_computed(s.id, s.processed);
     }
     report.prefill_tokens += prefill_tokens;
     report.decode_tokens += decode_tokens;

@@ -156,10 +156,7 @@ std::vector<std::string> detailed_reasons(const Capabilities& c,
       out.push_back(fmt::format("{} (head sizes {})", r, c.head_sizes.describe()));
     else if (r == "compute capability not supported" &&
              (c.min_compute_capability || c.max_compute_capability))
-      out.push_back(
-          fmt::format("{} (needs {}..{})", r,
-                      c.min_compute_capability ? std::to_string(*c.min_compute_capability) : "",
-                      c.max_compute_capability ? std::to_string(*c.max_compute_capability) : ""));
+      out.push_back(fmt::format("{} (needs {})", r, compute_capability_range(c)));
     else
       out.push_back(r);
   }

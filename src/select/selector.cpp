@@ -178,16 +178,22 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
 
 const Selection& Selector::select(const LayerSpec& spec) {
   const std::string key = spec.signature();
-  std::lock_guard lock(mu_);
-  if (auto it = cache_.find(key); it != cache_.end()) return *it->second;
-  auto sel = std::make_unique<Selection>(select_uncached(spec));
+  const Selection* sel = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = cache_.find(key); it != cache_.end()) return *it->second;
+    auto fresh = std::make_unique<Selection>(select_uncached(spec));
+    sel = cache_.emplace(key, std::move(fresh)).first->second.get();
+  }
+  // Logged outside the lock: a sink may call back into the selector. Entries are never erased,
+  // so `sel` stays valid.
   for (const auto& w : sel->warnings) warn_once(w.cause, w.message);
   if (sel->explicit_choice)
     log(LogLevel::kInfo, fmt::format("Using {} backend.", sel->backend));
   else
     log(LogLevel::kInfo, fmt::format("Using {} attention backend out of potential backends: [{}]",
                                      sel->backend, join(sel->candidates)));
-  return *cache_.emplace(key, std::move(sel)).first->second;
+  return *sel;
 }
 
 }  // namespace attnkit

@@ -104,12 +104,18 @@ LayerSpec base_layer() {
   return s;
 }
 
-TEST(LayerSpec, SignatureIgnoresIndexAndSharingTarget) {
+TEST(LayerSpec, SignatureIgnoresIndexAndWhichLayerIsShared) {
   LayerSpec a = base_layer(), b = base_layer();
   b.layer_index = 17;
-  b.kv_sharing_target_layer = 3;
   EXPECT_EQ(a.signature(), b.signature());
   EXPECT_EQ(a.signature(), "decoder|h32/8|d128/128|bfloat16|kv:auto:none");
+  // Reading a shared cache can change the selection (vLLM's FLEX_ATTENTION refuses it); which
+  // layer is read cannot.
+  LayerSpec c = base_layer(), d = base_layer();
+  c.kv_sharing_target_layer = 3;
+  d.kv_sharing_target_layer = 5;
+  EXPECT_NE(a.signature(), c.signature());
+  EXPECT_EQ(c.signature(), d.signature());
 }
 
 TEST(LayerSpec, SignatureChangesWithEverySelectionInput) {

@@ -200,6 +200,11 @@ TEST(KvCacheManager, PrefixCacheReusesFullBlocks) {
   KvCacheManager mgr(small_plan(), 33);
   const auto prompt = iota_tokens(10);
   EXPECT_EQ(mgr.add_request(1, prompt), 0);
+  // Nothing is reused before its K/V are written.
+  EXPECT_EQ(mgr.add_request(5, prompt), 0);
+  mgr.free_request(5);
+  mgr.mark_computed(1, 10);
+  EXPECT_THROW(mgr.mark_computed(1, 11), InvalidArgument);
   // Same 10-token prompt: the 2 full blocks are reused (at least one token stays to compute).
   EXPECT_EQ(mgr.add_request(2, prompt), 8);
   EXPECT_EQ(mgr.blocks(2, 0)[0], mgr.blocks(1, 0)[0]);
@@ -209,6 +214,7 @@ TEST(KvCacheManager, PrefixCacheReusesFullBlocks) {
   const auto slots = mgr.slot_mapping(2, 0, 0, 10);
   EXPECT_EQ(slots[7], -1);  // cached: the write skips it
   EXPECT_NE(slots[8], -1);
+  mgr.mark_computed(2, 10);
   mgr.free_request(1);
   mgr.free_request(2);
   // Freed but still cached: a third request hits them again.

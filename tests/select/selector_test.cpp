@@ -336,8 +336,7 @@ TEST_F(SelectorTest, CacheReturnsTheSameSelectionPerSignature) {
   Selector s(c, gpu(9, 0));
   LayerSpec a = standard();
   const Selection* first = &s.select(a);
-  a.layer_index = 7;
-  a.kv_sharing_target_layer = 3;  // not part of the signature
+  a.layer_index = 7;  // not part of the signature
   EXPECT_EQ(&s.select(a), first);
   EXPECT_EQ(calls, 1);
   a.num_kv_heads = 4;

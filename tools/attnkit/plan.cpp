@@ -406,6 +406,10 @@ int run_plan(const PlanArgs& a) {
       std::cout.flush();
       throw Unsupported(g.error);
     }
+  if (!p.kv) {
+    std::cout.flush();
+    throw Unsupported(p.kv_error);
+  }
   return kExitOk;
 }
 

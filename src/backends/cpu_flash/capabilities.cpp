@@ -28,10 +28,11 @@ const Capabilities& cpu_flash_capabilities() {
                     AttentionType::kCross};
     c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable) |
                        unsigned(MetadataForm::kCuSeqlensK);
-    c.combination = [](const LayerSpec& s, const DeviceInfo&) {
+    const HeadSizeRule rule = c.head_sizes;
+    c.combination = [rule](const LayerSpec& s, const DeviceInfo&) {
       std::vector<std::string> r;
-      if (s.head_size_v < 16 || s.head_size_v > 576 || s.head_size_v % 16 != 0)
-        r.push_back("head_size_v not supported");
+      const int hv = s.head_size_v ? s.head_size_v : s.head_size;  // 0 = same as head_size
+      if (!rule.accepts(hv)) r.push_back("head_size_v not supported");
       return r;
     };
     return c;
