@@ -373,6 +373,13 @@ inline ScaleGranularity default_granularity(KvCacheDType d) {
 
 // Builds a case. Logical values come from `seed` alone, in a fixed order that does not depend on
 // the block size or the layout, so two configs differing only in paging hold the same data.
+
+// Softmax scale multiplier of a case: 1.2 .. 1.5, varied by seed.
+inline double scale_factor(uint64_t seed) { return 1.2 + 0.05 * double(seed % 7); }
+// K/V magnitude of KV head g: distinct per head, so per-head scales differ by up to 2.3x and a
+// backend that applies head 0's scale to every head fails.
+inline float head_gain(int g) { return 0.6f + 0.25f * float(g % 7); }
+
 inline HostCase build_case(const CaseConfig& cfg_in) {
   HostCase c;
   c.cfg = cfg_in;
@@ -383,7 +390,9 @@ inline HostCase build_case(const CaseConfig& cfg_in) {
   const int S = int(cfg.seqs.size());
   std::mt19937_64 rng(cfg.seed);
   std::normal_distribution<float> normal(0.f, 1.f);
-  c.scale = float(1.0 / std::sqrt(double(D)));
+  // Never exactly 1/sqrt(D): a backend that derives the scale from the head size instead of
+  // reading layer.scale must fail (MLA's real scale is 1/sqrt(192), not 1/sqrt(576)).
+  c.scale = float(scale_factor(cfg.seed) / std::sqrt(double(D)));
 
   // Queries.
   c.cu_seqlens_q.assign(size_t(S) + 1, 0);
@@ -414,15 +423,15 @@ inline HostCase build_case(const CaseConfig& cfg_in) {
     const int L = cfg.seqs[s].k_len;
     kraw[s].resize(size_t(Hkv) * L * D);
     for (size_t i = 0; i < kraw[s].size(); ++i) {
-      kraw[s][i] = normal(rng);
       const int g = int(i / (size_t(L) * D));
+      kraw[s][i] = normal(rng) * head_gain(g);
       kamax_h[g] = std::max(kamax_h[g], std::fabs(kraw[s][i]));
     }
     if (!cfg.mla) {
       vraw[s].resize(size_t(Hkv) * L * Dv);
       for (size_t i = 0; i < vraw[s].size(); ++i) {
-        vraw[s][i] = normal(rng);
         const int g = int(i / (size_t(L) * Dv));
+        vraw[s][i] = normal(rng) * head_gain(g);
         vamax_h[g] = std::max(vamax_h[g], std::fabs(vraw[s][i]));
       }
     }
@@ -707,7 +716,8 @@ inline RunOutput naive_attention(const HostCase& c) {
 // out: |got - want| <= atol + rtol * |want| per element, with u the unit roundoff of the model
 // dtype (fp32 2^-24, fp16 2^-11, bf16 2^-8), u32 = 2^-24, n = the longest reduction (max of
 // head_size and the longest kv_len), rms_v the RMS of the (dequantized) V values (at least 0.1,
-// so tiny-V caches are not held to a vanishing bound) and g the logit gain (q_gain, x1.5 with a
+// so tiny-V caches are not held to a vanishing bound) and g the logit gain (q_gain times the
+// case's scale factor, x1.5 with a
 // softcap, as FlashAttention widens its bound from 2x to 3x there):
 //   atol = factor * rms_v * g * (6 * u + 4 * sqrt(n) * u32)     rtol = 2 * u
 // The first term covers rounding the operands (P, dequantized K/V, q*scale) to the model dtype
@@ -738,7 +748,8 @@ inline Tolerance tolerance_for(const HostCase& c, double factor = 1.0) {
   const double u = unit_roundoff(c.cfg.dtype), u32 = std::ldexp(1.0, -24);
   int n = c.cfg.head_size;
   for (auto& s : c.cfg.seqs) n = std::max(n, s.k_len);
-  const double g = std::max(1.0, double(c.cfg.q_gain)) * (c.cfg.softcap > 0 ? 1.5 : 1.0);
+  const double g = std::max(1.0, double(c.cfg.q_gain)) * scale_factor(c.cfg.seed) *
+                   (c.cfg.softcap > 0 ? 1.5 : 1.0);
   Tolerance t;
   t.atol = factor * std::max(rms_v(c), 0.1) * g * (6 * u + 4 * std::sqrt(double(n)) * u32);
   t.rtol = 2 * u;

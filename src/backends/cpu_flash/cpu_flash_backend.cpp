@@ -254,6 +254,9 @@ class CpuFlashBackend final : public AttentionBackend {
       fail("plan: cu_seqlens_q and seqused_k must not be null when num_seqs > 0");
     planned_ = L;
     planned_seqs_ = hb.num_seqs;
+    // The work items carry these lengths: run() must see exactly the planned batch.
+    planned_cu_.assign(hb.cu_seqlens_q, hb.cu_seqlens_q + (hb.num_seqs > 0 ? hb.num_seqs + 1 : 0));
+    planned_used_.assign(hb.seqused_k, hb.seqused_k + std::max(hb.num_seqs, 0));
     items_.clear();
     merges_.clear();
     partial_rows_ = 0;
@@ -321,7 +324,9 @@ class CpuFlashBackend final : public AttentionBackend {
     if (a.batch.num_seqs != planned_seqs_ || L.num_heads != planned_.num_heads ||
         L.num_kv_heads != planned_.num_kv_heads || L.head_size != planned_.head_size ||
         L.head_size_v != planned_.head_size_v || L.causal != planned_.causal ||
-        L.window_left != planned_.window_left || L.window_right != planned_.window_right)
+        L.window_left != planned_.window_left || L.window_right != planned_.window_right ||
+        !std::equal(planned_cu_.begin(), planned_cu_.end(), a.batch.cu_seqlens_q) ||
+        !std::equal(planned_used_.begin(), planned_used_.end(), a.batch.seqused_k))
       fail("run() got a batch or layer that differs from the last plan(); call plan() first");
     if (partial_rows_ > 0 && !a.workspace)
       fail(fmt::format("workspace must hold {} bytes (split-KV partials)", workspace_bytes()));
@@ -388,6 +393,7 @@ class CpuFlashBackend final : public AttentionBackend {
   int64_t partial_rows_ = 0;
   AttentionLayerParams planned_;
   int planned_seqs_ = -1;
+  std::vector<int32_t> planned_cu_, planned_used_;
 };
 
 }  // namespace

@@ -105,6 +105,7 @@ class CudaFlashBackend final : public AttentionBackend {
   const Capabilities& capabilities() const override { return cuda_flash_capabilities(); }
 
   void plan(const AttentionBatch& b, const AttentionLayerParams& layer) override {
+    plan_ = {};  // a plan that throws leaves no usable plan behind
     if (layer.num_heads <= 0 || layer.num_kv_heads <= 0 || layer.num_heads % layer.num_kv_heads)
       throw InvalidArgument(fmt::format(
           "CUDA_FLASH plan: num_heads ({}) must be a positive multiple of num_kv_heads ({})",
@@ -146,8 +147,9 @@ class CudaFlashBackend final : public AttentionBackend {
                           flash_static_smem_bytes(layer.head_size, hv, false, split_keys));
     int splits = num_splits_heuristic(ctas, (max_k + bn - 1) / bn, sm_count_, per_sm);
     if (options_.force_num_splits > 0) splits = std::min(options_.force_num_splits, kMaxSplits);
-    plan_ = {};
-    plan_.valid = true;
+    if (int64_t(b.num_seqs) * splits > 65535)
+      throw Unsupported(fmt::format("CUDA_FLASH plan: num_seqs x splits = {} exceeds 65535",
+                                    int64_t(b.num_seqs) * splits));
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = std::max(1, (max_rows + bm - 1) / bm);
@@ -156,12 +158,10 @@ class CudaFlashBackend final : public AttentionBackend {
     plan_.head_qk = layer.head_size;
     plan_.head_v = hv;
     plan_.num_heads = layer.num_heads;
-    if (int64_t(b.num_seqs) * splits > 65535)
-      throw Unsupported(fmt::format("CUDA_FLASH plan: num_seqs x splits = {} exceeds 65535",
-                                    int64_t(b.num_seqs) * splits));
     plan_.workspace =
         splits > 1 ? size_t(splits) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float)
                    : 0;
+    plan_.valid = true;
   }
 
   size_t workspace_bytes() const override { return plan_.workspace; }
@@ -171,13 +171,13 @@ class CudaFlashBackend final : public AttentionBackend {
     const KvCacheView& kv = a.kv;
     const int hv = L.head_size_v ? L.head_size_v : L.head_size;
     if (!plan_.valid) throw InvalidArgument("CUDA_FLASH run: plan() was not called");
-    if (a.batch.num_seqs != plan_.num_seqs || L.head_size != plan_.head_qk || hv != plan_.head_v ||
-        L.num_heads != plan_.num_heads)
+    if (a.batch.num_seqs != plan_.num_seqs || a.batch.total_q != plan_.total_q ||
+        L.head_size != plan_.head_qk || hv != plan_.head_v || L.num_heads != plan_.num_heads)
       throw InvalidArgument(fmt::format(
-          "CUDA_FLASH run: batch/layer (seqs {}, heads {}, head {}/{}) differ from the plan "
-          "(seqs {}, heads {}, head {}/{})",
-          a.batch.num_seqs, L.num_heads, L.head_size, hv, plan_.num_seqs, plan_.num_heads,
-          plan_.head_qk, plan_.head_v));
+          "CUDA_FLASH run: batch/layer (seqs {}, query rows {}, heads {}, head {}/{}) differ from "
+          "the plan (seqs {}, query rows {}, heads {}, head {}/{})",
+          a.batch.num_seqs, a.batch.total_q, L.num_heads, L.head_size, hv, plan_.num_seqs,
+          plan_.total_q, plan_.num_heads, plan_.head_qk, plan_.head_v));
     if (a.batch.num_seqs == 0) return;
     if (!a.q || !a.out || !kv.k || !kv.v)
       throw InvalidArgument(
