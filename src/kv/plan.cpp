@@ -181,9 +181,10 @@ KvPlan plan_kv_cache(const ModelSpec& model,
   plan.max_model_len =
       options.max_model_len > 0 ? options.max_model_len : model.max_position_embeddings;
   if (plan.max_model_len <= 0)
-    throw InvalidArgument(
-        fmt::format("max_model_len must be > 0 (model {} has max_position_embeddings {})",
-                    model.name, model.max_position_embeddings));
+    throw InvalidArgument(fmt::format(
+        "the KV plan needs a context length: {} has no max_position_embeddings in its config "
+        "and no max_model_len was given",
+        model.source.empty() ? model.name : model.source));
   plan.max_encoder_len =
       options.max_encoder_len > 0 ? options.max_encoder_len : int(plan.max_model_len);
 

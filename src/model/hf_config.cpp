@@ -319,7 +319,9 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     if (spec.max_position_embeddings > 0) break;
     if (const json* v = src->find_any({"max_position_embeddings", "n_positions", "max_seq_len",
                                        "seq_length", "max_sequence_length"})) {
-      if (v->is_number_integer()) spec.max_position_embeddings = v->get<int64_t>();
+      if (!v->is_number_integer() || v->get<int64_t>() <= 0)
+        src->fail_type("max_position_embeddings", *v, "a positive integer (the context length)");
+      spec.max_position_embeddings = v->get<int64_t>();
     }
   }
 

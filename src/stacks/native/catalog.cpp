@@ -35,9 +35,12 @@ std::vector<std::pair<std::string, std::string>> native_plan_details(const Layer
     const LayerSpec p = mla_prefill_spec(spec);
     const std::string dims = fmt::format("qk {} / v {}", p.head_size, p.head_size_v);
     std::vector<std::string> valid;
-    for (const auto& name : device.platform == Platform::kCpu
-                                ? std::vector<std::string>{"CPU_FLASH", "CPU_REFERENCE"}
-                                : std::vector<std::string>{"CUDA_FLASH"}) {
+    // An explicit choice runs every layer, prefill included; otherwise the platform's list.
+    const std::vector<std::string> candidates =
+        sel.explicit_choice                 ? std::vector<std::string>{sel.backend}
+        : device.platform == Platform::kCpu ? std::vector<std::string>{"CPU_FLASH", "CPU_REFERENCE"}
+                                            : std::vector<std::string>{"CUDA_FLASH"};
+    for (const auto& name : candidates) {
       const BackendDecl* d = native_catalog().find(name);
       auto reasons = invalid_reasons(d->caps, p, device);
       if (reasons.empty()) {
