@@ -185,17 +185,17 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
     for (int32_t b : hg)
       if (pool_.ref_count(b) == 0) hit_free.insert(b);
 
+  std::vector<int64_t> need(plan_.groups.size());  // fresh blocks per group
   int64_t new_blocks = 0;
   for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
     const KvGroupPlan& g = plan_.groups[gi];
-    int64_t need = 0;
     if (g.kind == KvSpecKind::kState)
-      need = 1;
+      need[gi] = 1;
     else if (g.kind == KvSpecKind::kCrossAttention)
-      need = ceil_div(encoder_len, g.manager_block_size);
+      need[gi] = ceil_div(encoder_len, g.manager_block_size);
     else
-      need = ceil_div(int64_t(prompt.size()), g.manager_block_size) - int64_t(hits[gi].size());
-    new_blocks += need;
+      need[gi] = ceil_div(int64_t(prompt.size()), g.manager_block_size) - int64_t(hits[gi].size());
+    new_blocks += need[gi];
   }
   if (new_blocks > pool_.num_free() - int64_t(hit_free.size()))
     throw OutOfMemory(fmt::format(
@@ -207,17 +207,8 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
     for (int32_t b : hits[gi]) r.blocks[gi].push_back(*pool_.lookup(*pool_.block_hash(b)));
   std::vector<int32_t> fresh = pool_.allocate(new_blocks);
   size_t k = 0;
-  for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
-    const KvGroupPlan& g = plan_.groups[gi];
-    int64_t need = 0;
-    if (g.kind == KvSpecKind::kState)
-      need = 1;
-    else if (g.kind == KvSpecKind::kCrossAttention)
-      need = ceil_div(encoder_len, g.manager_block_size);
-    else
-      need = ceil_div(int64_t(prompt.size()), g.manager_block_size) - int64_t(hits[gi].size());
-    for (int64_t i = 0; i < need; ++i) r.blocks[gi].push_back(fresh[k++]);
-  }
+  for (size_t gi = 0; gi < plan_.groups.size(); ++gi)
+    for (int64_t i = 0; i < need[gi]; ++i) r.blocks[gi].push_back(fresh[k++]);
   r.tokens.assign(prompt.begin(), prompt.end());
   r.cached_tokens = hit_tokens;
   r.computed_tokens = hit_tokens;
