@@ -82,12 +82,6 @@ struct KvLayerSpec {
 KvLayerSpec kv_layer_spec(const LayerSpec& layer);
 KvLayerSpec kv_layer_spec(const StateLayerSpec& layer);
 
-// Mamba2 state bytes per request the way vLLM computes them (conv state (conv_kernel - 1) x
-// (intermediate + 2 * n_groups * d_state) in `conv_dtype`, ssm state heads x head_dim x d_state
-// in `ssm_dtype`).
-int64_t mamba2_state_bytes(int num_heads, int head_dim, int n_groups, int d_state, int conv_kernel,
-                           DType conv_dtype, DType ssm_dtype);
-
 // ---------------------------------------------------------------------------------------------
 // Kernel block-size negotiation
 

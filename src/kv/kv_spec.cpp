@@ -154,18 +154,4 @@ KvLayerSpec kv_layer_spec(const StateLayerSpec& l) {
   return s;
 }
 
-int64_t mamba2_state_bytes(int num_heads, int head_dim, int n_groups, int d_state, int conv_kernel,
-                           DType conv_dtype, DType ssm_dtype) {
-  if (num_heads <= 0 || head_dim <= 0 || n_groups <= 0 || d_state <= 0 || conv_kernel <= 1)
-    throw InvalidArgument(fmt::format(
-        "mamba2 state: heads, head_dim, n_groups, d_state must be > 0 and conv_kernel > 1, got "
-        "{}, {}, {}, {}, {}",
-        num_heads, head_dim, n_groups, d_state, conv_kernel));
-  const int64_t intermediate = int64_t(num_heads) * head_dim;
-  const int64_t conv_dim = intermediate + 2 * int64_t(n_groups) * d_state;
-  const int64_t conv = int64_t(conv_kernel - 1) * conv_dim * dtype_bytes(conv_dtype);
-  const int64_t ssm = int64_t(num_heads) * head_dim * d_state * dtype_bytes(ssm_dtype);
-  return conv + ssm;
-}
-
 }  // namespace attnkit

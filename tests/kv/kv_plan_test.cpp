@@ -86,12 +86,6 @@ TEST(KvSpec, KindsAndMla) {
   EXPECT_THROW(kv_layer_spec(st), InvalidArgument);
 }
 
-TEST(KvSpec, Mamba2StateBytesLikeVllm) {
-  // nemotron-3-nano: conv (4-1) x (64*64 + 2*8*128) bf16 + ssm 64 x 64 x 128 fp32.
-  EXPECT_EQ(mamba2_state_bytes(64, 64, 8, 128, 4, DType::kBFloat16, DType::kFloat32),
-            3 * 6144 * 2 + 64 * 64 * 128 * 4);
-}
-
 TEST(Negotiate, CompatibleBackendsPickPreferred) {
   const Capabilities a = caps("CUDA_FLASH", {BlockSizeEntry::multiple_of(16)}, 16);
   const Capabilities b = caps("CUDA_MLA", {BlockSizeEntry::multiple_of(16)}, 64);

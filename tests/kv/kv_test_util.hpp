@@ -51,7 +51,9 @@ inline ModelSpec nemotron_nano() {
   m.name = "nemotron-3-nano-30b-a3b";
   m.num_layers = int(pattern.size());
   m.max_position_embeddings = 262144;
-  const int64_t state = mamba2_state_bytes(64, 64, 8, 128, 4, DType::kBFloat16, DType::kFloat32);
+  // vLLM's Mamba2 state (the model reader's formula, tested in tests/model): conv (4-1) x
+  // (64*64 + 2*8*128) bf16 + ssm 64 x 64 x 128 fp32.
+  const int64_t state = 3 * 6144 * 2 + 64 * 64 * 128 * 4;
   for (int i = 0; i < int(pattern.size()); ++i) {
     if (pattern[size_t(i)] == '*') m.attention_layers.push_back(attn_layer(i, 32, 2, 128));
     if (pattern[size_t(i)] == 'M') {
