@@ -588,6 +588,83 @@ TEST_F(CudaFlash, EveryManifestHeadPair) {
   }
 }
 
+// Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
+// partial scores): 32-row CTAs with a partial last one, decode rows that skip the second m-tile
+// and a group of 24 that fills part of it, key lengths off the 16-key tile grid, page sizes 1 and
+// 16, every feature, fp8 with per-head and per-tensor scales, forced and heuristic split-KV.
+TEST_F(CudaFlash, WideHead512) {
+  Case prefill{.name = "wide prefill bf16 d512 8/2",
+               .head = 512,
+               .hq = 8,
+               .hkv = 2,
+               .seqs = {{40, 200}, {1, 97}, {70, 70}, {1, 0}, {9, 3}}};
+  run_case(prefill, 30);
+  Case decode{.name = "wide decode fp16 d512 24/1 page 1 window+softcap+alibi+sinks",
+              .dtype = DType::kFloat16,
+              .kv = KvCacheDType::kFloat16,
+              .head = 512,
+              .hq = 24,
+              .hkv = 1,
+              .block = 1,
+              .seqs = {{1, 333}, {1, 0}, {1, 17}, {1, 1}},
+              .wl = 100,
+              .softcap = 20.f,
+              .alibi = true,
+              .sinks = true};
+  run_case(decode, 31);
+  Case features{.name = "wide prefill bf16 d512 8/4 window+softcap+alibi+sinks",
+                .head = 512,
+                .hq = 8,
+                .hkv = 4,
+                .seqs = {{50, 300}, {1, 54}, {33, 33}, {2, 0}},
+                .wl = 40,
+                .softcap = 30.f,
+                .alibi = true,
+                .sinks = true,
+                .out_pad = 8};
+  run_case(features, 32);
+  Case fp8{.name = "wide fp8 e4m3 per-head bf16 d512 16/2 split x3",
+           .kv = KvCacheDType::kFp8E4M3,
+           .gran = ScaleGranularity::kPerHead,
+           .head = 512,
+           .hq = 16,
+           .hkv = 2,
+           .seqs = {{1, 700}, {6, 333}, {1, 0}, {1, 5}},
+           .sinks = true,
+           .force_splits = 3};
+  run_case(fp8, 33);
+  Case e5m2{.name = "wide fp8 e5m2 per-tensor fp16 d512 non-causal window 9/4",
+            .dtype = DType::kFloat16,
+            .kv = KvCacheDType::kFp8E5M2,
+            .gran = ScaleGranularity::kPerTensor,
+            .head = 512,
+            .hq = 6,
+            .hkv = 3,
+            .block = 1,
+            .seqs = {{45, 45}, {20, 91}},
+            .causal = false,
+            .wl = 9,
+            .wr = 4};
+  run_case(e5m2, 34);
+  // q_len > k_len: the first causal rows see nothing (out 0, lse = sink or -inf).
+  Case splits{.name = "wide split-KV x5 sinks bf16 d512",
+              .head = 512,
+              .hq = 4,
+              .hkv = 2,
+              .seqs = {{20, 700}, {10, 4}, {1, 1013}, {3, 0}},
+              .sinks = true,
+              .force_splits = 5};
+  run_case(splits, 35);
+  Case heuristic{.name = "wide one long decode fp16 d512 (heuristic splits)",
+                 .dtype = DType::kFloat16,
+                 .kv = KvCacheDType::kFloat16,
+                 .head = 512,
+                 .hq = 8,
+                 .hkv = 1,
+                 .seqs = {{1, 3001}}};
+  run_case(heuristic, 36);
+}
+
 TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
   Case c{.name = "one long decode (heuristic splits)", .hq = 8, .hkv = 1, .seqs = {{1, 5000}}};
   run_case(c, 10);

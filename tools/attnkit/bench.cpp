@@ -22,6 +22,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
   cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
+  cmd->add_option("--splits", opts->splits,
+                  "cuda: force this split-KV count instead of the plan's heuristic (sweeps)")
+      ->check(CLI::Range(1, 128));
+  cmd->add_option("--decode-grid", opts->decode_grid,
+                  "cuda: decode shapes as batch x context, e.g. 1x32768,16x8192");
   cmd->callback([opts, exit_code] {
     *exit_code = opts->device == "cuda" ? run_cuda_bench(*opts) : run_cpu_bench(*opts);
   });

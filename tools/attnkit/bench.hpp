@@ -12,6 +12,8 @@ struct BenchOptions {
   std::string suite = "all";            // prefill | decode | all
   bool quick = false;                   // a small grid (smoke runs, CI)
   std::optional<std::string> out_path;  // also write the rows to this file
+  int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
+  std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode grid
 };
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp

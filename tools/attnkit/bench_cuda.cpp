@@ -196,7 +196,7 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
   return worst;
 }
 
-json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed) {
+json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits) {
   const int D = s.head, elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const int64_t tq = int64_t(s.batch) * s.seq_q;
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;
@@ -232,6 +232,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed) {
   }
 
   CudaFlashOptions opt;
+  opt.force_num_splits = force_splits;
   auto be = make_cuda_flash_backend(opt);
   AttentionBatch hb;
   hb.num_seqs = s.batch;
@@ -319,6 +320,25 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed) {
   return row;
 }
 
+// "1x32768,16x8192" -> {{1, 32768}, {16, 8192}}.
+std::vector<std::pair<int, int> > parse_decode_grid(const std::string& text) {
+  std::vector<std::pair<int, int> > out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    int b = 0, ctx = 0;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 || ctx <= 0)
+      throw InvalidArgument(fmt::format(
+          "bench --decode-grid: '{}' is not BATCHxCONTEXT with positive numbers (e.g. 1x32768)",
+          item));
+    out.emplace_back(b, ctx);
+    pos = end + 1;
+  }
+  return out;
+}
+
 json ceilings(Timer& T) {
   const size_t bytes = size_t(4) << 30;
   Buf x(bytes), y(bytes), sink(132 * 8 * 4);
@@ -366,7 +386,7 @@ int run_cuda_bench(const BenchOptions& o) {
   uint64_t seed = 100;
   int failures = 0;
   auto go = [&](const Shape& s, int reps) {
-    json row = run_shape(s, A, T, reps, seed++);
+    json row = run_shape(s, A, T, reps, seed++, o.splits);
     if (!row["ok"].get<bool>()) ++failures;
     emit(row);
   };
@@ -382,7 +402,8 @@ int run_cuda_bench(const BenchOptions& o) {
   }
   if (o.suite == "decode" || o.suite == "all") {
     const std::vector<std::pair<int, int> > grid =
-        o.quick
+        !o.decode_grid.empty() ? parse_decode_grid(o.decode_grid)
+        : o.quick
             ? std::vector<std::pair<int, int> >{{1, 32768}, {64, 4096}}
             : std::vector<std::pair<int, int> >{{1, 32768}, {16, 8192}, {64, 4096}, {256, 2048}};
     const std::vector<int> pages = o.quick ? std::vector<int>{16} : std::vector<int>{16, 64, 128};

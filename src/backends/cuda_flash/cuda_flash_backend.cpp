@@ -132,8 +132,8 @@ class CudaFlashBackend final : public AttentionBackend {
       max_k = std::max(max_k, b.seqused_k[s]);
     }
     // Decode form (16-row tiles, the warps split each key tile) when every sequence's packed
-    // rows fit one such tile; else the prefill form (128 rows, 32 per warp; 64 and 16 for heads
-    // over 128).
+    // rows fit one such tile; else the prefill form (128 rows, 32 per warp; 64 rows for heads
+    // 80, 96 and 129..256). Heads over 256 have one form: 32 rows, warps split the head dims.
     const bool split_keys = has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
     const int bm = block_m(split_keys, layer.head_size, hv);
     int64_t ctas = 0;

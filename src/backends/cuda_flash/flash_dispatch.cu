@@ -42,14 +42,14 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
 }
 
 void launch_combine(DType dtype, const FlashParams& p, int64_t rows, void* stream) {
-  const unsigned blocks = unsigned((rows + 3) / 4);
+  const unsigned blocks = unsigned(rows);  // one CTA per (token, head) row
   auto s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
     case DType::kBFloat16:
-      flash_combine_kernel<__nv_bfloat16><<<blocks, 128, 0, s>>>(p);
+      flash_combine_kernel<__nv_bfloat16><<<blocks, kThreads, 0, s>>>(p);
       return;
     case DType::kFloat16:
-      flash_combine_kernel<__half><<<blocks, 128, 0, s>>>(p);
+      flash_combine_kernel<__half><<<blocks, kThreads, 0, s>>>(p);
       return;
     default:
       throw Unsupported("CUDA_FLASH: dtype " + std::string(to_string(dtype)) +

@@ -13,6 +13,7 @@
 #include <cuda_fp8.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda_flash/flash_params.hpp"
 #include "backends/cuda_flash/tiles.hpp"
@@ -149,7 +150,7 @@ struct LogitsPolicy {
 // doing all of it while three wait on the same loads.
 template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
-  constexpr int kBN = block_n(kDqk, kDv);
+  constexpr int kBN = tile_keys(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
   constexpr int kMT = kWarpsSplitKeys ? 1 : prefill_m_tiles(kDqk, kDv);  // m-tiles per warp
   constexpr int kSQ = smem_stride16(kDqk);                               // elements
@@ -164,7 +165,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
   constexpr int kWarpKeys = kWarpsSplitKeys ? kBN / 4 : kBN;  // keys of a tile one warp handles
-  constexpr int kStages = num_stages(kFp8, kWarpsSplitKeys);
+  constexpr int kStages = num_stages(kDqk, kDv, kFp8, kWarpsSplitKeys);
+  // FA2's schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and the
+  // softmax, the next K under P.V; two page slots.
+  constexpr bool kSepKV = separate_kv(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kSlots = kStages + 1;  // block-table ring: tiles in flight plus one prefetched
   static_assert(kDqk % 16 == 0 && kDv % 16 == 0, "head sizes are multiples of 16");
   static_assert(kWarpKeys % 16 == 0, "a warp's key slice is a multiple of 16");
@@ -262,12 +266,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     }
   };
 
-  auto load_kv = [&](int stage, int slot) {
+  auto load_k = [&](int stage, int slot) {
     unsigned char* dk = sK_stage(stage);
-    unsigned char* dv = sV_stage(stage);
     constexpr int kRowK = kFp8 ? kRawQK : kSQ * 2;
-    constexpr int kRowV = kFp8 ? kRawV : kSV * 2;
-    constexpr int kTotK = kBN * kChunksK, kTotV = kBN * kChunksV;
+    constexpr int kTotK = kBN * kChunksK;
 #pragma unroll
     for (int i = 0; i < (kTotK + kThreads - 1) / kThreads; ++i) {
       const int c = tid + i * kThreads;
@@ -281,6 +283,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                    ko >= 0);
       }
     }
+  };
+  auto load_v = [&](int stage, int slot) {
+    unsigned char* dv = sV_stage(stage);
+    constexpr int kRowV = kFp8 ? kRawV : kSV * 2;
+    constexpr int kTotV = kBN * kChunksV;
 #pragma unroll
     for (int i = 0; i < (kTotV + kThreads - 1) / kThreads; ++i) {
       const int c = tid + i * kThreads;
@@ -294,6 +301,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       }
     }
   };
+  auto load_kv = [&](int stage, int slot) {
+    load_k(stage, slot);
+    load_v(stage, slot);
+  };
 
 #pragma unroll
   for (int t = 0; t < kStages; ++t) {
@@ -302,10 +313,15 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     put_page(t, ko, vo);
   }
   __syncthreads();
-  // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group).
+  // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group); with
+  // separate K and V, the first K.
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
     if (my_lo + t < my_hi) load_kv(t, t);
+    cp_async_commit();
+  }
+  if constexpr (kSepKV) {
+    if (my_lo < my_hi) load_k(0, 0);
     cp_async_commit();
   }
 
@@ -344,7 +360,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // Plain logits: the max runs on raw scores and the scale folds into exp2's argument (one FFMA);
   // a non-positive scale would reverse the max, so it takes the general path.
   const bool fold_scale = plain_logits && lp.scale_log2 > 0.f;
-  const float sc = fold_scale ? lp.scale_log2 : 1.f;
+  float sc = fold_scale ? lp.scale_log2 : 1.f;
+  // fp8 decode multiplies Q by qmul (a power of two) to run Q.K^T as an fp16 MMA; raw scores are
+  // then qmul times too large, and qinv undoes that exactly.
+  float qinv = 1.f;
 
   // Rows' extreme positions decide which tiles need the mask at all.
   const int p_min = t_first + shift, p_max = t_last + shift;
@@ -352,15 +371,24 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   for (int nb = my_lo; nb < my_hi; ++nb) {
     const int it = nb - my_lo;
     const int stage = it % kStages;
-    // Issue tile nb + kStages - 1 (its stage was last read in iteration nb - 1, before the
-    // barrier that ended it); an empty group keeps the count uniform near the end.
-    if (nb + kStages - 1 < my_hi)
-      load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
-    cp_async_commit();
-    cp_async_wait<kStages - 1>();  // tile nb has landed (for this thread)
-    int64_t pf_k, pf_v;            // rows of tile nb + kStages, stored at the end of this iteration
-    page_of(nb + kStages, pf_k, pf_v);
-    __syncthreads();
+    int64_t pf_k, pf_v;  // rows of tile nb + kStages, stored at the end of this iteration
+    if constexpr (kSepKV) {
+      page_of(nb + 1, pf_k, pf_v);
+      cp_async_wait<0>();  // K of tile nb has landed (for this thread)
+      __syncthreads();     // ... for every thread; every warp is done with the previous V
+      load_v(0, it % kSlots);
+      cp_async_commit();
+      put_page((it + 1) % kSlots, pf_k, pf_v);  // tile nb - 1's slot: its copies are issued
+    } else {
+      // Issue tile nb + kStages - 1 (its stage was last read in iteration nb - 1, before the
+      // barrier that ended it); an empty group keeps the count uniform near the end.
+      if (nb + kStages - 1 < my_hi)
+        load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
+      cp_async_commit();
+      cp_async_wait<kStages - 1>();  // tile nb has landed (for this thread)
+      page_of(nb + kStages, pf_k, pf_v);
+      __syncthreads();
+    }
 
     const T* sK;
     const T* sV;
@@ -405,15 +433,58 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       // Q fragments with the head dimension permuted to match the fp8 K fragments: thread tig
       // holds dims 4 tig .. 4 tig + 3 of each 16 (k-slots 2 tig, +1 -> dims +0, +1; k-slots
       // 2 tig + 8, +9 -> dims +2, +3). The dot product does not care about the order.
+      // Q.K^T runs in fp16 so that a K pair costs one fp8 -> f16x2 conversion: bf16 queries are
+      // scaled by a power of two that puts the largest |q| of the tile in [2^14, 2^15) (no fp16
+      // overflow; every element is exact unless it is 2^-25 below the largest).
       if (nb == my_lo) {
+        if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+          float amax = 0.f;
 #pragma unroll
-        for (int kk = 0; kk < kDqk / 16; ++kk) {
-          const uint2 lo = *reinterpret_cast<const uint2*>(sQ + g * kSQ + kk * 16 + 4 * tig);
-          const uint2 hi = *reinterpret_cast<const uint2*>(sQ + (g + 8) * kSQ + kk * 16 + 4 * tig);
-          qf[0][kk][0] = lo.x;
-          qf[0][kk][1] = hi.x;
-          qf[0][kk][2] = lo.y;
-          qf[0][kk][3] = hi.y;
+          for (int kk = 0; kk < kDqk / 16; ++kk)
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+              const uint2 w =
+                  *reinterpret_cast<const uint2*>(sQ + (g + 8 * rr) * kSQ + kk * 16 + 4 * tig);
+              const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.x));
+              const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.y));
+              amax =
+                  fmaxf(amax, fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(b.x), fabsf(b.y))));
+            }
+#pragma unroll
+          for (int off = 1; off < 32; off *= 2)
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+          // Exponent of amax (0 for zero or NaN rows: qmul = 1 there); a finite power of two.
+          const int ex = amax > 0.f && amax < INFINITY ? ilogbf(amax) : 14;
+          const int qe = min(max(14 - ex, -126), 127);
+          const float qmul = ldexpf(1.f, qe);
+          qinv = ldexpf(1.f, -qe);
+          if (fold_scale) sc *= qinv;  // else to_log2 takes s * qinv
+#pragma unroll
+          for (int kk = 0; kk < kDqk / 16; ++kk) {
+            uint32_t h[4];
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+              const uint2 w =
+                  *reinterpret_cast<const uint2*>(sQ + (g + 8 * rr) * kSQ + kk * 16 + 4 * tig);
+              const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.x));
+              const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.y));
+              h[rr] = Elem<__half>::pack(a.x * qmul, a.y * qmul);
+              h[2 + rr] = Elem<__half>::pack(b.x * qmul, b.y * qmul);
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x) qf[0][kk][x] = h[x];
+          }
+        } else {
+#pragma unroll
+          for (int kk = 0; kk < kDqk / 16; ++kk) {
+            const uint2 lo = *reinterpret_cast<const uint2*>(sQ + g * kSQ + kk * 16 + 4 * tig);
+            const uint2 hi =
+                *reinterpret_cast<const uint2*>(sQ + (g + 8) * kSQ + kk * 16 + 4 * tig);
+            qf[0][kk][0] = lo.x;
+            qf[0][kk][1] = hi.x;
+            qf[0][kk][2] = lo.y;
+            qf[0][kk][3] = hi.y;
+          }
         }
       }
     } else if constexpr (kQInRegs) {
@@ -426,8 +497,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       }
     }
 
+    float s[kMT][kWarpKeys / 8][4];
     if (warp_active) {
-      float s[kMT][kWarpKeys / 8][4];
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -443,8 +514,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
           for (int j = 0; j < kWarpKeys / 8; ++j) {
             const uint32_t w = *reinterpret_cast<const uint32_t*>(rk + j * 8 * kRawQK + kk * 16);
-            E::mma(s[0][j], qf[0][kk], E::from_half2(fp8x2_to_half2(uint16_t(w & 0xffffu), e5m2)),
-                   E::from_half2(fp8x2_to_half2(uint16_t(w >> 16), e5m2)));
+            const __half2 k0 = fp8x2_to_half2(uint16_t(w & 0xffffu), e5m2);
+            const __half2 k1 = fp8x2_to_half2(uint16_t(w >> 16), e5m2);
+            Elem<__half>::mma(s[0][j], qf[0][kk], *reinterpret_cast<const uint32_t*>(&k0),
+                              *reinterpret_cast<const uint32_t*>(&k1));
           }
         }
       }
@@ -495,7 +568,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           for (int j = 0; j < kWarpKeys / 8; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-              s[mt][j][e] = lp.to_log2(s[mt][j][e], slope[2 * mt + e / 2],
+              s[mt][j][e] = lp.to_log2(s[mt][j][e] * qinv, slope[2 * mt + e / 2],
                                        n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]);
       }
       if (need_mask) {
@@ -554,7 +627,14 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
             l[2 * mt + e / 2] += pe;
           }
         }
-
+    }
+    if constexpr (kSepKV) {
+      cp_async_wait<0>();  // V of tile nb has landed (for this thread)
+      __syncthreads();     // ... for every thread; every warp is done with K
+      if (nb + 1 < my_hi) load_k(0, (it + 1) % kSlots);
+      cp_async_commit();
+    }
+    if (warp_active) {
       if constexpr (kFp8Regs) {
         // O += P V in fp16 (fp8 values are exact in fp16; P <= 1). ldmatrix.trans on the raw
         // tile treats byte pairs (dims 2c, 2c + 1) as 16-bit elements: each register holds keys
@@ -620,8 +700,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         }
       }
     }
-    put_page((it + kStages) % kSlots, pf_k, pf_v);
-    __syncthreads();  // this stage, its page slot and the dequantized tile are reused next
+    if constexpr (!kSepKV) {
+      put_page((it + kStages) % kSlots, pf_k, pf_v);
+      __syncthreads();  // this stage, its page slot and the dequantized tile are reused next
+    }
   }
   cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
 
@@ -738,37 +820,65 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   }
 }
 
-// Merges the split partials of one (token, head) row per warp: out = sum_s exp(lse_s - lse) O_s.
+// Merges the split partials of one (token, head) row per CTA: out = sum_s exp(lse_s - lse) O_s.
+// Parallel over the splits (thread s reads split s's LSE; warp w sums splits w, w + 4, ...), so
+// its latency does not grow with the split count: a serial loop over 30-60 splits cost ~0.5 us
+// per split at 1x32k decode (v2e), a third of the whole call.
 template <typename T>
-__global__ void __launch_bounds__(128) flash_combine_kernel(const FlashParams p) {
+__global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashParams p) {
+  static_assert(kMaxSplits <= kThreads, "one thread per split's LSE");
+  constexpr int kMaxHeadV = 512;
   using E = Elem<T>;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t rr = int64_t(blockIdx.x) * 4 + warp;
-  const int tok = int(rr / p.num_heads), h = int(rr % p.num_heads);
+  __shared__ float s_w[kMaxSplits];
+  __shared__ float s_red[2][kThreads / 32];
+  __shared__ __align__(16) float s_acc[4][kMaxHeadV];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int64_t row = blockIdx.x;
+  const int tok = int(row / p.num_heads);
   if (tok >= p.cu_seqlens_q[p.num_seqs]) return;
+  const int S = p.num_splits;
   const int64_t split_stride = int64_t(p.total_q_capacity) * p.num_heads;
-  const int64_t row = int64_t(tok) * p.num_heads + h;
-  float mx = -INFINITY;
-  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.ws_lse[s * split_stride + row]);
-  float sum = 0.f;
-  if (mx != -INFINITY)
-    for (int s = 0; s < p.num_splits; ++s) sum += __expf(p.ws_lse[s * split_stride + row] - mx);
+  const float mine = tid < S ? p.ws_lse[tid * split_stride + row] : -INFINITY;
+  float mx = mine;
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  if (lane == 0) s_red[0][warp] = mx;
+  __syncthreads();
+  mx = fmaxf(fmaxf(s_red[0][0], s_red[0][1]), fmaxf(s_red[0][2], s_red[0][3]));
+  const float e = mx != -INFINITY && tid < S ? __expf(mine - mx) : 0.f;
+  float sum = e;
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (lane == 0) s_red[1][warp] = sum;
+  __syncthreads();
+  sum = s_red[1][0] + s_red[1][1] + s_red[1][2] + s_red[1][3];
   const float lse = mx == -INFINITY ? -INFINITY : mx + __logf(sum);
-  T* out = static_cast<T*>(p.out) + int64_t(tok) * p.o_stride_token + h * p.o_stride_head;
-  for (int d = lane * 2; d < p.head_v; d += 64) {
-    float a = 0.f, b = 0.f;
-    if (mx != -INFINITY) {
-      for (int s = 0; s < p.num_splits; ++s) {
-        const float w = __expf(p.ws_lse[s * split_stride + row] - lse);
-        const float2 v =
-            *reinterpret_cast<const float2*>(p.ws_o + (s * split_stride + row) * p.head_v + d);
-        a += w * v.x;
-        b += w * v.y;
-      }
+  if (tid < S) s_w[tid] = mx == -INFINITY ? 0.f : e / sum;
+  __syncthreads();
+  for (int d = lane * 4; d < p.head_v; d += 128) {
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (int sp = warp; sp < S; sp += 4) {
+      const float w = s_w[sp];
+      if (w == 0.f) continue;  // an empty split (or a fully masked row) adds nothing
+      const float4 v =
+          *reinterpret_cast<const float4*>(p.ws_o + (sp * split_stride + row) * p.head_v + d);
+      acc.x += w * v.x;
+      acc.y += w * v.y;
+      acc.z += w * v.z;
+      acc.w += w * v.w;
     }
+    *reinterpret_cast<float4*>(&s_acc[warp][d]) = acc;
+  }
+  __syncthreads();
+  const int h = int(row % p.num_heads);
+  T* out = static_cast<T*>(p.out) + int64_t(tok) * p.o_stride_token + h * p.o_stride_head;
+  for (int d = tid * 2; d < p.head_v; d += 2 * kThreads) {
+    const float a = s_acc[0][d] + s_acc[1][d] + s_acc[2][d] + s_acc[3][d];
+    const float b = s_acc[0][d + 1] + s_acc[1][d + 1] + s_acc[2][d + 1] + s_acc[3][d + 1];
     *reinterpret_cast<uint32_t*>(out + d) = E::pack(a, b);
   }
-  if (p.lse && lane == 0) p.lse[row] = lse;
+  if (p.lse && tid == 0) p.lse[row] = lse;
 }
 
 }  // namespace attnkit::cuda_flash

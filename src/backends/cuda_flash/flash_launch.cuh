@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/cuda_flash/flash_fwd.cuh"
+#include "backends/cuda_flash/flash_wide.cuh"
 #include "backends/cuda_flash/manifest.hpp"
 
 namespace attnkit::cuda_flash {
@@ -35,13 +36,17 @@ struct FlashInstanceKernel {
   static constexpr FlashInstance kInst = kFlashManifest[I];
   static constexpr bool kFp8 = kInst.kv == KvKind::kFp8;
   static constexpr bool kSplitForm = has_split_keys_form(kInst.head_qk, kInst.head_v);
+  static constexpr bool kWide = is_wide(kInst.head_qk, kInst.head_v);  // flash_wide_kernel
   using T = typename CudaElem<kInst.dtype>::type;
   template <bool kSplit>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
-    flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>
-        <<<grid, kThreads, kSmem, stream>>>(p);
+    if constexpr (kWide)
+      flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8><<<grid, kThreads, kSmem, stream>>>(p);
+    else
+      flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>
+          <<<grid, kThreads, kSmem, stream>>>(p);
   }
   static void launch(const FlashParams& p, int grid_m, bool split_keys, cudaStream_t stream) {
     if constexpr (kSplitForm) {
@@ -51,7 +56,12 @@ struct FlashInstanceKernel {
   }
   template <bool kSplit>
   static void prepare_form() {
-    auto* k = flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>;
+    auto* k = [] {
+      if constexpr (kWide)
+        return flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8>;
+      else
+        return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>;
+    }();
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
     // All of L1 as shared memory, so several CTAs fit per SM.

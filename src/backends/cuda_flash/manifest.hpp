@@ -24,8 +24,8 @@ struct FlashInstance {
 };
 
 // Head sizes (qk, v) with a kernel. Every pair is built for both dtypes and both KV kinds.
-inline constexpr std::array<std::pair<int, int>, 7> kFlashHeadPairs = {
-    {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {192, 192}, {256, 256}, {192, 128}}};
+inline constexpr std::array<std::pair<int, int>, 8> kFlashHeadPairs = {
+    {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {192, 192}, {256, 256}, {192, 128}, {512, 512}}};
 inline constexpr std::array<DType, 2> kFlashDTypes = {DType::kFloat16, DType::kBFloat16};
 inline constexpr std::array<KvKind, 2> kFlashKvKinds = {KvKind::k16Bit, KvKind::kFp8};
 

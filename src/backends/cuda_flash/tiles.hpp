@@ -11,8 +11,21 @@ inline constexpr int kThreads = 128;      // 4 warps
 inline constexpr int kBlockMDecode = 16;  // rows per CTA when the warps split the keys (decode)
 inline constexpr int kMaxSplits = 128;
 
+// Wide heads (either side over 256): 16 rows x head_v of O no longer fit one warp's registers, so
+// the four warps split the head dimension instead of the rows (flash_wide.cuh). Its tiles: 32 rows
+// (two 16-row m-tiles, spill-free on SM80 and SM90a), 16 keys and two stages, which with the Q
+// tile and the partial-score exchange fit SM80's 163 KiB (head 512: 106 KiB with the page ring)
+// and leave two CTAs per SM on SM90.
+constexpr bool is_wide(int head_qk, int head_v) { return std::max(head_qk, head_v) > 256; }
+inline constexpr int kWideBlockM = 32;
+inline constexpr int kWideBlockN = 16;
+inline constexpr int kWideStages = 2;
+
 // Keys per tile: 64, or 32 when a head is wider than 128 (register and shared-memory budget).
-constexpr int block_n(int head_qk, int head_v) { return std::max(head_qk, head_v) > 128 ? 32 : 64; }
+constexpr int block_n(int head_qk, int head_v) {
+  if (is_wide(head_qk, head_v)) return kWideBlockN;
+  return std::max(head_qk, head_v) > 128 ? 32 : 64;
+}
 
 // Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 and
 // 128: every K/V fragment read by ldmatrix then feeds two MMAs and each staged K/V tile serves
@@ -25,11 +38,28 @@ constexpr int prefill_m_tiles(int head_qk, int head_v) {
 }
 // Packed (token, head-of-group) rows per CTA.
 constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
+  if (is_wide(head_qk, head_v)) return kWideBlockM;
   return warps_split_keys ? kBlockMDecode : 64 * prefill_m_tiles(head_qk, head_v);
 }
-// The decode form needs a 16-key slice per warp, so 64-key tiles (heads up to 128).
+// The decode form needs a 16-key slice per warp, so 64-key tiles (heads up to 128); the wide form
+// has one form for every batch.
 constexpr bool has_split_keys_form(int head_qk, int head_v) {
-  return block_n(head_qk, head_v) == 64;
+  return !is_wide(head_qk, head_v) && block_n(head_qk, head_v) == 64;
+}
+
+// Prefill over 16-bit caches with heads 129..256: FA2's schedule. K and V are single-buffered and
+// each loads under the other's math (V under Q.K^T and the softmax, the next K under P.V), so
+// 64-key tiles fit two CTAs per SM where a two-stage K+V ring only fits 32-key tiles.
+constexpr bool separate_kv(int head_qk, int head_v, bool fp8, bool split_keys) {
+  return !fp8 && !split_keys && !is_wide(head_qk, head_v) && std::max(head_qk, head_v) > 128;
+}
+
+// Keys per tile of a kernel form: fp8 caches in the decode form take 128-key tiles (the same 16 KB
+// as a 64-key 16-bit tile), so the per-tile fixed costs (barriers, page ring, softmax bookkeeping)
+// are paid once per 128 keys; separate_kv takes 64; everything else uses block_n.
+constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
+  if (fp8 && split_keys && has_split_keys_form(head_qk, head_v)) return 128;
+  return separate_kv(head_qk, head_v, fp8, split_keys) ? 64 : block_n(head_qk, head_v);
 }
 
 // Shared-memory row strides (elements / bytes): a 16-byte pad per row keeps ldmatrix rows on
@@ -38,12 +68,15 @@ constexpr int smem_stride16(int head) { return head + 8; }
 constexpr int smem_stride8(int head) { return head + 16; }
 
 // K/V tiles in the cp.async ring. Decode is bound by bytes in flight per SM (latency x
-// bandwidth), so its form keeps three tiles in flight; prefill keeps two and spends shared memory
-// on occupancy instead. (v2.4: fp8 with four stages and a dequantized tile measured slower, one
-// CTA per SM instead of two.) fp8 in the decode form converts its fragments in registers (no
-// dequantized tile): three half-size stages (64 KB with the Q tile and page ring) and 168 registers
-// leave three CTAs per SM.
-constexpr int num_stages(bool fp8, bool split_keys) { return split_keys ? 3 : 2; }
+// bandwidth), so its 16-bit form keeps three 64-key tiles in flight; prefill keeps two and spends
+// shared memory on occupancy instead. (v2.4: fp8 with four stages and a dequantized tile measured
+// slower, one CTA per SM instead of two.) fp8 in the decode form converts its fragments in
+// registers (no dequantized tile) and takes two 128-key stages (78 KB with the Q tile): two CTAs
+// per SM, each with 37 KB in flight.
+constexpr int num_stages(int head_qk, int head_v, bool fp8, bool split_keys) {
+  if (separate_kv(head_qk, head_v, fp8, split_keys)) return 1;
+  return split_keys && !fp8 ? 3 : 2;
+}
 
 // Build switch for the fp8 decode path: 1 converts fragments in registers, 0 keeps the v2.5
 // shared-memory dequantization pass (a second verified build, kept for comparison).
@@ -52,9 +85,20 @@ constexpr int num_stages(bool fp8, bool split_keys) { return split_keys ? 3 : 2;
 #endif
 inline constexpr bool kFp8RegisterDequant = ATTNKIT_FLASH_FP8_REGISTER_DEQUANT != 0;
 
+// The wide form: Q tile, K/V stages (raw fp8 ones plus one dequantized tile for fp8) and the
+// four warps' partial scores of a tile (fp32).
+constexpr int wide_smem_bytes(int head_qk, int head_v, bool fp8) {
+  const int q = kWideBlockM * smem_stride16(head_qk) * 2;
+  const int exchange = 4 * kWideBlockM * kWideBlockN * 4;
+  const int kv16 = kWideBlockN * (smem_stride16(head_qk) + smem_stride16(head_v)) * 2;
+  const int kv8 = kWideBlockN * (smem_stride8(head_qk) + smem_stride8(head_v));
+  return q + exchange + (fp8 ? kWideStages * kv8 + kv16 : kWideStages * kv16);
+}
+
 constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false) {
-  const int kStages = num_stages(fp8, split_keys);
-  const int bn = block_n(head_qk, head_v);
+  if (is_wide(head_qk, head_v)) return wide_smem_bytes(head_qk, head_v, fp8);
+  const int kStages = num_stages(head_qk, head_v, fp8, split_keys);
+  const int bn = tile_keys(head_qk, head_v, fp8, split_keys);
   const int q = block_m(split_keys, head_qk, head_v) * smem_stride16(head_qk) * 2;
   const int kv16 = bn * (smem_stride16(head_qk) + smem_stride16(head_v)) * 2;
   if (!fp8) return q + kStages * kv16;
@@ -68,7 +112,9 @@ constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_key
 }
 // Static shared memory of a CTA: the ring of K and V row offsets (kStages + 1 slots).
 constexpr int flash_static_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys) {
-  return (num_stages(fp8, split_keys) + 1) * block_n(head_qk, head_v) * 2 * 8;
+  if (is_wide(head_qk, head_v)) return (kWideStages + 1) * kWideBlockN * 2 * 8;
+  return (num_stages(head_qk, head_v, fp8, split_keys) + 1) *
+         tile_keys(head_qk, head_v, fp8, split_keys) * 2 * 8;
 }
 
 // CTAs one multiprocessor holds at once, from the shared-memory budget (227 KiB on SM90,
@@ -78,7 +124,9 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 }
 
 // Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU; otherwise the smallest split
-// count whose wave efficiency reaches 85% of the best, with at least two key tiles per split.
+// count whose wave efficiency reaches 95% of the best, with at least two key tiles per split.
+// A CTA alone on an SM streams a tile per ~1.9 us (latency-bound: H200, 1x32k sweep), so more
+// resident splits are faster as long as they fit one wave (the combine is parallel over splits).
 constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm) {
   const int64_t slots = int64_t(num_sms) * per_sm;
   if (ctas <= 0 || ctas * 10 >= slots * 8 || kv_tiles < 4) return 1;
@@ -91,7 +139,7 @@ constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int 
   double best = 0;
   for (int s = 1; s <= max_splits; ++s) best = std::max(best, efficiency(s));
   for (int s = 1; s <= max_splits; ++s)
-    if (efficiency(s) >= 0.85 * best) return s;
+    if (efficiency(s) >= 0.95 * best) return s;
   return 1;
 }
 

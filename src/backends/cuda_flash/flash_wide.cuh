@@ -1,0 +1,485 @@
+// The wide-head form of the v2 kernels (head_qk or head_v over 256, e.g. 512). A warp's O
+// accumulator for 16 rows x head_v would not fit its registers, so the four warps split the head
+// dimension instead of the rows: warp w owns dims [w d/4, (w + 1) d/4) of Q.K^T and of V. Per key
+// tile each warp computes the partial scores of its Q.K^T dims for all of the CTA's rows, the four
+// partials meet in shared memory, and every warp adds them in the same order: all warps then hold
+// bit-identical scores and softmax states (nothing to merge at the end), and each accumulates P.V
+// for its quarter of V. Grid, GQA row packing, masking, score transforms, sinks, fp8 scale folding,
+// LSE and the split-KV partials are flash_fwd_kernel's (flash_combine_kernel merges them as is).
+// Tile sizes: tiles.hpp (kWideBlockM, kWideBlockN, kWideStages, wide_smem_bytes).
+#pragma once
+
+#include "backends/cuda_flash/flash_fwd.cuh"
+
+namespace attnkit::cuda_flash {
+
+template <int kDqk, int kDv, typename T, bool kFp8>
+__global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams p) {
+  constexpr int kBN = block_n(kDqk, kDv);
+  constexpr int kBM = block_m(false, kDqk, kDv);
+  constexpr int kMT = kBM / 16;                 // 16-row m-tiles; every warp holds all of them
+  constexpr int kNT = kBN / 8;                  // n8 score tiles per m-tile
+  constexpr int kWQ = kDqk / 4, kWV = kDv / 4;  // this warp's share of each head
+  constexpr int kSQ = smem_stride16(kDqk);      // elements
+  constexpr int kSV = smem_stride16(kDv);
+  constexpr int kRawQK = smem_stride8(kDqk);  // bytes
+  constexpr int kRawV = smem_stride8(kDv);
+  constexpr int kElemBytes = kFp8 ? 1 : 2;
+  constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
+  constexpr int kChunksV = kDv * kElemBytes / 16;
+  constexpr int kStages = kWideStages;
+  constexpr int kSlots = kStages + 1;  // block-table ring: tiles in flight plus one prefetched
+  static_assert(is_wide(kDqk, kDv), "the wide form is for heads over 256");
+  static_assert(kWQ % 16 == 0 && kWV % 16 == 0, "a warp's share of a head is a multiple of 16");
+  static_assert(kBM % 16 == 0 && kBN % 16 == 0 && kBN <= kThreads, "tile shapes");
+  static_assert(kStages >= 2, "the loop issues a tile while the previous one is read");
+  using E = Elem<T>;
+
+  // Shared memory: Q tile, the partial-score exchange, K/V stages, (fp8) the dequantized tile.
+  constexpr int kQBytes = kBM * kSQ * 2;
+  constexpr int kXBytes = 4 * kMT * kNT * 32 * 16;  // [warp][m-tile][n8 tile][lane] float4
+  constexpr int kStageK = kFp8 ? kBN * kRawQK : kBN * kSQ * 2;  // bytes
+  constexpr int kStageV = kFp8 ? kBN * kRawV : kBN * kSV * 2;
+  static_assert(
+      kQBytes + kXBytes + kStages * (kStageK + kStageV) + (kFp8 ? kBN * (kSQ + kSV) * 2 : 0) ==
+          flash_smem_bytes(kDqk, kDv, kFp8),
+      "the layout is the one tiles.hpp sizes");
+  static_assert(
+      flash_smem_bytes(kDqk, kDv, kFp8) + flash_static_smem_bytes(kDqk, kDv, kFp8, false) <= 166912,
+      "fits SM80's opt-in shared memory per block (163 KiB)");
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* sQ = reinterpret_cast<T*>(smem);
+  float4* s_x = reinterpret_cast<float4*>(smem + kQBytes);
+  unsigned char* stage_base = smem + kQBytes + kXBytes;
+  auto sK_stage = [&](int s) { return stage_base + s * (kStageK + kStageV); };
+  auto sV_stage = [&](int s) { return stage_base + s * (kStageK + kStageV) + kStageK; };
+  T* sKc = reinterpret_cast<T*>(stage_base + kStages * (kStageK + kStageV));
+  T* sVc = sKc + kBN * kSQ;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int m_block = blockIdx.x, kvh = blockIdx.y;
+  const int seq = blockIdx.z / p.num_splits, split = blockIdx.z % p.num_splits;
+  const int q_start = p.cu_seqlens_q[seq];
+  const int q_len = p.cu_seqlens_q[seq + 1] - q_start;
+  const int G = p.group;
+  const int rows = q_len * G;
+  const int row0 = m_block * kBM;
+  if (row0 >= rows) return;
+  const int kv_len = p.seqused_k[seq];
+  const int shift = kv_len - q_len;  // query token t sits at key position t + shift
+  // m-tiles holding at least one row (CTA-uniform): decode rows (<= 16) skip the second's MMAs.
+  const int live_mt = min(kMT, (rows - row0 + 15) / 16);
+
+  // Key range this CTA needs, then this split's share of its tiles.
+  const int t_first = row0 / G, t_last = (min(row0 + kBM, rows) - 1) / G;
+  const int lo_key = max(0, t_first + shift - p.window_left);
+  const int hi_key = max(0, min(kv_len, t_last + shift + p.window_right + 1));
+  const int nb_lo = lo_key / kBN;
+  const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
+  const int per_split = (nb_hi - nb_lo + p.num_splits - 1) / p.num_splits;
+  const int my_lo = min(nb_hi, nb_lo + split * per_split);
+  const int my_hi = min(nb_hi, my_lo + per_split);
+
+  const MaskPolicy mask{kv_len, p.window_left, p.window_right};
+  float k_scale = 1.f, v_scale = 1.f;
+  if (p.k_scale) k_scale = p.k_scale[p.scale_per_head ? kvh : 0];
+  if (p.v_scale) v_scale = p.v_scale[p.scale_per_head ? kvh : 0];
+  const LogitsPolicy lp{p.scale * k_scale, p.scale_log2 * k_scale, p.softcap, p.softcap > 0.f,
+                        p.alibi != nullptr};
+  const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
+
+  const char* k_base = p.k + kvh * p.k_stride_head;
+  const char* v_base = p.v + kvh * p.v_stride_head;
+  const int32_t* bt = p.block_table + int64_t(seq) * p.block_table_stride;
+
+  // ---- Q tile (packed rows; rows past the sequence are zeros) ----
+  {
+    constexpr int kChunksQ = kDqk / 8;
+    const T* q = static_cast<const T*>(p.q);
+    for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
+      const int r = c / kChunksQ, cc = c % kChunksQ;
+      const int pr = row0 + r;
+      const bool ok = pr < rows;
+      const T* src = q;
+      if (ok) {
+        const int t = pr / G, h = kvh * G + pr % G;
+        src = q + (q_start + t) * p.q_stride_token + h * p.q_stride_head + cc * 8;
+      }
+      cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
+    }
+  }
+
+  // Byte offsets of each key's K and V row (-1: past seqused_k) in a shared ring, fetched from
+  // the block table one iteration before the copy that uses them. Tile t (counted from my_lo) uses
+  // slot t % kSlots and stage t % kStages.
+  __shared__ int64_t s_koff[kSlots][kBN];
+  __shared__ int64_t s_voff[kSlots][kBN];
+  auto page_of = [&](int nb, int64_t& ko, int64_t& vo) {
+    const int tok = nb * kBN + tid;
+    ko = vo = -1;
+    if (tid < kBN && nb < my_hi && tok < kv_len) {
+      const int64_t blk = bt[tok / p.block_size];
+      const int64_t off = tok % p.block_size;
+      ko = blk * p.k_stride_block + off * p.k_stride_token;
+      vo = blk * p.v_stride_block + off * p.v_stride_token;
+    }
+  };
+  auto put_page = [&](int slot, int64_t ko, int64_t vo) {
+    if (tid < kBN) {
+      s_koff[slot][tid] = ko;
+      s_voff[slot][tid] = vo;
+    }
+  };
+
+  auto load_kv = [&](int stage, int slot) {
+    unsigned char* dk = sK_stage(stage);
+    unsigned char* dv = sV_stage(stage);
+    constexpr int kRowK = kFp8 ? kRawQK : kSQ * 2;
+    constexpr int kRowV = kFp8 ? kRawV : kSV * 2;
+    constexpr int kTotK = kBN * kChunksK, kTotV = kBN * kChunksV;
+#pragma unroll
+    for (int i = 0; i < (kTotK + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kTotK % kThreads == 0 || c < kTotK) {
+        const int r =
+            kThreads % kChunksK == 0 ? tid / kChunksK + i * (kThreads / kChunksK) : c / kChunksK;
+        const int cc = kThreads % kChunksK == 0 ? tid % kChunksK : c % kChunksK;
+        const int64_t ko = s_koff[slot][r];
+        cp_async16(smem_addr(dk + r * kRowK + cc * 16), ko >= 0 ? k_base + ko + cc * 16 : k_base,
+                   ko >= 0);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < (kTotV + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kTotV % kThreads == 0 || c < kTotV) {
+        const int r =
+            kThreads % kChunksV == 0 ? tid / kChunksV + i * (kThreads / kChunksV) : c / kChunksV;
+        const int cc = kThreads % kChunksV == 0 ? tid % kChunksV : c % kChunksV;
+        const int64_t vo = s_voff[slot][r];
+        cp_async16(smem_addr(dv + r * kRowV + cc * 16), vo >= 0 ? v_base + vo + cc * 16 : v_base,
+                   vo >= 0);
+      }
+    }
+  };
+
+#pragma unroll
+  for (int t = 0; t < kStages; ++t) {
+    int64_t ko, vo;
+    page_of(my_lo + t, ko, vo);
+    put_page(t, ko, vo);
+  }
+  __syncthreads();
+  // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group).
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (my_lo + t < my_hi) load_kv(t, t);
+    cp_async_commit();
+  }
+
+  // Per-thread row state, the same in every warp: rows g, g + 8 of m-tile mt (index 2 mt + i).
+  constexpr int kR = 2 * kMT;
+  const int g = lane / 4, tig = lane % 4;
+  int qpos[kR];
+  float m[kR], l[kR];
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    const int pr = row0 + (r / 2) * 16 + g + 8 * (r % 2);
+    const bool ok = pr < rows;
+    const int t = ok ? pr / G : 0;
+    const int hd = kvh * G + (ok ? pr % G : 0);
+    qpos[r] = t + shift;
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+    // The sink is one more logit with no value, counted once per row state: split 0, one lane of
+    // 4 (l is a per-thread partial sum until the epilogue). Every warp holds the whole row state.
+    if (p.sinks && split == 0) {
+      m[r] = p.sinks[hd] * kLog2e;
+      l[r] = tig == 0 ? 1.f : 0.f;
+    }
+  }
+  float o[kMT][kWV / 8][4];  // this warp's V dims: n8 tile j is dims warp * kWV + 8 j ..
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int j = 0; j < kWV / 8; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+
+  // ldmatrix lane addresses (the A / B fragment layouts of flash_fwd_kernel), offset to this
+  // warp's dims. Q: rows lane % 16, dims + 8 for lanes 16..31.
+  const uint32_t q_lane_addr = smem_addr(sQ + (lane & 15) * kSQ + warp * kWQ + (lane >> 4) * 8);
+  // Plain logits: the max runs on raw scores and the scale folds into exp2's argument (one FFMA);
+  // a non-positive scale would reverse the max, so it takes the general path.
+  const bool fold_scale = plain_logits && lp.scale_log2 > 0.f;
+  const float sc = fold_scale ? lp.scale_log2 : 1.f;
+
+  // Rows' extreme positions decide which tiles need the mask at all.
+  const int p_min = t_first + shift, p_max = t_last + shift;
+
+  for (int nb = my_lo; nb < my_hi; ++nb) {
+    const int it = nb - my_lo;
+    const int stage = it % kStages;
+    int64_t pf_k, pf_v;  // rows of tile nb + kStages, stored once the barrier frees their slot
+    page_of(nb + kStages, pf_k, pf_v);
+    // Groups committed so far: kStages - 1 + it; tile nb is group it.
+    cp_async_wait<kStages - 2>();
+    // Tile nb is visible to every thread, and every warp is done with iteration nb - 1: its
+    // stage, the exchange buffer and the dequantized tile may be overwritten from here on.
+    __syncthreads();
+    // Issue tile nb + kStages - 1 into the stage tile nb - 1 used; an empty group near the end
+    // keeps the count uniform. Its ring slot was filled before this barrier.
+    if (nb + kStages - 1 < my_hi)
+      load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
+    cp_async_commit();
+    // Slot of tile nb + kStages: it last held tile nb - 1, copied kStages - 1 iterations ago.
+    put_page((it + kStages) % kSlots, pf_k, pf_v);
+
+    const T* sK;
+    const T* sV;
+    if constexpr (kFp8) {
+      // Each warp dequantizes only its own dims of K and V, which only it reads: a warp barrier
+      // suffices. Scales are folded elsewhere (k_scale into the logits, v_scale into the output).
+      const bool e5m2 = p.kv_e5m2 != 0;
+      auto dequant = [&](const unsigned char* raw, T* dst) {
+        const uint4 w4 = *reinterpret_cast<const uint4*>(raw);
+        const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
+        uint32_t outw[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          outw[2 * j] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] & 0xffffu), e5m2));
+          outw[2 * j + 1] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] >> 16), e5m2));
+        }
+        uint4* d = reinterpret_cast<uint4*>(dst);
+        d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
+        d[1] = make_uint4(outw[4], outw[5], outw[6], outw[7]);
+      };
+      constexpr int kCK = kWQ / 16, kCV = kWV / 16;  // 16-element chunks per row of a warp's dims
+      const unsigned char* rk = sK_stage(stage) + warp * kWQ;
+      const unsigned char* rv = sV_stage(stage) + warp * kWV;
+#pragma unroll
+      for (int i = 0; i < (kBN * kCK + 31) / 32; ++i) {
+        const int c = lane + i * 32;
+        if (c < kBN * kCK)
+          dequant(rk + (c / kCK) * kRawQK + (c % kCK) * 16,
+                  sKc + (c / kCK) * kSQ + warp * kWQ + (c % kCK) * 16);
+      }
+#pragma unroll
+      for (int i = 0; i < (kBN * kCV + 31) / 32; ++i) {
+        const int c = lane + i * 32;
+        if (c < kBN * kCV)
+          dequant(rv + (c / kCV) * kRawV + (c % kCV) * 16,
+                  sVc + (c / kCV) * kSV + warp * kWV + (c % kCV) * 16);
+      }
+      __syncwarp();
+      sK = sKc;
+      sV = sVc;
+    } else {
+      sK = reinterpret_cast<const T*>(sK_stage(stage));
+      sV = reinterpret_cast<const T*>(sV_stage(stage));
+    }
+
+    // Partial scores over this warp's Q.K^T dims. K: keys lane % 8 (+ 8 for lanes 16..31), dims
+    // + 8 for lanes 8..15 and 24..31: registers 0, 1 are the B fragment of n8 tile 2 nn, 2, 3 of
+    // tile 2 nn + 1.
+    float s[kMT][kNT][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
+    const uint32_t k_lane_addr = smem_addr(sK + ((lane & 7) + ((lane >> 4) << 3)) * kSQ +
+                                           warp * kWQ + ((lane >> 3) & 1) * 8);
+#pragma unroll
+    for (int kk = 0; kk < kWQ / 16; ++kk) {
+      uint32_t a[kMT][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        if (mt < live_mt) ldsm_x4(a[mt], q_lane_addr + (mt * 16 * kSQ + kk * 16) * 2);
+#pragma unroll
+      for (int nn = 0; nn < kBN / 16; ++nn) {
+        uint32_t b[4];
+        ldsm_x4(b, k_lane_addr + (nn * 16 * kSQ + kk * 16) * 2);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          if (mt < live_mt) {
+            E::mma(s[mt][2 * nn], a[mt], b[0], b[1]);
+            E::mma(s[mt][2 * nn + 1], a[mt], b[2], b[3]);
+          }
+        }
+      }
+    }
+
+    // Full scores: the four warps' partials, added in warp order by everyone. The accumulator
+    // layout is the same in every warp, so each thread reads the entries it holds itself.
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j)
+        if (mt < live_mt)
+          s_x[((warp * kMT + mt) * kNT + j) * 32 + lane] =
+              make_float4(s[mt][j][0], s[mt][j][1], s[mt][j][2], s[mt][j][3]);
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        if (mt < live_mt) {
+          float4 acc = s_x[(mt * kNT + j) * 32 + lane];
+#pragma unroll
+          for (int w = 1; w < 4; ++w) {
+            const float4 x = s_x[((w * kMT + mt) * kNT + j) * 32 + lane];
+            acc.x += x.x;
+            acc.y += x.y;
+            acc.z += x.z;
+            acc.w += x.w;
+          }
+          s[mt][j][0] = acc.x;
+          s[mt][j][1] = acc.y;
+          s[mt][j][2] = acc.z;
+          s[mt][j][3] = acc.w;
+        }
+      }
+
+    // Scores to log2 units (the fast path leaves them raw: `sc` scales inside exp2); the mask
+    // only where the tile crosses the visible band's edge. Accumulator element e of n8 tile j:
+    // row g + 8 (e / 2) of its m-tile, key n0 + 8 j + 2 tig + e % 2.
+    const int n0 = nb * kBN;
+    const bool need_mask =
+        n0 + kBN > kv_len || n0 + kBN - 1 > p_min + p.window_right || n0 < p_max - p.window_left;
+    if (!fold_scale) {
+      // ALiBi slopes are re-read here (L1-resident) rather than held in registers across the loop.
+      float slope[kR];
+#pragma unroll
+      for (int r = 0; r < kR; ++r) {
+        const int pr = row0 + (r / 2) * 16 + g + 8 * (r % 2);
+        slope[r] = p.alibi ? p.alibi[kvh * G + (pr < rows ? pr % G : 0)] : 0.f;
+      }
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < kNT; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            s[mt][j][e] = lp.to_log2(s[mt][j][e], slope[2 * mt + e / 2],
+                                     n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]);
+    }
+    if (need_mask) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < kNT; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
+              s[mt][j][e] = -INFINITY;
+    }
+    float mx[kR], corr[kR];
+#pragma unroll
+    for (int r = 0; r < kR; ++r) mx[r] = -INFINITY;
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        mx[2 * mt] = fmaxf(mx[2 * mt], fmaxf(s[mt][j][0], s[mt][j][1]));
+        mx[2 * mt + 1] = fmaxf(mx[2 * mt + 1], fmaxf(s[mt][j][2], s[mt][j][3]));
+      }
+    bool moved = false;
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      const float m_new = fmaxf(m[r], mx[r] * sc);
+      const float m_use = m_new == -INFINITY ? 0.f : m_new;
+      corr[r] = exp2f(m[r] - m_use);  // m = -inf gives 0
+      moved |= corr[r] != 1.f;
+      m[r] = m_new;
+      l[r] *= corr[r];
+      mx[r] = m_use;
+    }
+    // Once the running max settles (most tiles of a long row) nothing needs rescaling.
+    if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < kWV / 8; ++j) {
+          o[mt][j][0] *= corr[2 * mt];
+          o[mt][j][1] *= corr[2 * mt];
+          o[mt][j][2] *= corr[2 * mt + 1];
+          o[mt][j][3] *= corr[2 * mt + 1];
+        }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float pe = fast_exp2(fmaf(s[mt][j][e], sc, -mx[2 * mt + e / 2]));
+          s[mt][j][e] = pe;
+          l[2 * mt + e / 2] += pe;
+        }
+
+    // O += P V over this warp's V dims: the S accumulators of two n8 tiles form one k16 A
+    // fragment. V (transposed): keys lane % 8 (+ 8 for lanes 8..15 and 24..31), dims + 8 for
+    // lanes 16..31: registers 0, 1 are the B fragment of dims 16 dn .. + 7, 2, 3 of + 8 .. + 15.
+    const uint32_t v_lane_addr =
+        smem_addr(sV + ((lane & 7) + ((lane >> 3) & 1) * 8) * kSV + warp * kWV + (lane >> 4) * 8);
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+      uint32_t a[kMT][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      }
+#pragma unroll
+      for (int dn = 0; dn < kWV / 16; ++dn) {
+        uint32_t b[4];
+        ldsm_x4_t(b, v_lane_addr + (kk * 16 * kSV + dn * 16) * 2);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          if (mt < live_mt) {
+            E::mma(o[mt][2 * dn], a[mt], b[0], b[1]);
+            E::mma(o[mt][2 * dn + 1], a[mt], b[2], b[3]);
+          }
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
+
+  // ---- epilogue: each warp writes its V dims; warp 0 writes the LSE ----
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+  }
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    const int mt = r / 2, i = r % 2;
+    const int pr = row0 + mt * 16 + g + 8 * i;
+    if (pr >= rows) continue;
+    const float f = (l[r] > 0.f ? 1.f / l[r] : 0.f) * v_scale;  // 0 for rows that saw no key
+    const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+    const int tok = q_start + pr / G;
+    const int h = kvh * G + pr % G;
+    if (p.num_splits == 1) {
+      T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + warp * kWV;
+#pragma unroll
+      for (int j = 0; j < kWV / 8; ++j)
+        *reinterpret_cast<uint32_t*>(out + j * 8 + 2 * tig) =
+            E::pack(o[mt][j][2 * i] * f, o[mt][j][2 * i + 1] * f);
+      if (p.lse && warp == 0 && tig == 0) p.lse[int64_t(tok) * p.num_heads + h] = lse;
+    } else {
+      const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
+      float* out = p.ws_o + row * kDv + warp * kWV;
+#pragma unroll
+      for (int j = 0; j < kWV / 8; ++j)
+        *reinterpret_cast<float2*>(out + j * 8 + 2 * tig) =
+            make_float2(o[mt][j][2 * i] * f, o[mt][j][2 * i + 1] * f);
+      if (warp == 0 && tig == 0) p.ws_lse[row] = lse;
+    }
+  }
+}
+
+}  // namespace attnkit::cuda_flash
