@@ -245,31 +245,43 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // Block-table entries of a tile's keys live in a shared-memory ring: they are fetched one tile
   // ahead of their copy, so the dependent global load never sits between a cp.async and its
   // address. Tile t uses slot (t - my_lo) % kSlots and stage (t - my_lo) % kStages.
-  // Stored as byte offsets of each key's K and V row (-1: past seqused_k), computed once per row
-  // instead of once per 16-byte chunk.
-  __shared__ int64_t s_koff[kSlots][kBN];
-  __shared__ int64_t s_voff[kSlots][kBN];
-  auto page_of = [&](int nb, int64_t& ko, int64_t& vo) {
-    const int tok = nb * kBN + tid;
-    ko = vo = -1;
-    if (tid < kBN && nb < my_hi && tok < kv_len) {
-      const int64_t blk = bt[tok / p.block_size];
-      const int64_t off = tok % p.block_size;
-      ko = blk * p.k_stride_block + off * p.k_stride_token;
-      vo = blk * p.v_stride_block + off * p.v_stride_token;
-    }
+  // Stored as the global address of each key's K and V row (a row past seqused_k keeps the head's
+  // base, a valid address the zero-filling copy never reads) and, per slot, how many leading rows
+  // exist: a 16-byte copy then costs a shared load, a 64-bit add and a compare (v2e rebuilt the
+  // head base and a select per chunk, ~22 instructions, a quarter of a prefill tile's).
+  __shared__ const char* s_krow[kSlots][kBN];
+  __shared__ const char* s_vrow[kSlots][kBN];
+  __shared__ int s_rows[kSlots];
+  // A prefetched entry is held as (block, offset) until stored: three registers across the tile's
+  // math instead of two pointers (the two-m-tile kernels have none to spare).
+  struct PageRows {
+    int blk, off, rows;
   };
-  auto put_page = [&](int slot, int64_t ko, int64_t vo) {
-    if (tid < kBN) {
-      s_koff[slot][tid] = ko;
-      s_voff[slot][tid] = vo;
+  auto page_of = [&](int nb) {
+    PageRows r{0, 0, nb < my_hi ? min(kBN, max(0, kv_len - nb * kBN)) : 0};
+    if (tid < r.rows) {
+      const int tok = nb * kBN + tid;
+      r.blk = bt[tok / p.block_size];
+      r.off = tok % p.block_size;
     }
+    return r;
+  };
+  auto put_page = [&](int slot, const PageRows& r) {
+    if (tid < kBN) {
+      const bool ok = tid < r.rows;
+      s_krow[slot][tid] =
+          ok ? k_base + r.blk * p.k_stride_block + r.off * p.k_stride_token : k_base;
+      s_vrow[slot][tid] =
+          ok ? v_base + r.blk * p.v_stride_block + r.off * p.v_stride_token : v_base;
+    }
+    if (tid == 0) s_rows[slot] = r.rows;
   };
 
   auto load_k = [&](int stage, int slot) {
     unsigned char* dk = sK_stage(stage);
     constexpr int kRowK = kFp8 ? kRawQK : kSQ * 2;
     constexpr int kTotK = kBN * kChunksK;
+    const int rows_here = s_rows[slot];
 #pragma unroll
     for (int i = 0; i < (kTotK + kThreads - 1) / kThreads; ++i) {
       const int c = tid + i * kThreads;
@@ -278,9 +290,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         const int r =
             kThreads % kChunksK == 0 ? tid / kChunksK + i * (kThreads / kChunksK) : c / kChunksK;
         const int cc = kThreads % kChunksK == 0 ? tid % kChunksK : c % kChunksK;
-        const int64_t ko = s_koff[slot][r];
-        cp_async16(smem_addr(dk + r * kRowK + cc * 16), ko >= 0 ? k_base + ko + cc * 16 : k_base,
-                   ko >= 0);
+        cp_async16(smem_addr(dk + r * kRowK + cc * 16), s_krow[slot][r] + cc * 16, r < rows_here);
       }
     }
   };
@@ -288,6 +298,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     unsigned char* dv = sV_stage(stage);
     constexpr int kRowV = kFp8 ? kRawV : kSV * 2;
     constexpr int kTotV = kBN * kChunksV;
+    const int rows_here = s_rows[slot];
 #pragma unroll
     for (int i = 0; i < (kTotV + kThreads - 1) / kThreads; ++i) {
       const int c = tid + i * kThreads;
@@ -295,9 +306,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         const int r =
             kThreads % kChunksV == 0 ? tid / kChunksV + i * (kThreads / kChunksV) : c / kChunksV;
         const int cc = kThreads % kChunksV == 0 ? tid % kChunksV : c % kChunksV;
-        const int64_t vo = s_voff[slot][r];
-        cp_async16(smem_addr(dv + r * kRowV + cc * 16), vo >= 0 ? v_base + vo + cc * 16 : v_base,
-                   vo >= 0);
+        cp_async16(smem_addr(dv + r * kRowV + cc * 16), s_vrow[slot][r] + cc * 16, r < rows_here);
       }
     }
   };
@@ -308,9 +317,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
 #pragma unroll
   for (int t = 0; t < kStages; ++t) {
-    int64_t ko, vo;
-    page_of(my_lo + t, ko, vo);
-    put_page(t, ko, vo);
+    put_page(t, page_of(my_lo + t));
   }
   __syncthreads();
   // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group); with
@@ -371,14 +378,14 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   for (int nb = my_lo; nb < my_hi; ++nb) {
     const int it = nb - my_lo;
     const int stage = it % kStages;
-    int64_t pf_k, pf_v;  // rows of tile nb + kStages, stored at the end of this iteration
+    PageRows pf;  // rows of tile nb + kStages, stored at the end of this iteration
     if constexpr (kSepKV) {
-      page_of(nb + 1, pf_k, pf_v);
+      pf = page_of(nb + 1);
       cp_async_wait<0>();  // K of tile nb has landed (for this thread)
       __syncthreads();     // ... for every thread; every warp is done with the previous V
       load_v(0, it % kSlots);
       cp_async_commit();
-      put_page((it + 1) % kSlots, pf_k, pf_v);  // tile nb - 1's slot: its copies are issued
+      put_page((it + 1) % kSlots, pf);  // tile nb - 1's slot: its copies are issued
     } else {
       // Issue tile nb + kStages - 1 (its stage was last read in iteration nb - 1, before the
       // barrier that ended it); an empty group keeps the count uniform near the end.
@@ -386,7 +393,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
       cp_async_commit();
       cp_async_wait<kStages - 1>();  // tile nb has landed (for this thread)
-      page_of(nb + kStages, pf_k, pf_v);
+      pf = page_of(nb + kStages);
       __syncthreads();
     }
 
@@ -701,7 +708,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       }
     }
     if constexpr (!kSepKV) {
-      put_page((it + kStages) % kSlots, pf_k, pf_v);
+      put_page((it + kStages) % kSlots, pf);
       __syncthreads();  // this stage, its page slot and the dequantized tile are reused next
     }
   }

@@ -110,11 +110,12 @@ constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_key
     return q + std::max(kStages * kv8, 4 * 16 * head_v * 4 + 2 * 4 * 16 * 4);
   return q + kStages * kv8 + kv16;
 }
-// Static shared memory of a CTA: the ring of K and V row offsets (kStages + 1 slots).
+// Static shared memory of a CTA: the ring of K and V row addresses and row counts (kStages + 1
+// slots).
 constexpr int flash_static_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys) {
   if (is_wide(head_qk, head_v)) return (kWideStages + 1) * kWideBlockN * 2 * 8;
   return (num_stages(head_qk, head_v, fp8, split_keys) + 1) *
-         tile_keys(head_qk, head_v, fp8, split_keys) * 2 * 8;
+         (tile_keys(head_qk, head_v, fp8, split_keys) * 2 * 8 + 4);
 }
 
 // CTAs one multiprocessor holds at once, from the shared-memory budget (227 KiB on SM90,
