@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # One command for the GPU machine: builds the CUDA preset, runs the CUDA_FLASH GPU tests, the
-# compute-sanitizer suite (memcheck, racecheck, synccheck, initcheck on the small-shape tests),
-# attnkit's CUDA benchmark and the peer script (cuDNN and FlashAttention-2 through torch SDPA,
-# plus the copy/read/matmul ceilings), all in one run so the figures sit side by side.
+# generated conformance suite (every declared CUDA_FLASH cell against CPU_REFERENCE), verified
+# `attnkit run --device cuda` workloads, the compute-sanitizer suite (memcheck, racecheck,
+# synccheck, initcheck on the small-shape tests), attnkit's CUDA benchmark and the peer script
+# (cuDNN and FlashAttention-2 through torch SDPA, plus the copy/read/matmul ceilings), all in one
+# run so the figures sit side by side.
 #
 #   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [OUT_DIR]
 #
 # OUT_DIR (default bench/results/run-<date>) receives every log and the JSON rows:
-#   tests.log, sanitizer-<tool>.log, cuda_bench.jsonl, cuda_peers.jsonl, nvidia-smi.txt.
-# Binaries: TEST_BIN (default build/cuda/tests/attnkit_test_backends) and BENCH_CMD (default
-# "build/cuda/tools/attnkit/attnkit bench --device cuda") can point at prebuilt ones.
+#   tests.log, conformance.log, run.log, sanitizer-<tool>.log, cuda_bench.jsonl, cuda_peers.jsonl,
+#   nvidia-smi.txt.
+# Binaries: TEST_BIN (default build/cuda/tests/attnkit_test_backends), CONF_BIN (default
+# build/cuda/tests/attnkit_test_conformance) and ATTNKIT (default build/cuda/tools/attnkit/attnkit)
+# can point at prebuilt ones.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=1 quick="" tests=1 bench=1 out=""
@@ -25,12 +29,14 @@ done
 out=${out:-bench/results/run-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 TEST_BIN=${TEST_BIN:-build/cuda/tests/attnkit_test_backends}
-BENCH_CMD=${BENCH_CMD:-build/cuda/tools/attnkit/attnkit bench --device cuda}
+CONF_BIN=${CONF_BIN:-build/cuda/tests/attnkit_test_conformance}
+ATTNKIT=${ATTNKIT:-build/cuda/tools/attnkit/attnkit}
 status=0
 
 if [ "$build" = 1 ]; then
   cmake --preset cuda >"$out/build.log" 2>&1 &&
-    cmake --build build/cuda -j"$(nproc)" --target attnkit_test_backends attnkit_cli \
+    cmake --build build/cuda -j"$(nproc)" --target attnkit_test_backends \
+      attnkit_test_conformance attnkit_cli \
       >>"$out/build.log" 2>&1 || { echo "build failed: $out/build.log"; exit 1; }
 fi
 
@@ -41,6 +47,17 @@ if [ "$tests" = 1 ]; then
   echo "== GPU tests"
   "$TEST_BIN" --gtest_filter='CudaFlash*' 2>&1 | tee "$out/tests.log" | grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' || true
   grep -q '^\[  FAILED' "$out/tests.log" && status=1
+  echo "== conformance (CUDA_FLASH cells against CPU_REFERENCE)"
+  "$CONF_BIN" >"$out/conformance.log" 2>&1 || status=1
+  grep -E '^conformance: CUDA|FAILED' "$out/conformance.log" | head -n 20
+  echo "== attnkit run --device cuda --verify"
+  for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
+    "--model gpt-oss-20b --requests 2 --prompt-len 200"; do
+    echo "-- attnkit run --device cuda --verify --quiet $args" >>"$out/run.log"
+    # shellcheck disable=SC2086
+    "$ATTNKIT" run --device cuda --verify --quiet $args >>"$out/run.log" 2>&1 || status=1
+  done
+  grep -E '^-- |verif' "$out/run.log" | head -n 20
   # Sanitizers on the small shapes (10-100x slower): every tool must report 0 errors.
   small='CudaFlash.*:-CudaFlash.HeuristicSplitsLongDecode'
   for tool in memcheck racecheck synccheck initcheck; do
@@ -58,7 +75,8 @@ fi
 
 if [ "$bench" = 1 ]; then
   echo "== attnkit CUDA bench"
-  $BENCH_CMD $quick --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 || status=1
+  "$ATTNKIT" bench --device cuda $quick --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 ||
+    status=1
   tail -n 5 "$out/cuda_bench.log"
   echo "== peers (torch SDPA: cuDNN, FlashAttention-2) and ceilings"
   PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --out "$out/cuda_peers.jsonl" \

@@ -136,6 +136,7 @@ struct ModelSpec {
   std::vector<StateLayerSpec> state_layers;
   bool is_encoder_decoder = false;
   int64_t max_position_embeddings = 0;
+  std::vector<std::string> notes;  // assumptions the reader made (each also logged as a warning)
 };
 
 }  // namespace attnkit

@@ -61,6 +61,20 @@ std::string default_text_model_type(std::string_view top) {
   return std::string(top);
 }
 
+// Decoder model types whose config conventions this reader follows (their quirks are handled
+// below, or they have none); any other type is read the same llama-like way, with a note.
+bool is_known_decoder_type(std::string_view t) {
+  static const std::set<std::string, std::less<>> kTypes = {
+      "llama",       "mistral",         "mixtral",      "qwen2",   "qwen2_moe",
+      "qwen3",       "qwen3_moe",       "qwen3_next",   "phi3",    "gemma",
+      "gemma2",      "gemma3",          "gemma3_text",  "gemma3n", "gemma3n_text",
+      "gemma4",      "gemma4_text",     "paligemma",    "cohere2", "falcon",
+      "RefinedWeb",  "RefinedWebModel", "mpt",          "bloom",   "gpt_oss",
+      "deepseek_v2", "deepseek_v3",     "deepseek_v32", "kimi_k2", "glm4_moe_lite",
+      "nemotron_h"};
+  return kTypes.count(t) > 0;
+}
+
 // Bidirectional encoders with the standard HF attention fields (no window, no cache).
 bool is_encoder_only_type(std::string_view t) {
   static const std::set<std::string, std::less<>> kTypes = {
@@ -298,6 +312,17 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     auto t = text->find("model_type");
     text_type = (t != text->end() && t->is_string()) ? t->get<std::string>()
                                                      : default_text_model_type(spec.model_type);
+  }
+  if (!is_known_decoder_type(text_type) && !is_encoder_only_type(text_type)) {
+    // vLLM-like engines take new llama-like architectures as they come: read it, but say so.
+    const bool own = text && text->contains("model_type");
+    std::string note = fmt::format(
+        "{}: {} '{}' is not a model type attnkit knows; its attention was read the llama way "
+        "(num_attention_heads, num_key_value_heads, head_dim or hidden_size / heads, "
+        "sliding_window, layer_types): check the plan against the model's attention code",
+        top.source(), own ? "text_config.model_type" : "model_type", text_type);
+    log(LogLevel::kWarning, note);
+    spec.notes.push_back(std::move(note));
   }
   const json* defaults = architecture_defaults(text_type);
   const ConfigFields f = text ? ConfigFields(*text, top.source(), "text_config.", defaults)

@@ -17,6 +17,7 @@
 #include "attnkit/kv.hpp"
 #include "attnkit/numeric.hpp"
 #include "backends/cpu_flash/cpu_flash_backend.hpp"
+#include "backends/cpu_reference/cpu_reference_backend.hpp"
 
 namespace attnkit {
 namespace {
@@ -356,6 +357,142 @@ TEST(CpuFlash, RejectsUnsupportedHeadSize) {
   L.head_size = L.head_size_v = 64;
   L.num_heads = 3, L.num_kv_heads = 2;
   EXPECT_THROW(be->plan(b, L), InvalidArgument);
+}
+
+// An fp8 e4m3 NaN code (0x7f / 0xff) in a slot below seqused_k is data, not padding
+// (docs/semantics.md §2 decodes it to NaN): every ISA must give NaN exactly where CPU_REFERENCE
+// does, i.e. the whole row and its LSE for a NaN in K, the one element for a NaN in V, with the
+// other KV head's rows finite and equal. Both NaN keys are seen by every query row of their
+// sequence; the second sequence is long enough to be split (the LSE merge sees the NaN too).
+TEST(CpuFlash, Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference) {
+  const int hq = 4, hkv = 2, d = 64, bs = 16;
+  const std::vector<std::pair<int, int>> seqs = {{3, 70}, {1, 1100}};
+  std::vector<int32_t> cu{0}, used;
+  int stride = 0;
+  for (auto [q, k] : seqs) {
+    cu.push_back(cu.back() + q);
+    used.push_back(k);
+    stride = std::max(stride, (k + bs - 1) / bs);
+  }
+  const int ns = int(seqs.size()), total_q = cu.back(), nb = ns * stride;
+  std::vector<int32_t> table(size_t(ns) * stride);
+  std::iota(table.begin(), table.end(), 0);
+  KvCacheView kv;
+  kv.dtype = KvCacheDType::kFp8E4M3;
+  kv.num_blocks = nb;
+  kv.block_size = bs;
+  kv.num_kv_heads = hkv;
+  kv.head_size = kv.head_size_v = d;
+  kv.stride_token = kv.v_stride_token = d;
+  kv.stride_head = kv.v_stride_head = int64_t(d) * bs;
+  kv.stride_block = kv.v_stride_block = int64_t(d) * bs * hkv;
+  const float scale = 0.01f;
+  kv.scale_granularity = ScaleGranularity::kPerTensor;
+  kv.k_scale = kv.v_scale = &scale;
+  std::vector<uint8_t> kc(size_t(kv.stride_block) * nb), vc(kc.size());
+  kv.k = kc.data();
+  kv.v = vc.data();
+  auto byte_of = [&](int s, int j, int g) {
+    return size_t(table[size_t(s) * stride + j / bs]) * kv.stride_block +
+           size_t(g) * kv.stride_head + size_t(j % bs) * kv.stride_token;
+  };
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (int s = 0; s < ns; ++s) {
+    const int n = used[s];
+    std::vector<float> k(size_t(n) * hkv * d), v(k.size());
+    for (float& x : k) x = nd(rng);
+    for (float& x : v) x = nd(rng);
+    std::vector<int64_t> slots(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j)
+      slots[j] = int64_t(table[size_t(s) * stride + j / bs]) * bs + j % bs;
+    KvWriteArgs w;
+    w.k = k.data();
+    w.v = v.data();
+    w.dtype = DType::kFloat32;
+    w.num_tokens = n;
+    w.k_stride_token = w.v_stride_token = int64_t(hkv) * d;
+    w.k_stride_head = w.v_stride_head = d;
+    w.slot_mapping = slots.data();
+    w.cache = kv;
+    write_kv_cpu(w);
+  }
+  kc[byte_of(0, 5, 0) + 3] = 0xff;    // -NaN in K: rows of KV head 0 in sequence 0
+  vc[byte_of(1, 700, 0) + 9] = 0x7f;  // +NaN in V: element 9 of those rows in sequence 1
+
+  for (DType dt : {DType::kBFloat16, DType::kFloat16}) {  // bf16: the bf16 / AMX paths too
+    SCOPED_TRACE(std::string(to_string(dt)));
+    std::vector<uint16_t> q(size_t(total_q) * hq * d);
+    for (size_t i = 0; i < q.size(); ++i)
+      q[i] = dt == DType::kBFloat16 ? float_to_bf16_bits(nd(rng)) : float_to_fp16_bits(nd(rng));
+    AttentionArgs a;
+    a.q = q.data();
+    a.q_stride_token = int64_t(hq) * d;
+    a.q_stride_head = d;
+    a.out_stride_token = int64_t(hq) * d;
+    a.out_stride_head = d;
+    a.kv = kv;
+    a.batch.num_seqs = ns;
+    a.batch.total_q = total_q;
+    a.batch.max_seqlen_q = 3;
+    a.batch.max_seqlen_k = 1100;
+    a.batch.cu_seqlens_q = cu.data();
+    a.batch.seqused_k = used.data();
+    a.batch.block_table = table.data();
+    a.batch.block_table_stride = stride;
+    a.layer.num_heads = hq;
+    a.layer.num_kv_heads = hkv;
+    a.layer.head_size = a.layer.head_size_v = d;
+    a.layer.dtype = dt;
+    a.layer.scale = 0.125f;
+    struct Out {
+      std::vector<uint16_t> out;
+      std::vector<float> lse;
+    };
+    auto run = [&](AttentionBackend& be) {
+      Out o{std::vector<uint16_t>(size_t(total_q) * hq * d),
+            std::vector<float>(size_t(total_q) * hq)};
+      AttentionArgs r = a;
+      r.out = o.out.data();
+      r.lse = o.lse.data();
+      be.plan(a.batch, a.layer);
+      std::vector<uint8_t> ws(be.workspace_bytes() + 64);
+      r.workspace = ws.data();
+      be.run(r);
+      return o;
+    };
+    auto ref_be = make_cpu_reference_backend();
+    const Out want = run(*ref_be);
+    const int nan_rows =
+        int(std::count_if(want.lse.begin(), want.lse.end(), [](float x) { return std::isnan(x); }));
+    EXPECT_EQ(nan_rows, 3 * 2) << "the reference should give NaN rows for K's NaN";
+    for (Isa isa : isas()) {
+      SCOPED_TRACE(std::string(cpu_flash::to_string(isa)));
+      CpuFlashOptions opt;
+      opt.isa = isa;
+      opt.num_threads = 2;
+      auto be = make_cpu_flash_backend(opt);
+      const Out got = run(*be);
+      auto value = [&](uint16_t b) {
+        return dt == DType::kBFloat16 ? bf16_bits_to_float(b) : fp16_bits_to_float(b);
+      };
+      int bad = 0;
+      for (size_t i = 0; i < want.out.size(); ++i) {
+        const float g = value(got.out[i]), w = value(want.out[i]);
+        const bool ok = std::isnan(w) ? std::isnan(g) : std::abs(g - w) <= 3e-2f;
+        if (!ok && bad++ < 4)
+          ADD_FAILURE() << "out[t=" << i / (hq * d) << ",h=" << i / d % hq << ",e=" << i % d
+                        << "] got " << g << " want " << w;
+      }
+      for (size_t i = 0; i < want.lse.size(); ++i) {
+        const float g = got.lse[i], w = want.lse[i];
+        const bool ok = std::isnan(w) ? std::isnan(g) : std::abs(g - w) <= 2e-2f;
+        if (!ok && bad++ < 8)
+          ADD_FAILURE() << "lse[t=" << i / hq << ",h=" << i % hq << "] got " << g << " want " << w;
+      }
+      EXPECT_EQ(bad, 0);
+    }
+  }
 }
 
 }  // namespace

@@ -899,5 +899,86 @@ TEST(CudaFlashDeclaration, BuildReportsKernels) {
 #endif
 }
 
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+
+// A softcap of +-inf, NaN or below 0 is refused before any launch, as on the CPU backends (0 is
+// off and runs); the output keeps its poison.
+TEST_F(CudaFlash, RunRejectsNonFiniteOrNegativeSoftcap) {
+  Case c{.name = "softcap check", .head = 128, .hq = 2, .hkv = 1, .seqs = {{1, 10}}};
+  std::mt19937 rng(21);
+  Problem P;
+  build(P, c, rng);
+  auto be = make_cuda_flash_backend();
+  write_cache(P, *be);
+  DeviceRun r;
+  prepare_run(P, *be, r);
+  for (float cap : {INFINITY, -INFINITY, NAN, -1.f}) {
+    AttentionArgs a = r.args;
+    a.layer.logits_soft_cap = cap;
+    try {
+      be->run(a, nullptr);
+      ADD_FAILURE() << "accepted logits_soft_cap " << cap;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("logits_soft_cap must be finite and >= 0"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ck(cudaDeviceSynchronize());
+  for (uint16_t b : download<uint16_t>(r.out, r.out.n / 2))
+    ASSERT_EQ(b, 0x7fff) << "a rejected run wrote its output";
+  be->run(r.args, nullptr);  // softcap 0: off
+  ck(cudaDeviceSynchronize());
+  compare(P, reference(P), r.out, r.lse, "softcap 0 after the rejected ones");
+}
+
+// write_kv with v == nullptr on a cache that has V is refused (it would write K alone); a cache
+// without V (the MLA latent form, cache.v == nullptr) takes k alone.
+TEST_F(CudaFlash, WriteKvRejectsNullVOnACacheWithV) {
+  const int n = 4, d = 64, block = 4;
+  const size_t bytes = size_t(n) * d * 2;
+  std::vector<float> rows(size_t(n) * d, 1.5f);
+  std::vector<int64_t> slots = {0, 1, 2, 3};
+  DevBuf drows = upload(rows), dslots = upload(slots), k(bytes), v(bytes);
+  ck(cudaMemset(k.p, 0x5a, bytes));
+  ck(cudaMemset(v.p, 0x5a, bytes));
+  KvWriteArgs w;
+  w.k = drows.p;
+  w.dtype = DType::kFloat32;
+  w.num_tokens = n;
+  w.k_stride_token = w.v_stride_token = d;
+  w.k_stride_head = w.v_stride_head = d;
+  w.slot_mapping = dslots.as<int64_t>();
+  w.cache.k = k.p;
+  w.cache.v = v.p;
+  w.cache.dtype = KvCacheDType::kBFloat16;
+  w.cache.num_blocks = 1;
+  w.cache.block_size = block;
+  w.cache.num_kv_heads = 1;
+  w.cache.head_size = w.cache.head_size_v = d;
+  w.cache.stride_token = w.cache.v_stride_token = d * 2;
+  w.cache.stride_head = w.cache.v_stride_head = int64_t(block) * d * 2;
+  w.cache.stride_block = w.cache.v_stride_block = int64_t(block) * d * 2;
+  auto be = make_cuda_flash_backend();
+  try {
+    be->write_kv(w, nullptr);
+    ADD_FAILURE() << "accepted v == nullptr on a cache with V";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("v must be given exactly when the cache has a V tensor "
+                                         "(got v null, cache v set"),
+              std::string::npos)
+        << e.what();
+  }
+  ck(cudaDeviceSynchronize());
+  for (const DevBuf* b : {&k, &v})
+    for (uint8_t x : download<uint8_t>(*b, bytes)) ASSERT_EQ(x, 0x5a) << "a rejected write wrote";
+  w.cache.v = nullptr;  // no V tensor: K alone is the whole write
+  be->write_kv(w, nullptr);
+  ck(cudaDeviceSynchronize());
+  for (uint16_t x : download<uint16_t>(k, bytes / 2)) ASSERT_EQ(x, float_to_bf16_bits(1.5f));
+}
+
+#endif  // ATTNKIT_CUDA_FLASH_KERNELS
+
 }  // namespace
 }  // namespace attnkit

@@ -175,6 +175,25 @@ TEST(CliExplain, KeepsGoingAndExitsThreeWhenAGroupHasNoBackend) {
   EXPECT_THAT(r.err, HasSubstr("error: No valid attention backend"));
 }
 
+// A model_type the reader does not know is planned the llama way, and the plan says so.
+TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("attnkit_cli_unknown_type_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path)
+      << R"({"model_type":"brand_new_lm","hidden_size":2048,)"
+         R"("num_attention_heads":16,"num_key_value_heads":4,"num_hidden_layers":2,)"
+         R"("max_position_embeddings":4096})";
+  CliResult r = run_cli("plan --model " + path.string() + " --device h100");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("model_type 'brand_new_lm' is not a model type attnkit knows"));
+  EXPECT_THAT(r.err, HasSubstr("WARNING"));
+  const auto j = plan_json("--model " + path.string() + " --device h100");
+  ASSERT_EQ(j["model"]["notes"].size(), 1u);
+  EXPECT_THAT(j["model"]["notes"][0].get<std::string>(), HasSubstr("read the llama way"));
+  EXPECT_TRUE(plan_json("--model llama-3.2-1b --device h100")["model"]["notes"].empty());
+  std::filesystem::remove(path);
+}
+
 TEST(CliPlan, StateLayersAreCounted) {
   const auto j = plan_json("--model nemotron-3-nano-30b-a3b --device h100");
   EXPECT_GT(j["state_layers"].size(), 0u);

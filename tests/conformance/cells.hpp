@@ -296,7 +296,7 @@ inline double case_work(const CaseConfig& c) {
 
 // The case a cell runs as its `index`-th cell: shape and head layout rotate with the index; a
 // shape whose work exceeds the budget is replaced by the next one, so long caches appear only on
-// cheap cells and kv_len 1013 on every 40th cell.
+// cheap cells and kv_len 1013 on every 40th cell. Every 7th cell runs with lse == nullptr.
 inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
                                 double work_budget = 4e6) {
   CaseConfig c;
@@ -309,6 +309,7 @@ inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
   c.block_size = cell.block_size;
   c.seed = seed;
   c.padded_strides = index % 3 != 2;
+  c.with_lse = index % 7 != 6;
   const bool self_attn =
       cell.attn_type == AttentionType::kEncoder || cell.attn_type == AttentionType::kEncoderOnly;
   c.causal = cell.attn_type == AttentionType::kDecoder;
@@ -328,8 +329,9 @@ inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
     order.push_back(shapes[(size_t(index) + k) % shapes.size()]);
   for (auto& shape : order) {
     c.seqs = shape;
-    if (self_attn)  // encoder self-attention: queries are the keys
-      for (auto& s : c.seqs) s.q_len = s.k_len = std::max(s.k_len, s.q_len) % 150;
+    if (self_attn)  // encoder self-attention: queries are the keys (an empty side: both empty)
+      for (auto& s : c.seqs)
+        s.q_len = s.k_len = s.q_len == 0 || s.k_len == 0 ? 0 : std::max(s.k_len, s.q_len) % 150;
     const double budget = (index % 40 == 0) ? work_budget * 10 : work_budget;
     if (case_work(c) <= budget) break;
   }
@@ -339,8 +341,13 @@ inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
     c.seqs = {{1, 54}, {3, 97}};
   }
   if (cell.window > 0) {
-    c.window_left = cell.window - 1;
-    if (cell.feature == Feature::kEncoderOnlyWindow) c.window_right = cell.window - 1;
+    // A window w masks a key of some row only when w < k_len: narrow it below the shortest
+    // cache (of more than one key) that has queries, so every window cell really masks.
+    int w = cell.window;
+    for (const SeqShape& s : c.seqs)
+      if (s.q_len > 0 && s.k_len > 1) w = std::min(w, s.k_len - 1);
+    c.window_left = w - 1;
+    if (cell.feature == Feature::kEncoderOnlyWindow) c.window_right = w - 1;
   }
   c.alibi = cell.alibi;
   c.sinks = cell.sinks;

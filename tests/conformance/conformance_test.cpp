@@ -194,6 +194,7 @@ TEST_P(Conformance, BatchedEqualsOneRequestAtATime) {
                  ? std::vector<SeqShape>{{1, 523}, {1, 0}, {2, 37}, {1, 1}}
                  : std::vector<SeqShape>{{1, 523}, {5, 97}, {0, 17}, {3, 1}, {1, 0}, {17, 54}};
   if (caps().sinks) cfg.sinks = true;
+  cfg.with_lse = true;  // the slices below copy it
   const HostCase hc = build_case(cfg);
   const RunOutput batched = run_case(*backend, hc, *memory);
   EXPECT_EQ(compare(batched, oracle(hc), tol(hc)), "");

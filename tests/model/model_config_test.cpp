@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnkit/error.hpp"
+#include "attnkit/log.hpp"
 #include "attnkit/model.hpp"
 #include "model/state_bytes.hpp"
 
@@ -472,6 +473,39 @@ TEST(ModelInline, BartStyleEncoderDecoder) {
   EXPECT_THAT(summary(m), ElementsAre("2x encoder h12/12 d64/64", "3x decoder h12/12 d64/64",
                                       "3x encoder_decoder h12/12 d64/64"));
   EXPECT_EQ(m.num_layers, 5);
+}
+
+// A new llama-like architecture is read (vLLM-like engines accept them), with a warning and a
+// note that name the type and the assumption; known types (and a known text_config type inside
+// an unknown wrapper) read silently.
+TEST(ModelInline, UnknownModelTypeIsReadTheLlamaWayWithANote) {
+  const std::string body = R"("hidden_size":2048,"num_attention_heads":16,"num_key_value_heads":4,)"
+                           R"("num_hidden_layers":3)";
+  {
+    ScopedLogCapture log;
+    const ModelSpec m = parse(R"({"model_type":"brand_new_lm",)" + body + "}");
+    EXPECT_THAT(summary(m), ElementsAre("3x decoder h16/4 d128/128"));
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_THAT(m.notes[0], HasSubstr("inline.json: model_type 'brand_new_lm' is not a model type "
+                                      "attnkit knows; its attention was read the llama way"));
+    EXPECT_THAT(log.text(), HasSubstr("model_type 'brand_new_lm' is not a model type"));
+  }
+  {
+    const ModelSpec m =
+        parse(R"({"model_type":"new_vlm","text_config":{"model_type":"odd_lm",)" + body + "}}");
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_THAT(m.notes[0], HasSubstr("text_config.model_type 'odd_lm'"));
+  }
+  for (const std::string known :
+       {R"({"model_type":"llama",)" + body + "}",
+        R"({"model_type":"new_vlm","text_config":{"model_type":"qwen3",)" + body + "}}",
+        R"({"model_type":"bert",)" + body + "}"}) {
+    ScopedLogCapture log;
+    EXPECT_TRUE(parse(known).notes.empty()) << known;
+    EXPECT_EQ(log.text(), "") << known;
+  }
+  for (const std::string& name : bundled_model_names())
+    EXPECT_TRUE(load_model(name).notes.empty()) << name;
 }
 
 // ---- malformed configs -------------------------------------------------------------------------

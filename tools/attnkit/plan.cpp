@@ -225,6 +225,7 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
       {"device", describe(p.device)},
       {"stack", p.catalog->name},
   };
+  for (const std::string& n : m.notes) head.push_back({"note", n});
   out << format_columns(head);
 
   std::map<std::string, size_t> warned;  // cause -> the group that printed it (warn once)
@@ -306,7 +307,8 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                 {"dtype", to_string(m.dtype)},
                 {"num_layers", m.num_layers},
                 {"attention_layers", m.attention_layers.size()},
-                {"is_encoder_decoder", m.is_encoder_decoder}};
+                {"is_encoder_decoder", m.is_encoder_decoder},
+                {"notes", m.notes}};
   j["device"] = {{"name", p.device.name},
                  {"platform", to_string(p.device.platform)},
                  {"compute_capability", fmt::format("{}.{}", p.device.cc.major, p.device.cc.minor)},

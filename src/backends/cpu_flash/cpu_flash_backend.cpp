@@ -15,6 +15,7 @@
 
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
+#include "backends/common/validate.hpp"
 #include "backends/cpu_flash/capabilities.hpp"
 #include "backends/cpu_flash/kernel.hpp"
 #include "backends/cpu_flash/thread_pool.hpp"
@@ -112,90 +113,14 @@ using cpu_flash::WorkItem;
 
 [[noreturn]] void fail(const std::string& what) { throw InvalidArgument("CPU_FLASH: " + what); }
 
-bool quantized(KvCacheDType d) {
-  return d == KvCacheDType::kFp8E4M3 || d == KvCacheDType::kFp8E5M2 || d == KvCacheDType::kNvfp4;
-}
-
 // Head sizes the kernels take: multiples of 16 (one SIMD row / one nvfp4 scale group) up to 576.
-bool head_size_ok(int h) { return h >= 16 && h <= 576 && h % 16 == 0; }
-
-void check_layer(const AttentionLayerParams& L) {
-  if (L.num_heads <= 0 || L.num_kv_heads <= 0 || L.num_heads % L.num_kv_heads != 0)
-    fail(fmt::format("num_heads must be a positive multiple of num_kv_heads (got {} and {})",
-                     L.num_heads, L.num_kv_heads));
-  if (!head_size_ok(L.head_size) || !head_size_ok(L.head_size_v))
+void check_head_sizes(const AttentionLayerParams& L) {
+  auto ok = [](int h) { return h >= 16 && h <= 576 && h % 16 == 0; };
+  if (!ok(L.head_size) || !ok(L.head_size_v))
     throw Unsupported(fmt::format(
         "CPU_FLASH: head_size {} / head_size_v {} not supported (expected multiples of 16 in "
         "16..576)",
         L.head_size, L.head_size_v));
-  if (!std::isfinite(L.scale)) fail(fmt::format("scale must be finite (got {})", L.scale));
-  if (!std::isfinite(L.logits_soft_cap) || L.logits_soft_cap < 0.f)
-    fail(fmt::format("logits_soft_cap must be finite and >= 0 (got {})", L.logits_soft_cap));
-  if (L.window_left < -1 || L.window_right < -1)
-    fail(fmt::format("window_left/window_right must be >= -1 (got {}, {})", L.window_left,
-                     L.window_right));
-}
-
-// docs/semantics.md §6, on host pointers (this is a CPU backend).
-void check_args(const AttentionArgs& a) {
-  const AttentionLayerParams& L = a.layer;
-  const AttentionBatch& B = a.batch;
-  const KvCacheView& kv = a.kv;
-  check_layer(L);
-  if (kv.num_kv_heads != L.num_kv_heads || kv.head_size != L.head_size ||
-      kv.head_size_v != L.head_size_v)
-    fail(fmt::format(
-        "cache shape (kv heads {}, head_size {}, head_size_v {}) must match the layer "
-        "(kv heads {}, head_size {}, head_size_v {})",
-        kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size, L.head_size_v));
-  if (!kv.k) fail("the cache's k must not be null");
-  if (!kv.v && L.head_size_v > L.head_size)
-    fail(fmt::format("v may be null only for MLA latent caches (head_size_v {} <= head_size {})",
-                     L.head_size_v, L.head_size));
-  if (kv.block_size <= 0) fail(fmt::format("block_size must be > 0 (got {})", kv.block_size));
-  if (kv.dtype == KvCacheDType::kAuto && L.dtype != DType::kFloat32)
-    fail(fmt::format("kv dtype auto (fp32 storage) needs an fp32 model, got {}",
-                     to_string(L.dtype)));
-  if (!quantized(kv.dtype) && (kv.k_scale || kv.v_scale))
-    fail(fmt::format("{} storage takes no scales", to_string(kv.dtype)));
-  if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
-    fail("nvfp4 caches need k_block_scales (and v_block_scales with a V tensor)");
-  if (kv.scale_granularity == ScaleGranularity::kPerHead && kv.dtype == KvCacheDType::kNvfp4)
-    fail("nvfp4 takes a per-tensor scale, not per-head scales");
-  if (B.num_seqs < 0 || B.total_q < 0)
-    fail(fmt::format("num_seqs and total_q must be >= 0 (got {} and {})", B.num_seqs, B.total_q));
-  if (B.total_q > 0 && (!a.q || !a.out)) fail("q and out must not be null when total_q > 0");
-  if (B.num_seqs == 0) {
-    if (B.total_q != 0)
-      fail(fmt::format("total_q must be 0 without sequences (got {})", B.total_q));
-    return;
-  }
-  if (!B.cu_seqlens_q || !B.seqused_k || !B.block_table)
-    fail("cu_seqlens_q, seqused_k and block_table must not be null when num_seqs > 0");
-  if (B.cu_seqlens_q[0] != 0)
-    fail(fmt::format("cu_seqlens_q[0] must be 0 (got {})", B.cu_seqlens_q[0]));
-  if (B.cu_seqlens_q[B.num_seqs] != B.total_q)
-    fail(fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
-                     B.cu_seqlens_q[B.num_seqs], B.total_q));
-  const int64_t capacity = int64_t(B.block_table_stride) * kv.block_size;
-  for (int s = 0; s < B.num_seqs; ++s) {
-    const int q_len = B.cu_seqlens_q[s + 1] - B.cu_seqlens_q[s];
-    if (q_len < 0) fail(fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", s));
-    const int k_len = B.seqused_k[s];
-    if (k_len < 0) fail(fmt::format("seqused_k[{}] must be >= 0 (got {})", s, k_len));
-    if (k_len > capacity)
-      fail(
-          fmt::format("seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
-                      "block_size {})",
-                      s, k_len, B.block_table_stride, kv.block_size));
-    const int used = (k_len + kv.block_size - 1) / kv.block_size;
-    for (int c = 0; c < used; ++c) {
-      const int32_t b = B.block_table[int64_t(s) * B.block_table_stride + c];
-      if (b < 0 || b >= kv.num_blocks)
-        fail(fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", s, c, b,
-                         kv.num_blocks));
-    }
-  }
 }
 
 int default_threads() {
@@ -249,7 +174,8 @@ class CpuFlashBackend final : public AttentionBackend {
   }
 
   void plan(const AttentionBatch& hb, const AttentionLayerParams& L) override {
-    check_layer(L);
+    backend_checks::check_layer("CPU_FLASH", L);
+    check_head_sizes(L);
     if (hb.num_seqs > 0 && (!hb.cu_seqlens_q || !hb.seqused_k))
       fail("plan: cu_seqlens_q and seqused_k must not be null when num_seqs > 0");
     planned_ = L;
@@ -319,7 +245,8 @@ class CpuFlashBackend final : public AttentionBackend {
   }
 
   void run(const AttentionArgs& a, void* /*stream*/) override {
-    check_args(a);
+    backend_checks::check_attention_args("CPU_FLASH", a);
+    check_head_sizes(a.layer);
     const AttentionLayerParams& L = a.layer;
     if (a.batch.num_seqs != planned_seqs_ || L.num_heads != planned_.num_heads ||
         L.num_kv_heads != planned_.num_kv_heads || L.head_size != planned_.head_size ||
@@ -345,7 +272,10 @@ class CpuFlashBackend final : public AttentionBackend {
                           [&](int i, int) { merge(a, merges_[size_t(i)], partials); });
   }
 
-  void write_kv(const KvWriteArgs& args, void* /*stream*/) override { write_kv_cpu(args); }
+  void write_kv(const KvWriteArgs& args, void* /*stream*/) override {
+    backend_checks::check_write_args("CPU_FLASH", args);
+    write_kv_cpu(args);
+  }
 
  private:
   struct Merge {

@@ -34,10 +34,11 @@ struct Simd {
     return _mm_cvtss_f32(s);
   }
   static F iota() { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
-  // exp for x <= 88.37; x < -87.33 (including -inf) gives 0.
+  // exp for x <= 88.37; x < -87.33 (including -inf) gives 0, NaN stays NaN (min/max return
+  // their second operand when one is NaN: x goes second).
   static F exp(F x) {
     const F under = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.3762626f));
+    x = _mm256_min_ps(_mm256_set1_ps(88.3762626f), _mm256_max_ps(_mm256_set1_ps(-87.33654f), x));
     const F n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     F r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -78,10 +79,14 @@ struct Simd {
   static void cvt_f16(const uint16_t* s, float* d) {
     _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))));
   }
-  // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too).
+  // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
+  // NaN code (magnitude 0x7f, else read as 480) gets fp16's all-ones exponent: NaN.
   static void cvt_e4m3(const uint8_t* s, float* d) {
     const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
-    const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x7f)), 7),
+    const __m128i m = _mm_and_si128(b, _mm_set1_epi16(0x7f));
+    const __m128i nan =
+        _mm_and_si128(_mm_cmpeq_epi16(m, _mm_set1_epi16(0x7f)), _mm_set1_epi16(0x7c00));
+    const __m128i h = _mm_or_si128(_mm_or_si128(_mm_slli_epi16(m, 7), nan),
                                    _mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8));
     _mm256_storeu_ps(d, _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.f)));
   }

@@ -20,10 +20,11 @@ struct Simd {
   static float hsum(F a) { return _mm512_reduce_add_ps(a); }
   static float hmax(F a) { return _mm512_reduce_max_ps(a); }
   static F iota() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
-  // exp for x <= 88.37; x < -87.33 (including -inf) gives 0.
+  // exp for x <= 88.37; x < -87.33 (including -inf) gives 0, NaN stays NaN (min/max return
+  // their second operand when one is NaN: x goes second).
   static F exp(F x) {
     const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.3762626f));
+    x = _mm512_min_ps(_mm512_set1_ps(88.3762626f), _mm512_max_ps(_mm512_set1_ps(-87.33654f), x));
     const F n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     F r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
@@ -56,12 +57,15 @@ struct Simd {
   static void cvt_f16(const uint16_t* s, float* d) {
     _mm512_storeu_ps(d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))));
   }
-  // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too).
+  // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
+  // NaN code (magnitude 0x7f, else read as 480) becomes an fp16 NaN.
   static void cvt_e4m3(const uint8_t* s, float* d) {
     const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
-    const __m256i h =
-        _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7f)), 7),
-                        _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8));
+    const __m256i m = _mm256_and_si256(b, _mm256_set1_epi16(0x7f));
+    __m256i h = _mm256_or_si256(_mm256_slli_epi16(m, 7),
+                                _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8));
+    h = _mm256_mask_mov_epi16(h, _mm256_cmpeq_epi16_mask(m, _mm256_set1_epi16(0x7f)),
+                              _mm256_set1_epi16(0x7e00));
     _mm512_storeu_ps(d, _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.f)));
   }
   static void cvt_e5m2(const uint8_t* s, float* d) {

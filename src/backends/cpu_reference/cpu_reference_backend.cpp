@@ -11,16 +11,13 @@
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
 #include "attnkit/numeric.hpp"
+#include "backends/common/validate.hpp"
 #include "backends/cpu_reference/capabilities.hpp"
 
 namespace attnkit {
 namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw InvalidArgument("CPU_REFERENCE: " + what); }
-
-bool is_quantized(KvCacheDType d) {
-  return d == KvCacheDType::kFp8E4M3 || d == KvCacheDType::kFp8E5M2 || d == KvCacheDType::kNvfp4;
-}
 
 double load_act(const void* base, DType dt, int64_t idx) {
   switch (dt) {
@@ -144,129 +141,6 @@ KvReader v_reader(const KvCacheView& kv) {
           kv.sb_token};
 }
 
-void validate_cache_view(const KvCacheView& kv, DType model, bool need_v) {
-  if (!kv.k) fail("kv.k must not be null");
-  if (need_v && !kv.v && kv.head_size_v > kv.head_size)
-    fail(
-        fmt::format("kv.v may be null only when V is the leading part of the K row "
-                    "(got head_size_v {} > head_size {})",
-                    kv.head_size_v, kv.head_size));
-  if (kv.num_blocks < 0) fail(fmt::format("kv.num_blocks must be >= 0 (got {})", kv.num_blocks));
-  if (kv.block_size <= 0) fail(fmt::format("kv.block_size must be > 0 (got {})", kv.block_size));
-  if (kv.num_kv_heads <= 0 || kv.head_size <= 0 || kv.head_size_v <= 0)
-    fail(
-        fmt::format("kv head count and sizes must be > 0 (got heads {}, head_size {}, "
-                    "head_size_v {})",
-                    kv.num_kv_heads, kv.head_size, kv.head_size_v));
-  if (kv.dtype == KvCacheDType::kAuto && model != DType::kFloat32)
-    fail(
-        fmt::format("kv.dtype auto (fp32 storage) is only valid for a float32 model (got model "
-                    "dtype {}); resolve the cache dtype first",
-                    to_string(model)));
-  if (kv.scale_granularity == ScaleGranularity::kPerHead && kv.dtype != KvCacheDType::kFp8E4M3 &&
-      kv.dtype != KvCacheDType::kFp8E5M2)
-    fail(fmt::format("per-head scales need an fp8 cache (got {})", to_string(kv.dtype)));
-  if (is_quantized(kv.dtype)) {
-    if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
-      fail("nvfp4 cache needs k_block_scales and v_block_scales (got null)");
-  } else if (kv.scale_granularity != ScaleGranularity::kNone || kv.k_scale || kv.v_scale) {
-    fail(
-        fmt::format("scales are only valid for quantized storage (got {} storage with scale "
-                    "granularity {})",
-                    to_string(kv.dtype), to_string(kv.scale_granularity)));
-  }
-}
-
-}  // namespace
-
-void validate_reference_args(const AttentionArgs& a) {
-  const AttentionLayerParams& L = a.layer;
-  const AttentionBatch& B = a.batch;
-  if (L.num_heads <= 0 || L.num_kv_heads <= 0)
-    fail(fmt::format("num_heads and num_kv_heads must be > 0 (got {} and {})", L.num_heads,
-                     L.num_kv_heads));
-  if (L.num_heads % L.num_kv_heads != 0)
-    fail(fmt::format("num_heads must be a multiple of num_kv_heads (got {} and {})", L.num_heads,
-                     L.num_kv_heads));
-  if (L.head_size <= 0 || L.head_size_v <= 0)
-    fail(fmt::format("head_size and head_size_v must be > 0 (got {} and {})", L.head_size,
-                     L.head_size_v));
-  if (a.kv.num_kv_heads != L.num_kv_heads || a.kv.head_size != L.head_size ||
-      a.kv.head_size_v != L.head_size_v)
-    fail(
-        fmt::format("cache shape (kv heads {}, head_size {}, head_size_v {}) must match the layer "
-                    "(kv heads {}, head_size {}, head_size_v {})",
-                    a.kv.num_kv_heads, a.kv.head_size, a.kv.head_size_v, L.num_kv_heads,
-                    L.head_size, L.head_size_v));
-  if (!std::isfinite(L.scale)) fail(fmt::format("scale must be finite (got {})", L.scale));
-  if (!std::isfinite(L.logits_soft_cap) || L.logits_soft_cap < 0.f)
-    fail(fmt::format("logits_soft_cap must be finite and >= 0 (got {})", L.logits_soft_cap));
-  if (L.window_left < -1 || L.window_right < -1)
-    fail(fmt::format("window_left/window_right must be >= -1 (got {}, {})", L.window_left,
-                     L.window_right));
-  validate_cache_view(a.kv, L.dtype, true);
-
-  if (B.num_seqs < 0 || B.total_q < 0)
-    fail(fmt::format("num_seqs and total_q must be >= 0 (got {} and {})", B.num_seqs, B.total_q));
-  if (B.total_q > 0 && (!a.q || !a.out)) fail("q and out must not be null when total_q > 0");
-  if (B.num_seqs > 0 && (!B.cu_seqlens_q || !B.seqused_k || !B.block_table))
-    fail("cu_seqlens_q, seqused_k and block_table must not be null when num_seqs > 0");
-  if (B.num_seqs == 0) {
-    if (B.total_q != 0)
-      fail(fmt::format("total_q must be 0 without sequences (got {})", B.total_q));
-    return;
-  }
-  if (B.cu_seqlens_q[0] != 0)
-    fail(fmt::format("cu_seqlens_q[0] must be 0 (got {})", B.cu_seqlens_q[0]));
-  if (B.cu_seqlens_q[B.num_seqs] != B.total_q)
-    fail(fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
-                     B.cu_seqlens_q[B.num_seqs], B.total_q));
-  const int64_t row_capacity = int64_t(B.block_table_stride) * a.kv.block_size;
-  for (int s = 0; s < B.num_seqs; ++s) {
-    const int q_len = B.cu_seqlens_q[s + 1] - B.cu_seqlens_q[s];
-    if (q_len < 0) fail(fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", s));
-    if (q_len > B.max_seqlen_q)
-      fail(fmt::format("max_seqlen_q must be >= every q_len (sequence {} has {}, max_seqlen_q {})",
-                       s, q_len, B.max_seqlen_q));
-    const int k_len = B.seqused_k[s];
-    if (k_len < 0) fail(fmt::format("seqused_k[{}] must be >= 0 (got {})", s, k_len));
-    if (k_len > B.max_seqlen_k)
-      fail(
-          fmt::format("max_seqlen_k must be >= every seqused_k (sequence {} has {}, "
-                      "max_seqlen_k {})",
-                      s, k_len, B.max_seqlen_k));
-    if (k_len > row_capacity)
-      fail(
-          fmt::format("seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
-                      "block_size {})",
-                      s, k_len, B.block_table_stride, a.kv.block_size));
-    const int used_blocks = (k_len + a.kv.block_size - 1) / a.kv.block_size;
-    for (int c = 0; c < used_blocks; ++c) {
-      const int32_t b = B.block_table[int64_t(s) * B.block_table_stride + c];
-      if (b < 0 || b >= a.kv.num_blocks)
-        fail(fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", s, c, b,
-                         a.kv.num_blocks));
-    }
-  }
-}
-
-void validate_reference_write_args(const KvWriteArgs& w) {
-  const KvCacheView& kv = w.cache;
-  if (w.num_tokens < 0) fail(fmt::format("num_tokens must be >= 0 (got {})", w.num_tokens));
-  validate_cache_view(kv, w.dtype, false);
-  if (w.num_tokens == 0) return;
-  if (!w.k || !w.slot_mapping) fail("write_kv: k and slot_mapping must not be null");
-  if (kv.v && !w.v) fail("write_kv: v must not be null when the cache has a V tensor");
-  const int64_t slots = int64_t(kv.num_blocks) * kv.block_size;
-  for (int t = 0; t < w.num_tokens; ++t) {
-    const int64_t slot = w.slot_mapping[t];
-    if (slot < -1 || slot >= slots)
-      fail(fmt::format("write_kv: slot_mapping[{}] = {} is outside [-1, {})", t, slot, slots));
-  }
-}
-
-namespace {
-
 class CpuReferenceBackend final : public AttentionBackend {
  public:
   std::string_view name() const override { return "CPU_REFERENCE"; }
@@ -274,16 +148,13 @@ class CpuReferenceBackend final : public AttentionBackend {
 
   void plan(const AttentionBatch& host_batch, const AttentionLayerParams& layer) override {
     // Nothing to partition: run() walks rows in order. Check what can be checked on host data.
-    if (layer.num_heads <= 0 || layer.num_kv_heads <= 0 || layer.num_heads % layer.num_kv_heads)
-      fail(
-          fmt::format("plan: num_heads must be a positive multiple of num_kv_heads (got {} and {})",
-                      layer.num_heads, layer.num_kv_heads));
+    backend_checks::check_layer("CPU_REFERENCE plan", layer);
     if (host_batch.num_seqs < 0)
       fail(fmt::format("plan: num_seqs must be >= 0 (got {})", host_batch.num_seqs));
   }
 
   void run(const AttentionArgs& a, void* /*stream*/) override {
-    validate_reference_args(a);
+    backend_checks::check_attention_args("CPU_REFERENCE", a);
     const AttentionLayerParams& L = a.layer;
     const AttentionBatch& B = a.batch;
     const KvReader kr = k_reader(a.kv), vr = v_reader(a.kv);
@@ -355,7 +226,7 @@ class CpuReferenceBackend final : public AttentionBackend {
   }
 
   void write_kv(const KvWriteArgs& w, void* /*stream*/) override {
-    validate_reference_write_args(w);
+    backend_checks::check_write_args("CPU_REFERENCE", w);
     write_kv_cpu(w);  // the one CPU quantizer (src/kv), docs/semantics.md §2
   }
 };

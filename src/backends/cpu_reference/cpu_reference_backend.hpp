@@ -9,11 +9,8 @@
 
 namespace attnkit {
 
+// run() and write_kv() check their arguments first (backends/common/validate.hpp, shared with
+// CPU_FLASH): nothing is written when a call is rejected.
 std::unique_ptr<AttentionBackend> make_cpu_reference_backend();
-
-// The checks run() performs before touching memory (docs/semantics.md §6); host pointers only.
-// Throws InvalidArgument naming the rule, the value given and the value expected.
-void validate_reference_args(const AttentionArgs& args);
-void validate_reference_write_args(const KvWriteArgs& args);
 
 }  // namespace attnkit

@@ -213,11 +213,17 @@ class CudaFlashBackend final : public AttentionBackend {
     if (plan_.workspace && !a.workspace)
       throw InvalidArgument(
           fmt::format("CUDA_FLASH run: the plan needs {} workspace bytes", plan_.workspace));
-    if (!std::isfinite(L.scale) || !(L.logits_soft_cap >= 0.f) || L.window_left < -1 ||
-        L.window_right < -1)
-      throw InvalidArgument(fmt::format(
-          "CUDA_FLASH run: scale ({}) must be finite, softcap ({}) >= 0, windows ({}, {}) >= -1",
-          L.scale, L.logits_soft_cap, L.window_left, L.window_right));
+    // The rules of docs/semantics.md §6, worded as the CPU backends word them.
+    if (!std::isfinite(L.scale))
+      throw InvalidArgument(fmt::format("CUDA_FLASH run: scale must be finite (got {})", L.scale));
+    if (!std::isfinite(L.logits_soft_cap) || L.logits_soft_cap < 0.f)
+      throw InvalidArgument(
+          fmt::format("CUDA_FLASH run: logits_soft_cap must be finite and >= 0, 0 = off (got {})",
+                      L.logits_soft_cap));
+    if (L.window_left < -1 || L.window_right < -1)
+      throw InvalidArgument(
+          fmt::format("CUDA_FLASH run: window_left/window_right must be >= -1 (got {}, {})",
+                      L.window_left, L.window_right));
 
     FlashParams p;
     p.q = a.q;
@@ -280,8 +286,12 @@ class CudaFlashBackend final : public AttentionBackend {
   void write_kv(const KvWriteArgs& a, void* stream) override {
     if (a.num_tokens < 0 || (a.num_tokens > 0 && (!a.k || !a.slot_mapping || !a.cache.k)))
       throw InvalidArgument("CUDA_FLASH write_kv: k, slot_mapping and cache.k must be non-null");
-    if (a.v && !a.cache.v)
-      throw InvalidArgument("CUDA_FLASH write_kv: v given but the cache has no V tensor");
+    // A null v on a cache with V would write K alone and leave stale V rows behind.
+    if (a.num_tokens > 0 && bool(a.v) != bool(a.cache.v))
+      throw InvalidArgument(fmt::format(
+          "CUDA_FLASH write_kv: v must be given exactly when the cache has a V tensor (got v {}, "
+          "cache v {}; MLA latent caches take k only)",
+          a.v ? "set" : "null", a.cache.v ? "set" : "null"));
     const KvCacheView& c = a.cache;
     KvWriteLaunch p{};
     p.in_kind = a.dtype == DType::kFloat32 ? 4 : a.dtype == DType::kFloat16 ? 0 : 1;

@@ -1,0 +1,25 @@
+// Argument checks of docs/semantics.md §6 on host pointers, shared by the CPU backends so that
+// CPU_FLASH and CPU_REFERENCE accept and reject the same inputs. Each throws InvalidArgument
+// "<backend>: <rule> (got <value>...)" before anything is written.
+#pragma once
+
+#include <string_view>
+
+#include "attnkit/attention.hpp"
+
+namespace attnkit::backend_checks {
+
+// Head counts and sizes positive, num_heads % num_kv_heads == 0, scale finite, softcap finite
+// and >= 0, windows >= -1.
+void check_layer(std::string_view backend, const AttentionLayerParams& layer);
+
+// What run() needs: the layer, the cache view (and its agreement with the layer), the batch
+// metadata against the cache (cu_seqlens_q, seqused_k, max_seqlen_q/k, used block-table
+// entries) and the q/out pointers.
+void check_attention_args(std::string_view backend, const AttentionArgs& args);
+
+// What write_kv() needs: the cache view, k and slot_mapping, v exactly when the cache has a V
+// tensor (an MLA latent cache has none), slots in [-1, num_blocks * block_size).
+void check_write_args(std::string_view backend, const KvWriteArgs& args);
+
+}  // namespace attnkit::backend_checks
