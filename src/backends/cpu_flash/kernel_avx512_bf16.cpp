@@ -160,6 +160,8 @@ struct TileConfig {
 inline void amx_configure() {
   alignas(64) TileConfig c;
   for (int i = 0; i < 8; ++i) c.colsb[i] = 64, c.rows[i] = 16;
+  // GCC 12 may drop the stores above: ldtilecfg's memory operand is not visible to it.
+  asm volatile("" ::"m"(c) : "memory");
   _tile_loadconfig(&c);
 }
 
@@ -186,7 +188,8 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
 
 // The AMX path: the bf16 path's packing and softmax, AMX products; 16-row, 32-key granularity.
 // With at most 16 query rows (decode), scores come transposed, S^T = K Q^T, with the K rows
-// loaded as A tiles straight from the cache (16 keys of a block at stride_token): no K packing.
+// loaded as A tiles straight from the cache (16 keys of a block at stride_token): no K packing;
+// and P V takes the V rows as B tiles straight from the cache too (direct_pv): no V packing.
 struct PathAmx : PathBf16 {
   static constexpr int kRowAlign = 16, kKeyAlign = 32;
   static constexpr bool kDirectScores = true;
@@ -200,26 +203,133 @@ struct PathAmx : PathBf16 {
       for (int p = 0; p < pairs; ++p) qt[int64_t(p) * rows + r] = qs[int64_t(r) * pairs + p];
   }
   // s[16 rows][ntp] for keys n0.. (n0 % 16 == 0, block_size % 16 == 0: each 16-key group is
-  // contiguous in one block; slots past nt inside that block are read but masked later).
+  // contiguous in one block; slots past nt inside that block are read but masked later). Two
+  // groups at a time, and every tile register alternates between two with the pair step, so
+  // the next step's loads do not wait for this step's products. c16 holds 2 tiles.
   static void direct_scores(const CacheRows& rows, int n0, int nt, int ntp, int d,
                             const uint32_t* qt, int rows_c, float* s, float* c16) {
     const int pairs = d / 2;
-    for (int kg = 0; kg < ntp; kg += 16) {
-      if (kg >= nt) {  // no key of this group exists: finite filler, masked by the softmax
-        for (int r = 0; r < rows_c; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 64);
+    const int64_t sq = int64_t(rows_c) * 4, sk = rows.s_token;
+    for (int kg = 0; kg < ntp; kg += 32) {
+      const bool two = kg + 16 < nt;  // the second group has a key
+      if (kg >= nt) {  // no key of these groups exists: finite filler, masked by the softmax
+        for (int r = 0; r < rows_c; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 128);
         continue;
       }
-      const uint8_t* k = rows.row(n0 + kg);
+      const uint8_t* k0 = rows.row(n0 + kg);
+      const uint8_t* k1 = two ? rows.row(n0 + kg + 16) : k0;
       _tile_zero(0);
-      for (int p = 0; p < pairs; p += 16) {
-        _tile_loadd(4, k + int64_t(p) * 4, rows.s_token);
-        _tile_loadd(6, qt + int64_t(p) * rows_c, int64_t(rows_c) * 4);
-        _tile_dpbf16ps(0, 4, 6);
+      _tile_zero(1);
+      for (int p = 0; p < pairs; p += 32) {  // steps p (registers 2, 4, 6) and p + 16 (3, 5, 7)
+        _tile_loadd(2, qt + int64_t(p) * rows_c, sq);
+        _tile_loadd(4, k0 + int64_t(p) * 4, sk);
+        _tile_dpbf16ps(0, 4, 2);
+        if (two) {
+          _tile_loadd(6, k1 + int64_t(p) * 4, sk);
+          _tile_dpbf16ps(1, 6, 2);
+        }
+        if (p + 16 < pairs) {
+          _tile_loadd(3, qt + int64_t(p + 16) * rows_c, sq);
+          _tile_loadd(5, k0 + int64_t(p + 16) * 4, sk);
+          _tile_dpbf16ps(0, 5, 3);
+          if (two) {
+            _tile_loadd(7, k1 + int64_t(p + 16) * 4, sk);
+            _tile_dpbf16ps(1, 7, 3);
+          }
+        }
       }
       _tile_stored(0, c16, 64);
-      const uint32_t* src[16];
-      for (int i = 0; i < 16; ++i) src[i] = reinterpret_cast<const uint32_t*>(c16 + i * 16);
-      Simd::transpose(src, 0, reinterpret_cast<uint32_t*>(s + kg), ntp);
+      if (two) _tile_stored(1, c16 + 256, 64);
+      for (int h = 0; h < 2; ++h) {
+        if (kg + 16 * h >= ntp) break;
+        if (h == 1 && !two) {
+          for (int r = 0; r < rows_c; ++r) std::memset(s + int64_t(r) * ntp + kg + 16, 0, 64);
+          break;
+        }
+        const uint32_t* src[16];
+        for (int i = 0; i < 16; ++i)
+          src[i] = reinterpret_cast<const uint32_t*>(c16 + h * 256 + i * 16);
+        Simd::transpose(src, 0, reinterpret_cast<uint32_t*>(s + kg + 16 * h), ntp);
+      }
+    }
+  }
+  // O[16][dv] += P[16][nt] V[nt][dv] with V rows as they lie in the cache (no packing). A B
+  // tile is 16 keys x 32 dims of V as stored: dword j = dims (2j, 2j + 1) of one key. It is
+  // multiplied once by P in the low halves of the A dwords (sums the even dims) and once by P
+  // in the high halves (odd dims): twice the tile products of packed V, no V pass through
+  // registers. O's dims are therefore kept permuted per 32: 16 even, then 16 odd
+  // (unpermute_o restores them). Groups of 16 keys that are not one contiguous run in the
+  // cache (block edge, end of the range) are copied to `vtail` first, zero-padded: slots past
+  // the sequence may hold anything (NaN times a zero probability is NaN). `ap` holds the A
+  // tiles ([group][even/odd][16 rows][16 dwords]); rows from rows_n on must be zero.
+  static void direct_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
+                        int rows_n, uint32_t* ap, uint16_t* vtail, float* o) {
+    const int groups = (nt + 15) / 16;
+    const uint8_t* vg[kKeyTile / 16];
+    int64_t vstride[kKeyTile / 16];
+    for (int g = 0; g < groups; ++g) {
+      const int k0 = n0 + g * 16, kn = std::min(16, nt - g * 16);
+      for (int r = 0; r < rows_n; ++r) {
+        const __m512i b = _mm512_cvtepu16_epi32(
+            (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(p + int64_t(r) * ntp + g * 16)));
+        _mm512_storeu_si512(ap + ((g * 2) * 16 + r) * 16, b);
+        _mm512_storeu_si512(ap + ((g * 2 + 1) * 16 + r) * 16, _mm512_slli_epi32(b, 16));
+      }
+      if (kn == 16 && k0 % rows.block_size + 16 <= rows.block_size) {
+        vg[g] = rows.row(k0);
+        vstride[g] = rows.s_token;
+      } else {
+        uint16_t* t = vtail + int64_t(g) * 16 * dv;
+        for (int i = 0; i < 16; ++i) {
+          if (i < kn)
+            std::memcpy(t + int64_t(i) * dv, rows.row(k0 + i), size_t(dv) * 2);
+          else
+            std::memset(t + int64_t(i) * dv, 0, size_t(dv) * 2);
+        }
+        vg[g] = reinterpret_cast<const uint8_t*>(t);
+        vstride[g] = int64_t(dv) * 2;
+      }
+    }
+    const int64_t so = int64_t(dv) * 4;
+    for (int c = 0; c < dv; c += 64) {
+      const bool two = c + 64 <= dv;  // two 32-dim chunks (tiles 0-3), else one (0-1)
+      float* oc = o + c;
+      _tile_loadd(0, oc, so);
+      _tile_loadd(1, oc + 16, so);
+      if (two) {
+        _tile_loadd(2, oc + 32, so);
+        _tile_loadd(3, oc + 48, so);
+      }
+      for (int g = 0; g < groups; ++g) {
+        _tile_loadd(4, ap + g * 2 * 256, 64);
+        _tile_loadd(5, ap + (g * 2 + 1) * 256, 64);
+        _tile_loadd(6, vg[g] + int64_t(c) * 2, vstride[g]);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 5, 6);
+        if (two) {
+          _tile_loadd(7, vg[g] + int64_t(c) * 2 + 64, vstride[g]);
+          _tile_dpbf16ps(2, 4, 7);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      _tile_stored(0, oc, so);
+      _tile_stored(1, oc + 16, so);
+      if (two) {
+        _tile_stored(2, oc + 32, so);
+        _tile_stored(3, oc + 48, so);
+      }
+    }
+  }
+  // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
+  static void unpermute_o(float* o, int dv) {
+    alignas(64) static constexpr int32_t kLo[16] = {0, 16, 1, 17, 2, 18, 3, 19,
+                                                    4, 20, 5, 21, 6, 22, 7, 23};
+    const __m512i lo = _mm512_load_si512(kLo);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    for (int c = 0; c < dv; c += 32) {
+      const __m512 e = _mm512_loadu_ps(o + c), od = _mm512_loadu_ps(o + c + 16);
+      _mm512_storeu_ps(o + c, _mm512_permutex2var_ps(e, lo, od));
+      _mm512_storeu_ps(o + c + 16, _mm512_permutex2var_ps(e, hi, od));
     }
   }
 };

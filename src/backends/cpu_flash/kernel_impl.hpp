@@ -10,6 +10,7 @@
 //   O[rows][dv]  += P[rows][keys] x V[keys][dv]
 // fp32 path: K/V dequantized to fp32 (any cache dtype), fp32 FMAs.
 // bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
+// AMX path, decode-sized rows: both products read K and V rows as they lie in the cache.
 #pragma once
 
 #include <array>
@@ -209,8 +210,11 @@ struct PathF32 {
   using PElem = float;
 };
 
+// Returns false (and writes nothing) when the direct P.V path (allow_direct_pv) produced a NaN
+// that the packed path would not: the caller runs the item again without it.
 template <class Path>
-void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials) {
+bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
+                bool allow_direct_pv = false) {
   using Op = typename Path::Op;
   using QE = typename Op::A;
   using KE = typename Op::B;
@@ -343,6 +347,12 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     direct = rows_c <= 16 && (staged || kv.block_size % 16 == 0);
     if (direct) Path::pack_qt(qs, rows_c, d / 2, reinterpret_cast<uint32_t*>(stage));
   }
+  // P.V from V rows as they lie in the cache (AMX, decode-sized rows): O's dims permuted.
+  const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0;
+  uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
+  uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
+  constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
+  if (direct_pv) std::memset(ap, 0, kApBytes);
 
   for (int n0 = kb, n1; n0 < ke; n0 = n1) {
     n1 = tile_end(n0);
@@ -359,7 +369,7 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         kr = &ks, vr = &vs_rows, r0 = 0;
       }
     }
-    Path::pack_v(a, *vr, r0, nt, ntp, dv, stage, vs);
+    if (!direct_pv) Path::pack_v(a, *vr, r0, nt, ntp, dv, stage, vs);
     if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
         Path::direct_scores(*kr, r0, nt, ntp, d, reinterpret_cast<const uint32_t*>(stage), rows_c,
@@ -367,6 +377,7 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     } else {
       Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
       Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
+      if (direct_pv) std::memset(ap, 0, kApBytes);  // pack_k used the A tiles' space
     }
     for (int r = 0; r < rows_n; ++r) {
       const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
@@ -375,7 +386,7 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       const int lo = std::max(rr.lo, n0), hi = std::min(rr.hi, n0 + nt - 1);
       if (hi < lo) {  // nothing visible in this tile: p = 0
         std::memset(srow, 0, sizeof(float) * ntp);
-        Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+        if (!direct_pv) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
         continue;
       }
       const bool full = lo == n0 && hi == n0 + ntp - 1;
@@ -403,7 +414,7 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         Simd::store(srow + j, e);
         sum = Simd::add(sum, e);
       }
-      Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+      if (!direct_pv) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
       lrow[r] = lrow[r] * alpha + Simd::hsum(sum);
       mrow[r] = m_new;
       if (alpha != 1.f) {
@@ -412,6 +423,11 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         for (int i = 0; i < dv; i += W) Simd::store(orow + i, Simd::mul(Simd::load(orow + i), av));
       }
     }
+    if (direct_pv) {
+      if constexpr (Path::kDirectScores)
+        Path::direct_pv(*vr, r0, nt, dv, s, ntp, rows_n, ap, vtail, o);
+      continue;
+    }
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
       std::memset(p + int64_t(rows_n) * ntp, 0,
                   sizeof(typename Path::PElem) * size_t(rows_c - rows_n) * ntp);
@@ -419,9 +435,16 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
                true);
   }
 
+  // A NaN or infinity in a V element meets a zero half of the A dwords on the direct path and
+  // spreads to its neighbouring dim (0 x inf = NaN); per-element semantics need the packed path.
+  if (direct_pv)
+    for (int i = 0; i < rows_n * dv; ++i)
+      if (std::isnan(o[i])) return false;
   for (int r = 0; r < rows_n; ++r) {
     const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
-    const float* orow = o + int64_t(r) * dv;
+    float* orow = o + int64_t(r) * dv;
+    if constexpr (Path::kDirectScores)
+      if (direct_pv) Path::unpermute_o(orow, dv);
     if (w.partial >= 0) {
       float* dst = partials + (w.partial + r) * int64_t(dv + 2);
       dst[0] = mrow[r];
@@ -431,12 +454,16 @@ void run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       finalize_row(a, q0 + t, h, orow, mrow[r], lrow[r], v_scale);
     }
   }
+  return true;
 }
 
 inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                      bool use_bf16) {
 #ifdef ATTNKIT_CPU_FLASH_BF16_PATH
-  if (use_bf16) return run_item_t<PathBf16>(a, w, scratch, partials);
+  if (use_bf16) {
+    run_item_t<PathBf16>(a, w, scratch, partials);
+    return;
+  }
 #endif
   run_item_t<PathF32>(a, w, scratch, partials);
 }
@@ -448,7 +475,9 @@ inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scrat
                          bool use_bf16) {
   if (use_bf16 && a.layer.head_size % 32 == 0) {
     amx_configure();
-    return run_item_t<PathAmx>(a, w, scratch, partials);
+    if (!run_item_t<PathAmx>(a, w, scratch, partials, true))
+      run_item_t<PathAmx>(a, w, scratch, partials, false);
+    return;
   }
   run_item(a, w, scratch, partials, use_bf16);
 }
