@@ -177,7 +177,10 @@ __device__ __forceinline__ void copy_rows(unsigned char* dst, const char* const*
 // taking a quarter of every key tile; the warps' softmax states merge through shared memory at the
 // end. All four warps then do tensor work on every tile, a quarter each, instead of one warp
 // doing all of it while three wait on the same loads.
-template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys>
+// kFp8Format: 0 reads the fp8 format (e4m3 / e5m2) from the params; 1 is e4m3 and 2 e5m2 fixed
+// at compile time. The decode form converts every K/V pair in its inner loop, where a run-time
+// format compiled both conversions, the unused one predicated off but still issued.
+template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys, int kFp8Format = 0>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
   constexpr int kBN = tile_keys(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
@@ -222,6 +225,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int m_block = blockIdx.x, kvh = blockIdx.y;
+  const bool e5m2 = kFp8Format == 0 ? p.kv_e5m2 != 0 : kFp8Format == 2;
   const int seq = blockIdx.z / p.num_splits, split = blockIdx.z % p.num_splits;
   const int q_start = p.cu_seqlens_q[seq];
   const int q_len = p.cu_seqlens_q[seq + 1] - q_start;
@@ -406,7 +410,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     if constexpr (kFp8 && !kFp8Regs) {
       const unsigned char* rk = sK_stage(stage);
       const unsigned char* rv = sV_stage(stage);
-      const bool e5m2 = p.kv_e5m2 != 0;
       auto dequant = [&](const unsigned char* raw, int raw_stride, T* dst, int dst_stride, int r,
                          int cc) {
         const uint4 w4 = *reinterpret_cast<const uint4*>(raw + r * raw_stride + cc * 16);
@@ -518,7 +521,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       if constexpr (kFp8Regs) {
         // K fragment of n8 tile j: key key0 + 8 j + g, dims 4 tig .. +3 of each 16 (one 32-bit
         // shared load: 4 fp8 bytes, two B registers). Rows are d + 16 bytes apart: conflict-free.
-        const bool e5m2 = p.kv_e5m2 != 0;
         const unsigned char* rk = sK_stage(stage) + (key0 + g) * kRawQK + 4 * tig;
 #pragma unroll
         for (int kk = 0; kk < kDqk / 16; ++kk) {
@@ -652,11 +654,15 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         // 2 tig, 2 tig + 1 of dims 2 g and 2 g + 1, which a byte permute splits into the B
         // fragments of two n8 tiles: "even" (n = g -> dim 2 g) and "odd" (dim 2 g + 1) of a
         // 16-dim block b, kept in o[2 b] and o[2 b + 1]. The epilogue undoes the order.
+        // One byte permute gathers both pairs: x = (k0 d0, k0 d1, k1 d0, k1 d1) becomes
+        // (k0 d0, k1 d0 | k0 d1, k1 d1), the even dim's keys low and the odd dim's high.
         using H = Elem<__half>;
-        const bool e5m2 = p.kv_e5m2 != 0;
-        auto cvt = [&](uint32_t x, uint32_t sel) {
-          const __half2 h = fp8x2_to_half2(uint16_t(__byte_perm(x, 0u, sel)), e5m2);
-          return *reinterpret_cast<const uint32_t*>(&h);
+        auto cvt2 = [&](uint32_t x, uint32_t& even, uint32_t& odd) {
+          const uint32_t y = __byte_perm(x, 0u, 0x3120u);
+          const __half2 he = fp8x2_to_half2(uint16_t(y & 0xffffu), e5m2);
+          const __half2 ho = fp8x2_to_half2(uint16_t(y >> 16), e5m2);
+          even = *reinterpret_cast<const uint32_t*>(&he);
+          odd = *reinterpret_cast<const uint32_t*>(&ho);
         };
         const uint32_t v_lane_addr =
             smem_addr(sV_stage(stage) + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kRawV +
@@ -679,8 +685,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               if (b + h < kDv / 16) {
-                H::mma(o[0][2 * (b + h)], a, cvt(r[2 * h], 0x20u), cvt(r[2 * h + 1], 0x20u));
-                H::mma(o[0][2 * (b + h) + 1], a, cvt(r[2 * h], 0x31u), cvt(r[2 * h + 1], 0x31u));
+                uint32_t e0, o0, e1, o1;
+                cvt2(r[2 * h], e0, o0);
+                cvt2(r[2 * h + 1], e1, o1);
+                H::mma(o[0][2 * (b + h)], a, e0, e1);
+                H::mma(o[0][2 * (b + h) + 1], a, o0, o1);
               }
             }
           }

@@ -38,15 +38,28 @@ struct FlashInstanceKernel {
   static constexpr bool kSplitForm = has_split_keys_form(kInst.head_qk, kInst.head_v);
   static constexpr bool kWide = is_wide(kInst.head_qk, kInst.head_v);  // flash_wide_kernel
   using T = typename CudaElem<kInst.dtype>::type;
+  // The kernel of a form; the fp8 decode form is built once per fp8 format (see kFp8Format).
+  template <bool kSplit, int kFmt>
+  static auto kernel() {
+    if constexpr (kWide)
+      return flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8>;
+    else
+      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt>;
+  }
+  template <bool kSplit>
+  static constexpr bool kPerFormat = kFp8&& kSplit && !kWide;
   template <bool kSplit>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
-    if constexpr (kWide)
-      flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8><<<grid, kThreads, kSmem, stream>>>(p);
-    else
-      flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>
-          <<<grid, kThreads, kSmem, stream>>>(p);
+    if constexpr (kPerFormat<kSplit>) {
+      if (p.kv_e5m2)
+        kernel<kSplit, 2>()<<<grid, kThreads, kSmem, stream>>>(p);
+      else
+        kernel<kSplit, 1>()<<<grid, kThreads, kSmem, stream>>>(p);
+    } else {
+      kernel<kSplit, 0>()<<<grid, kThreads, kSmem, stream>>>(p);
+    }
   }
   static void launch(const FlashParams& p, int grid_m, bool split_keys, cudaStream_t stream) {
     if constexpr (kSplitForm) {
@@ -54,18 +67,22 @@ struct FlashInstanceKernel {
     }
     launch_form<false>(p, grid_m, stream);
   }
-  template <bool kSplit>
-  static void prepare_form() {
-    auto* k = [] {
-      if constexpr (kWide)
-        return flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8>;
-      else
-        return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit>;
-    }();
+  template <bool kSplit, int kFmt>
+  static void prepare_kernel() {
+    auto* k = kernel<kSplit, kFmt>();
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
     // All of L1 as shared memory, so several CTAs fit per SM.
     cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  }
+  template <bool kSplit>
+  static void prepare_form() {
+    if constexpr (kPerFormat<kSplit>) {
+      prepare_kernel<kSplit, 1>();
+      prepare_kernel<kSplit, 2>();
+    } else {
+      prepare_kernel<kSplit, 0>();
+    }
   }
   static void prepare() {
     prepare_form<false>();
