@@ -169,6 +169,155 @@ __device__ __forceinline__ void copy_rows(unsigned char* dst, const char* const*
                  row(i) < n_valid);
 }
 
+// ---- pieces both kernels (flash_fwd_kernel, flash_wide_kernel) share ----------------------------
+
+// The rows and keys of one CTA: grid (m block, KV head, sequence x split), kBM packed rows
+// (query token x query head of the KV head) and, of the key tiles those rows see, this split's
+// share [my_lo, my_hi).
+struct CtaWork {
+  int seq, split, kvh, q_start, rows, row0, kv_len, shift, t_first, t_last, my_lo, my_hi;
+};
+// False when the CTA has no rows (a short sequence in a batch planned for a longer one).
+template <int kBM, int kBN>
+__device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
+  w.kvh = blockIdx.y;
+  w.seq = blockIdx.z / p.num_splits;
+  w.split = blockIdx.z % p.num_splits;
+  w.q_start = p.cu_seqlens_q[w.seq];
+  const int q_len = p.cu_seqlens_q[w.seq + 1] - w.q_start;
+  w.rows = q_len * p.group;
+  w.row0 = blockIdx.x * kBM;
+  if (w.row0 >= w.rows) return false;
+  w.kv_len = p.seqused_k[w.seq];
+  w.shift = w.kv_len - q_len;  // query token t sits at key position t + shift
+  w.t_first = w.row0 / p.group;
+  w.t_last = (min(w.row0 + kBM, w.rows) - 1) / p.group;
+  const int lo_key = max(0, w.t_first + w.shift - p.window_left);
+  const int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
+  const int nb_lo = lo_key / kBN;
+  const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
+  const int per_split = (nb_hi - nb_lo + p.num_splits - 1) / p.num_splits;
+  w.my_lo = min(nb_hi, nb_lo + w.split * per_split);
+  w.my_hi = min(nb_hi, w.my_lo + per_split);
+  return true;
+}
+
+// Copies the CTA's kBM packed query rows into sQ (row stride kSQ elements); rows past the
+// sequence are zeros.
+template <int kBM, int kDqk, int kSQ, typename T>
+__device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork& w, T* sQ,
+                                            int tid) {
+  constexpr int kChunksQ = kDqk / 8;
+  const T* q = static_cast<const T*>(p.q);
+  for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
+    const int r = c / kChunksQ, cc = c % kChunksQ;
+    const int pr = w.row0 + r;
+    const bool ok = pr < w.rows;
+    const T* src = q;
+    if (ok) {
+      const int t = pr / p.group, h = w.kvh * p.group + pr % p.group;
+      src = q + (w.q_start + t) * p.q_stride_token + h * p.q_stride_head + cc * 8;
+    }
+    cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
+  }
+}
+
+// Block-table entries of a tile's keys live in a shared-memory ring: they are fetched one tile
+// ahead of their copy, so the dependent global load never sits between a cp.async and its
+// address. Stored as the global address of each key's K and V row (a row past seqused_k keeps the
+// head's base, a valid address the zero-filling copy never reads) and, per slot, how many leading
+// rows exist: a 16-byte copy then costs a shared load, a 64-bit add and a compare (v2e rebuilt the
+// head base and a select per chunk, ~22 instructions, a quarter of a prefill tile's).
+template <int kSlots, int kBN>
+struct PageRing {
+  const char* k[kSlots][kBN];
+  const char* v[kSlots][kBN];
+  int rows[kSlots];
+};
+// A prefetched entry is held as (block, offset) until stored: three registers across the tile's
+// math instead of two pointers (the two-m-tile kernels have none to spare).
+struct PageRows {
+  int blk, off, rows;
+};
+template <int kBN>
+__device__ __forceinline__ PageRows page_of(const FlashParams& p, const CtaWork& w, int nb,
+                                            int tid) {
+  PageRows r{0, 0, nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0};
+  if (tid < r.rows) {
+    const int tok = nb * kBN + tid;
+    r.blk = p.block_table[int64_t(w.seq) * p.block_table_stride + tok / p.block_size];
+    r.off = tok % p.block_size;
+  }
+  return r;
+}
+template <int kSlots, int kBN>
+__device__ __forceinline__ void put_page(PageRing<kSlots, kBN>& ring, int slot, const PageRows& r,
+                                         const FlashParams& p, const CtaWork& w, int tid) {
+  if (tid < kBN) {
+    const char* k_base = p.k + w.kvh * p.k_stride_head;
+    const char* v_base = p.v + w.kvh * p.v_stride_head;
+    const bool ok = tid < r.rows;
+    ring.k[slot][tid] = ok ? k_base + r.blk * p.k_stride_block + r.off * p.k_stride_token : k_base;
+    ring.v[slot][tid] = ok ? v_base + r.blk * p.v_stride_block + r.off * p.v_stride_token : v_base;
+  }
+  if (tid == 0) ring.rows[slot] = r.rows;
+}
+
+// One online-softmax step on a tile's scores s (rows g and g + 8 of each m-tile; the four lanes
+// of a row hold its keys): the running max m moves to the tile's, l and O are rescaled (skipped
+// once the max has settled, as on most tiles of a long row) and s becomes the probabilities,
+// exp2(s * sc - m). Scores are in log2 units already (sc = 1) or raw with the scale folded
+// into sc.
+template <int kMT, int kNT, int kOT>
+__device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&o)[kMT][kOT][4],
+                                               float (&m)[2 * kMT], float (&l)[2 * kMT], float sc) {
+  constexpr int kR = 2 * kMT;
+  float mx[kR], corr[kR];
+#pragma unroll
+  for (int r = 0; r < kR; ++r) mx[r] = -INFINITY;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int j = 0; j < kNT; ++j) {
+      mx[2 * mt] = fmaxf(mx[2 * mt], fmaxf(s[mt][j][0], s[mt][j][1]));
+      mx[2 * mt + 1] = fmaxf(mx[2 * mt + 1], fmaxf(s[mt][j][2], s[mt][j][3]));
+    }
+  bool moved = false;
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    const float m_new = fmaxf(m[r], mx[r] * sc);
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    corr[r] = exp2f(m[r] - m_use);  // m = -inf gives 0
+    moved |= corr[r] != 1.f;
+    m[r] = m_new;
+    l[r] *= corr[r];
+    mx[r] = m_use;
+  }
+  if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kOT; ++j) {
+        o[mt][j][0] *= corr[2 * mt];
+        o[mt][j][1] *= corr[2 * mt];
+        o[mt][j][2] *= corr[2 * mt + 1];
+        o[mt][j][3] *= corr[2 * mt + 1];
+      }
+  }
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int j = 0; j < kNT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float pe = fast_exp2(fmaf(s[mt][j][e], sc, -mx[2 * mt + e / 2]));
+        s[mt][j][e] = pe;
+        l[2 * mt + e / 2] += pe;
+      }
+}
+
 // ---- the kernel ------------------------------------------------------------------------------
 
 // kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
@@ -224,27 +373,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   T* sVc = sKc + kBN * kSQ;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int m_block = blockIdx.x, kvh = blockIdx.y;
   const bool e5m2 = kFp8Format == 0 ? p.kv_e5m2 != 0 : kFp8Format == 2;
-  const int seq = blockIdx.z / p.num_splits, split = blockIdx.z % p.num_splits;
-  const int q_start = p.cu_seqlens_q[seq];
-  const int q_len = p.cu_seqlens_q[seq + 1] - q_start;
-  const int G = p.group;
-  const int rows = q_len * G;
-  const int row0 = m_block * kBM;
-  if (row0 >= rows) return;
-  const int kv_len = p.seqused_k[seq];
-  const int shift = kv_len - q_len;  // query token t sits at key position t + shift
-
-  // Key range this CTA needs, then this split's share of its tiles.
-  const int t_first = row0 / G, t_last = (min(row0 + kBM, rows) - 1) / G;
-  const int lo_key = max(0, t_first + shift - p.window_left);
-  const int hi_key = max(0, min(kv_len, t_last + shift + p.window_right + 1));
-  const int nb_lo = lo_key / kBN;
-  const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
-  const int per_split = (nb_hi - nb_lo + p.num_splits - 1) / p.num_splits;
-  const int my_lo = min(nb_hi, nb_lo + split * per_split);
-  const int my_hi = min(nb_hi, my_lo + per_split);
+  CtaWork w;
+  if (!cta_work<kBM, kBN>(p, w)) return;
+  const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;
+  const int kv_len = w.kv_len, shift = w.shift, t_first = w.t_first, t_last = w.t_last;
+  const int my_lo = w.my_lo, my_hi = w.my_hi, G = p.group;
 
   const MaskPolicy mask{kv_len, p.window_left, p.window_right};
   float k_scale = 1.f, v_scale = 1.f;
@@ -254,68 +388,20 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                         p.alibi != nullptr};
   const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
 
-  const char* k_base = p.k + kvh * p.k_stride_head;
-  const char* v_base = p.v + kvh * p.v_stride_head;
-  const int32_t* bt = p.block_table + int64_t(seq) * p.block_table_stride;
+  load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
 
-  // ---- Q tile (packed rows) ----
-  {
-    constexpr int kChunksQ = kDqk / 8;
-    const T* q = static_cast<const T*>(p.q);
-    for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
-      const int r = c / kChunksQ, cc = c % kChunksQ;
-      const int pr = row0 + r;
-      const bool ok = pr < rows;
-      const T* src = q;
-      if (ok) {
-        const int t = pr / G, h = kvh * G + pr % G;
-        src = q + (q_start + t) * p.q_stride_token + h * p.q_stride_head + cc * 8;
-      }
-      cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
-    }
-  }
-
-  // Block-table entries of a tile's keys live in a shared-memory ring: they are fetched one tile
-  // ahead of their copy, so the dependent global load never sits between a cp.async and its
-  // address. Tile t uses slot (t - my_lo) % kSlots and stage (t - my_lo) % kStages.
-  // Stored as the global address of each key's K and V row (a row past seqused_k keeps the head's
-  // base, a valid address the zero-filling copy never reads) and, per slot, how many leading rows
-  // exist: a 16-byte copy then costs a shared load, a 64-bit add and a compare (v2e rebuilt the
-  // head base and a select per chunk, ~22 instructions, a quarter of a prefill tile's).
-  __shared__ const char* s_krow[kSlots][kBN];
-  __shared__ const char* s_vrow[kSlots][kBN];
-  __shared__ int s_rows[kSlots];
-  // A prefetched entry is held as (block, offset) until stored: three registers across the tile's
-  // math instead of two pointers (the two-m-tile kernels have none to spare).
-  struct PageRows {
-    int blk, off, rows;
-  };
-  auto page_of = [&](int nb) {
-    PageRows r{0, 0, nb < my_hi ? min(kBN, max(0, kv_len - nb * kBN)) : 0};
-    if (tid < r.rows) {
-      const int tok = nb * kBN + tid;
-      r.blk = bt[tok / p.block_size];
-      r.off = tok % p.block_size;
-    }
-    return r;
-  };
+  // The page ring (PageRing): tile t uses slot (t - my_lo) % kSlots, stage (t - my_lo) % kStages.
+  __shared__ PageRing<kSlots, kBN> ring;
+  auto page_of = [&](int nb) { return cuda_flash::page_of<kBN>(p, w, nb, tid); };
   auto put_page = [&](int slot, const PageRows& r) {
-    if (tid < kBN) {
-      const bool ok = tid < r.rows;
-      s_krow[slot][tid] =
-          ok ? k_base + r.blk * p.k_stride_block + r.off * p.k_stride_token : k_base;
-      s_vrow[slot][tid] =
-          ok ? v_base + r.blk * p.v_stride_block + r.off * p.v_stride_token : v_base;
-    }
-    if (tid == 0) s_rows[slot] = r.rows;
+    cuda_flash::put_page(ring, slot, r, p, w, tid);
   };
-
   auto load_k = [&](int stage, int slot) {
-    copy_rows<kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), s_krow[slot], s_rows[slot],
-                                                      tid);
+    copy_rows<kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
+                                                      ring.rows[slot], tid);
   };
   auto load_v = [&](int stage, int slot) {
-    copy_rows<kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), s_vrow[slot], s_rows[slot],
+    copy_rows<kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot], ring.rows[slot],
                                                      tid);
   };
   auto load_kv = [&](int stage, int slot) {
@@ -594,52 +680,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
               if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
                 s[mt][j][e] = -INFINITY;
       }
-      float mx[kR], corr[kR];
-#pragma unroll
-      for (int r = 0; r < kR; ++r) mx[r] = -INFINITY;
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-        for (int j = 0; j < kWarpKeys / 8; ++j) {
-          mx[2 * mt] = fmaxf(mx[2 * mt], fmaxf(s[mt][j][0], s[mt][j][1]));
-          mx[2 * mt + 1] = fmaxf(mx[2 * mt + 1], fmaxf(s[mt][j][2], s[mt][j][3]));
-        }
-      bool moved = false;
-#pragma unroll
-      for (int r = 0; r < kR; ++r) {
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        const float m_new = fmaxf(m[r], mx[r] * sc);
-        const float m_use = m_new == -INFINITY ? 0.f : m_new;
-        corr[r] = exp2f(m[r] - m_use);  // m = -inf gives 0
-        moved |= corr[r] != 1.f;
-        m[r] = m_new;
-        l[r] *= corr[r];
-        mx[r] = m_use;
-      }
-      // Once the running max settles (most tiles of a long row) nothing needs rescaling.
-      if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-          for (int j = 0; j < kDv / 8; ++j) {
-            o[mt][j][0] *= corr[2 * mt];
-            o[mt][j][1] *= corr[2 * mt];
-            o[mt][j][2] *= corr[2 * mt + 1];
-            o[mt][j][3] *= corr[2 * mt + 1];
-          }
-      }
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-        for (int j = 0; j < kWarpKeys / 8; ++j) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float pe = fast_exp2(fmaf(s[mt][j][e], sc, -mx[2 * mt + e / 2]));
-            s[mt][j][e] = pe;
-            l[2 * mt + e / 2] += pe;
-          }
-        }
+      online_softmax(s, o, m, l, sc);
     }
     if constexpr (kSepKV) {
       cp_async_wait<0>();  // V of tile nb has landed (for this thread)

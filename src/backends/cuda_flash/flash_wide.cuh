@@ -57,28 +57,13 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   T* sVc = sKc + kBN * kSQ;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int m_block = blockIdx.x, kvh = blockIdx.y;
-  const int seq = blockIdx.z / p.num_splits, split = blockIdx.z % p.num_splits;
-  const int q_start = p.cu_seqlens_q[seq];
-  const int q_len = p.cu_seqlens_q[seq + 1] - q_start;
-  const int G = p.group;
-  const int rows = q_len * G;
-  const int row0 = m_block * kBM;
-  if (row0 >= rows) return;
-  const int kv_len = p.seqused_k[seq];
-  const int shift = kv_len - q_len;  // query token t sits at key position t + shift
+  CtaWork w;
+  if (!cta_work<kBM, kBN>(p, w)) return;
+  const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;
+  const int kv_len = w.kv_len, shift = w.shift, t_first = w.t_first, t_last = w.t_last;
+  const int my_lo = w.my_lo, my_hi = w.my_hi, G = p.group;
   // m-tiles holding at least one row (CTA-uniform): decode rows (<= 16) skip the second's MMAs.
   const int live_mt = min(kMT, (rows - row0 + 15) / 16);
-
-  // Key range this CTA needs, then this split's share of its tiles.
-  const int t_first = row0 / G, t_last = (min(row0 + kBM, rows) - 1) / G;
-  const int lo_key = max(0, t_first + shift - p.window_left);
-  const int hi_key = max(0, min(kv_len, t_last + shift + p.window_right + 1));
-  const int nb_lo = lo_key / kBN;
-  const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
-  const int per_split = (nb_hi - nb_lo + p.num_splits - 1) / p.num_splits;
-  const int my_lo = min(nb_hi, nb_lo + split * per_split);
-  const int my_hi = min(nb_hi, my_lo + per_split);
 
   const MaskPolicy mask{kv_len, p.window_left, p.window_right};
   float k_scale = 1.f, v_scale = 1.f;
@@ -88,86 +73,21 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
                         p.alibi != nullptr};
   const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
 
-  const char* k_base = p.k + kvh * p.k_stride_head;
-  const char* v_base = p.v + kvh * p.v_stride_head;
-  const int32_t* bt = p.block_table + int64_t(seq) * p.block_table_stride;
+  load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
 
-  // ---- Q tile (packed rows; rows past the sequence are zeros) ----
-  {
-    constexpr int kChunksQ = kDqk / 8;
-    const T* q = static_cast<const T*>(p.q);
-    for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
-      const int r = c / kChunksQ, cc = c % kChunksQ;
-      const int pr = row0 + r;
-      const bool ok = pr < rows;
-      const T* src = q;
-      if (ok) {
-        const int t = pr / G, h = kvh * G + pr % G;
-        src = q + (q_start + t) * p.q_stride_token + h * p.q_stride_head + cc * 8;
-      }
-      cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
-    }
-  }
-
-  // Byte offsets of each key's K and V row (-1: past seqused_k) in a shared ring, fetched from
-  // the block table one iteration before the copy that uses them. Tile t (counted from my_lo) uses
-  // slot t % kSlots and stage t % kStages.
-  __shared__ int64_t s_koff[kSlots][kBN];
-  __shared__ int64_t s_voff[kSlots][kBN];
-  auto page_of = [&](int nb, int64_t& ko, int64_t& vo) {
-    const int tok = nb * kBN + tid;
-    ko = vo = -1;
-    if (tid < kBN && nb < my_hi && tok < kv_len) {
-      const int64_t blk = bt[tok / p.block_size];
-      const int64_t off = tok % p.block_size;
-      ko = blk * p.k_stride_block + off * p.k_stride_token;
-      vo = blk * p.v_stride_block + off * p.v_stride_token;
-    }
-  };
-  auto put_page = [&](int slot, int64_t ko, int64_t vo) {
-    if (tid < kBN) {
-      s_koff[slot][tid] = ko;
-      s_voff[slot][tid] = vo;
-    }
-  };
-
+  // The page ring (flash_fwd.cuh): tile t (counted from my_lo) uses slot t % kSlots and stage
+  // t % kStages.
+  __shared__ PageRing<kSlots, kBN> ring;
   auto load_kv = [&](int stage, int slot) {
-    unsigned char* dk = sK_stage(stage);
-    unsigned char* dv = sV_stage(stage);
-    constexpr int kRowK = kFp8 ? kRawQK : kSQ * 2;
-    constexpr int kRowV = kFp8 ? kRawV : kSV * 2;
-    constexpr int kTotK = kBN * kChunksK, kTotV = kBN * kChunksV;
-#pragma unroll
-    for (int i = 0; i < (kTotK + kThreads - 1) / kThreads; ++i) {
-      const int c = tid + i * kThreads;
-      if (kTotK % kThreads == 0 || c < kTotK) {
-        const int r =
-            kThreads % kChunksK == 0 ? tid / kChunksK + i * (kThreads / kChunksK) : c / kChunksK;
-        const int cc = kThreads % kChunksK == 0 ? tid % kChunksK : c % kChunksK;
-        const int64_t ko = s_koff[slot][r];
-        cp_async16(smem_addr(dk + r * kRowK + cc * 16), ko >= 0 ? k_base + ko + cc * 16 : k_base,
-                   ko >= 0);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < (kTotV + kThreads - 1) / kThreads; ++i) {
-      const int c = tid + i * kThreads;
-      if (kTotV % kThreads == 0 || c < kTotV) {
-        const int r =
-            kThreads % kChunksV == 0 ? tid / kChunksV + i * (kThreads / kChunksV) : c / kChunksV;
-        const int cc = kThreads % kChunksV == 0 ? tid % kChunksV : c % kChunksV;
-        const int64_t vo = s_voff[slot][r];
-        cp_async16(smem_addr(dv + r * kRowV + cc * 16), vo >= 0 ? v_base + vo + cc * 16 : v_base,
-                   vo >= 0);
-      }
-    }
+    copy_rows<kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
+                                                      ring.rows[slot], tid);
+    copy_rows<kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot], ring.rows[slot],
+                                                     tid);
   };
 
 #pragma unroll
   for (int t = 0; t < kStages; ++t) {
-    int64_t ko, vo;
-    page_of(my_lo + t, ko, vo);
-    put_page(t, ko, vo);
+    put_page(ring, t, page_of<kBN>(p, w, my_lo + t, tid), p, w, tid);
   }
   __syncthreads();
   // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group).
@@ -218,8 +138,8 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   for (int nb = my_lo; nb < my_hi; ++nb) {
     const int it = nb - my_lo;
     const int stage = it % kStages;
-    int64_t pf_k, pf_v;  // rows of tile nb + kStages, stored once the barrier frees their slot
-    page_of(nb + kStages, pf_k, pf_v);
+    // rows of tile nb + kStages, stored once the barrier frees their slot
+    const PageRows pf = page_of<kBN>(p, w, nb + kStages, tid);
     // Groups committed so far: kStages - 1 + it; tile nb is group it.
     cp_async_wait<kStages - 2>();
     // Tile nb is visible to every thread, and every warp is done with iteration nb - 1: its
@@ -231,7 +151,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
       load_kv((it + kStages - 1) % kStages, (it + kStages - 1) % kSlots);
     cp_async_commit();
     // Slot of tile nb + kStages: it last held tile nb - 1, copied kStages - 1 iterations ago.
-    put_page((it + kStages) % kSlots, pf_k, pf_v);
+    put_page(ring, (it + kStages) % kSlots, pf, p, w, tid);
 
     const T* sK;
     const T* sV;
@@ -371,51 +291,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
             if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
               s[mt][j][e] = -INFINITY;
     }
-    float mx[kR], corr[kR];
-#pragma unroll
-    for (int r = 0; r < kR; ++r) mx[r] = -INFINITY;
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int j = 0; j < kNT; ++j) {
-        mx[2 * mt] = fmaxf(mx[2 * mt], fmaxf(s[mt][j][0], s[mt][j][1]));
-        mx[2 * mt + 1] = fmaxf(mx[2 * mt + 1], fmaxf(s[mt][j][2], s[mt][j][3]));
-      }
-    bool moved = false;
-#pragma unroll
-    for (int r = 0; r < kR; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float m_new = fmaxf(m[r], mx[r] * sc);
-      const float m_use = m_new == -INFINITY ? 0.f : m_new;
-      corr[r] = exp2f(m[r] - m_use);  // m = -inf gives 0
-      moved |= corr[r] != 1.f;
-      m[r] = m_new;
-      l[r] *= corr[r];
-      mx[r] = m_use;
-    }
-    // Once the running max settles (most tiles of a long row) nothing needs rescaling.
-    if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-        for (int j = 0; j < kWV / 8; ++j) {
-          o[mt][j][0] *= corr[2 * mt];
-          o[mt][j][1] *= corr[2 * mt];
-          o[mt][j][2] *= corr[2 * mt + 1];
-          o[mt][j][3] *= corr[2 * mt + 1];
-        }
-    }
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int j = 0; j < kNT; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float pe = fast_exp2(fmaf(s[mt][j][e], sc, -mx[2 * mt + e / 2]));
-          s[mt][j][e] = pe;
-          l[2 * mt + e / 2] += pe;
-        }
+    online_softmax(s, o, m, l, sc);
 
     // O += P V over this warp's V dims: the S accumulators of two n8 tiles form one k16 A
     // fragment. V (transposed): keys lane % 8 (+ 8 for lanes 8..15 and 24..31), dims + 8 for

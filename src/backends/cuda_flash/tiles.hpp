@@ -113,7 +113,7 @@ constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_key
 // Static shared memory of a CTA: the ring of K and V row addresses and row counts (kStages + 1
 // slots).
 constexpr int flash_static_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys) {
-  if (is_wide(head_qk, head_v)) return (kWideStages + 1) * kWideBlockN * 2 * 8;
+  if (is_wide(head_qk, head_v)) return (kWideStages + 1) * (kWideBlockN * 2 * 8 + 4);
   return (num_stages(head_qk, head_v, fp8, split_keys) + 1) *
          (tile_keys(head_qk, head_v, fp8, split_keys) * 2 * 8 + 4);
 }
