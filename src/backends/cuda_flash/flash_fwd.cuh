@@ -318,6 +318,39 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
       }
 }
 
+// O += P V from a 16-bit V tile in shared memory (row stride kStride elements): the
+// probabilities of two n8 score tiles form one k16 A fragment, ldmatrix.trans reads V's B
+// fragments. v_lane_addr: this lane's row (keys lane % 8, + 8 for lanes 8..15 and 24..31) and
+// column (+ 8 dims for lanes 16..31) of the first 16 x 16 block. Only the first live_mt m-tiles
+// run (CTA-uniform).
+template <typename E, int kStride, int kMT, int kNT, int kOT>
+__device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)[kMT][kNT][4],
+                                       uint32_t v_lane_addr, int live_mt) {
+#pragma unroll
+  for (int kk = 0; kk < kNT / 2; ++kk) {
+    uint32_t a[kMT][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+      a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+      a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+      a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+    }
+#pragma unroll
+    for (int dn = 0; dn < kOT / 2; ++dn) {
+      uint32_t b[4];
+      ldsm_x4_t(b, v_lane_addr + (kk * 16 * kStride + dn * 16) * 2);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        if (mt < live_mt) {
+          E::mma(o[mt][2 * dn], a[mt], b[0], b[1]);
+          E::mma(o[mt][2 * dn + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+  }
+}
+
 // ---- the kernel ------------------------------------------------------------------------------
 
 // kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
@@ -736,30 +769,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           }
         }
       }
-      // O += P V: the S accumulators of two n8 tiles form one k16 A fragment.
-      const uint32_t v_lane_addr =
-          smem_addr(sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8);
-#pragma unroll
-      for (int kk = 0; kk < (kFp8Regs ? 0 : kWarpKeys / 16); ++kk) {
-        uint32_t a[kMT][4];
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-          a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-          a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-          a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-        }
-#pragma unroll
-        for (int dn = 0; dn < kDv / 16; ++dn) {
-          uint32_t b[4];
-          ldsm_x4_t(b, v_lane_addr + (kk * 16 * kSV + dn * 16) * 2);
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            E::mma(o[mt][2 * dn], a[mt], b[0], b[1]);
-            E::mma(o[mt][2 * dn + 1], a[mt], b[2], b[3]);
-          }
-        }
-      }
+      if constexpr (!kFp8Regs)
+        pv_mma<E, kSV>(
+            o, s,
+            smem_addr(sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8),
+            kMT);
     }
     if constexpr (!kSepKV) {
       put_page((it + kStages) % kSlots, pf);

@@ -298,29 +298,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
     // lanes 16..31: registers 0, 1 are the B fragment of dims 16 dn .. + 7, 2, 3 of + 8 .. + 15.
     const uint32_t v_lane_addr =
         smem_addr(sV + ((lane & 7) + ((lane >> 3) & 1) * 8) * kSV + warp * kWV + (lane >> 4) * 8);
-#pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) {
-      uint32_t a[kMT][4];
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-      }
-#pragma unroll
-      for (int dn = 0; dn < kWV / 16; ++dn) {
-        uint32_t b[4];
-        ldsm_x4_t(b, v_lane_addr + (kk * 16 * kSV + dn * 16) * 2);
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          if (mt < live_mt) {
-            E::mma(o[mt][2 * dn], a[mt], b[0], b[1]);
-            E::mma(o[mt][2 * dn + 1], a[mt], b[2], b[3]);
-          }
-        }
-      }
-    }
+    pv_mma<E, kSV>(o, s, v_lane_addr, live_mt);
   }
   cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
 
