@@ -1,11 +1,12 @@
 // The v2 forward kernel family: paged, varlen, GQA-packed flash attention on mma.sync (SM80+).
 // One CTA = 128, 64 or 16 packed rows (query token x query head of one KV head; block_m) against
 // a range of keys read through the block table, so the query heads of a KV head share every K/V
-// tile (decode reads each KV byte once). cp.async double-buffers K/V. fp8 tiles are converted in
-// registers right before the MMA in the decode form, and dequantized once into a shared-memory tile
-// in the prefill form (four warps read each K/V fragment there); the scales fold into the softmax
-// scale and the output. Split-KV CTAs write fp32 partials and their LSE; a combine kernel merges
-// them.
+// tile (decode reads each KV byte once). cp.async stages K/V in a ring of 1-3 tiles (tiles.hpp:
+// num_stages, tile_keys). fp8 tiles are converted in registers right before the MMA in the decode
+// form (Q.K^T and P.V as fp16 MMAs), and dequantized once into a shared-memory tile in the prefill
+// form (four warps read each K/V fragment there); the scales fold into the softmax scale and the
+// output. Split-KV CTAs write fp32 partials and their LSE; a combine kernel merges them. Heads over
+// 256 use flash_wide.cuh, which shares the pieces below.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -388,7 +389,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   static_assert(kWarpKeys % 16 == 0, "a warp's key slice is a multiple of 16");
   using E = Elem<T>;
   // fp8 in the decode form: fragments straight from the raw tile, converted in registers.
-  constexpr bool kFp8Regs = kFp8 && kWarpsSplitKeys && kFp8RegisterDequant;
+  constexpr bool kFp8Regs = kFp8 && kWarpsSplitKeys;
   static_assert(!kWarpsSplitKeys || !kFp8Regs ||
                     flash_smem_bytes(kDqk, kDv, kFp8, true) >=
                         kBM * kSQ * 2 + 4 * 16 * kDv * 4 + 2 * 4 * 16 * 4,

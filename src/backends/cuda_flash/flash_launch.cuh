@@ -47,7 +47,7 @@ struct FlashInstanceKernel {
       return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt>;
   }
   template <bool kSplit>
-  static constexpr bool kPerFormat = kFp8&& kSplit && !kWide;
+  static constexpr bool kPerFormat = !kWide && (kFp8 && kSplit);
   template <bool kSplit>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);

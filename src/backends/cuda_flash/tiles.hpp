@@ -78,13 +78,6 @@ constexpr int num_stages(int head_qk, int head_v, bool fp8, bool split_keys) {
   return split_keys && !fp8 ? 3 : 2;
 }
 
-// Build switch for the fp8 decode path: 1 converts fragments in registers, 0 keeps the v2.5
-// shared-memory dequantization pass (a second verified build, kept for comparison).
-#ifndef ATTNKIT_FLASH_FP8_REGISTER_DEQUANT
-#define ATTNKIT_FLASH_FP8_REGISTER_DEQUANT 1
-#endif
-inline constexpr bool kFp8RegisterDequant = ATTNKIT_FLASH_FP8_REGISTER_DEQUANT != 0;
-
 // The wide form: Q tile, K/V stages (raw fp8 ones plus one dequantized tile for fp8) and the
 // four warps' partial scores of a tile (fp32).
 constexpr int wide_smem_bytes(int head_qk, int head_v, bool fp8) {
@@ -106,8 +99,7 @@ constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_key
   // Prefill: raw fp8 stages plus one dequantized tile. Decode: raw stages only (fragments are
   // converted in registers); they also hold the epilogue's merge of the 4 warps' [16][head_v]
   // fp32 states and (m, l).
-  if (split_keys && kFp8RegisterDequant)
-    return q + std::max(kStages * kv8, 4 * 16 * head_v * 4 + 2 * 4 * 16 * 4);
+  if (split_keys) return q + std::max(kStages * kv8, 4 * 16 * head_v * 4 + 2 * 4 * 16 * 4);
   return q + kStages * kv8 + kv16;
 }
 // Static shared memory of a CTA: the ring of K and V row addresses and row counts (kStages + 1
