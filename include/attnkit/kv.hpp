@@ -163,6 +163,8 @@ struct KvPlan {
   // Blocks that fit `memory_bytes` (after scales), and tokens of one sequence for that count.
   int64_t blocks_for_memory(uint64_t memory_bytes) const;
   int64_t tokens_for_blocks(int64_t num_blocks) const;
+  // Blocks one sequence of `tokens` tokens (and `encoder_len` encoder tokens) holds, all groups.
+  int64_t blocks_needed(int64_t tokens, int64_t encoder_len = 0) const;
 };
 
 // `backends_per_layer[i]`: the Capabilities of the backend(s) selected for
@@ -293,8 +295,10 @@ class KvCacheManager {
   // positions beyond num_tokens.
   std::vector<int64_t> slot_mapping(RequestId id, int group, int64_t start, int64_t count) const;
 
-  // Blocks a new request of `tokens` tokens needs now (all groups).
-  int64_t blocks_needed(int64_t tokens, int64_t encoder_len = 0) const;
+  // Blocks a new request of `tokens` tokens needs now (all groups): KvPlan::blocks_needed.
+  int64_t blocks_needed(int64_t tokens, int64_t encoder_len = 0) const {
+    return plan_.blocks_needed(tokens, encoder_len);
+  }
 
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }

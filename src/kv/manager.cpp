@@ -121,19 +121,6 @@ void KvCacheManager::register_full_blocks(Request& r) {
   }
 }
 
-int64_t KvCacheManager::blocks_needed(int64_t tokens, int64_t encoder_len) const {
-  int64_t n = 0;
-  for (const KvGroupPlan& g : plan_.groups) {
-    if (g.kind == KvSpecKind::kState)
-      n += 1;
-    else if (g.kind == KvSpecKind::kCrossAttention)
-      n += ceil_div(encoder_len, g.manager_block_size);
-    else
-      n += ceil_div(tokens, g.manager_block_size);
-  }
-  return n;
-}
-
 int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> prompt,
                                     int64_t encoder_len) {
   if (requests_.count(id))

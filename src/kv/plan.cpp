@@ -144,6 +144,19 @@ const KvLayerSpec& KvPlan::layer(int layer_index) const {
       fmt::format("layer {} is not an attention or state layer of {}", layer_index, model));
 }
 
+int64_t KvPlan::blocks_needed(int64_t tokens, int64_t encoder_len) const {
+  int64_t n = 0;
+  for (const KvGroupPlan& g : groups) {
+    if (g.kind == KvSpecKind::kState)
+      n += 1;
+    else if (g.kind == KvSpecKind::kCrossAttention)
+      n += ceil_div(encoder_len, g.manager_block_size);
+    else
+      n += ceil_div(tokens, g.manager_block_size);
+  }
+  return n;
+}
+
 int64_t KvPlan::blocks_for_memory(uint64_t memory) const {
   if (bytes_per_block <= 0 || memory <= uint64_t(scale_bytes)) return 0;
   return int64_t((memory - uint64_t(scale_bytes)) / uint64_t(bytes_per_block));

@@ -319,12 +319,7 @@ RunReport run_workload(const RunOptions& o) {
   const KvPlan plan = plan_kv_cache(model, caps_per_layer, kopt);
   // Requests are admitted up front and admission allocates the whole prompt in every group
   // (sliding groups release blocks only as decode moves the window): size for that.
-  int64_t blocks_per_request = 0;
-  for (const auto& g : plan.groups)
-    blocks_per_request += g.kind == KvSpecKind::kState
-                              ? 1
-                              : (total_len + g.manager_block_size - 1) / g.manager_block_size;
-  const int64_t needed = blocks_per_request * o.requests + 1;  // + the null block
+  const int64_t needed = plan.blocks_needed(total_len) * o.requests + 1;  // + the null block
   int64_t num_blocks = needed + needed / 8 + 1;
   if (o.memory_bytes) {
     num_blocks = plan.blocks_for_memory(*o.memory_bytes);
