@@ -57,18 +57,18 @@ int storage_kind(KvCacheDType d) {
   }
 }
 
+CacheTensors cache_tensors(const KvCacheView& c) {
+  return {{static_cast<char*>(c.k), static_cast<char*>(c.v)},
+          {c.stride_block, c.v_stride_block},
+          {c.stride_head, c.v_stride_head},
+          {c.stride_token, c.v_stride_token}};
+}
+
 ZeroLaunch zero_launch(const KvCacheView& c, const int32_t* ids, int n) {
   ZeroLaunch p{};
   const int elem = storage_kind(c.dtype) >= 2 ? 1 : 2;
   p.num_tensors = c.v ? 2 : 1;
-  p.base[0] = static_cast<char*>(c.k);
-  p.base[1] = static_cast<char*>(c.v);
-  p.stride_block[0] = c.stride_block;
-  p.stride_head[0] = c.stride_head;
-  p.stride_token[0] = c.stride_token;
-  p.stride_block[1] = c.v_stride_block;
-  p.stride_head[1] = c.v_stride_head;
-  p.stride_token[1] = c.v_stride_token;
+  p.cache = cache_tensors(c);
   p.row_bytes[0] = c.head_size * elem;
   p.row_bytes[1] = (c.head_size_v ? c.head_size_v : c.head_size) * elem;
   p.num_kv_heads = c.num_kv_heads;
@@ -305,14 +305,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.src_stride_head[1] = a.v_stride_head;
     p.head[0] = c.head_size;
     p.head[1] = c.head_size_v ? c.head_size_v : c.head_size;
-    p.dst[0] = static_cast<char*>(c.k);
-    p.dst[1] = static_cast<char*>(c.v);
-    p.dst_stride_block[0] = c.stride_block;
-    p.dst_stride_head[0] = c.stride_head;
-    p.dst_stride_token[0] = c.stride_token;
-    p.dst_stride_block[1] = c.v_stride_block;
-    p.dst_stride_head[1] = c.v_stride_head;
-    p.dst_stride_token[1] = c.v_stride_token;
+    p.dst = cache_tensors(c);
     const bool quant = p.out_kind >= 2;
     p.scale[0] = quant ? c.k_scale : nullptr;
     p.scale[1] = quant ? c.v_scale : nullptr;

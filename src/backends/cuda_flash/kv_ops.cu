@@ -57,8 +57,8 @@ __global__ void kv_write_kernel(const KvWriteLaunch p) {
       float x = load_as_float(p.src[t], tok * p.src_stride_token[t] + h * p.src_stride_head[t] + d,
                               p.in_kind);
       if (p.scale[t]) x /= p.scale[t][p.scale_per_head ? h : 0];
-      char* row = p.dst[t] + blk * p.dst_stride_block[t] + h * p.dst_stride_head[t] +
-                  off * p.dst_stride_token[t];
+      char* row = p.dst.base[t] + blk * p.dst.stride_block[t] + h * p.dst.stride_head[t] +
+                  off * p.dst.stride_token[t];
       store_converted(row, d, x, p.out_kind);
     }
   }
@@ -73,7 +73,8 @@ __global__ void zero_blocks_kernel(const ZeroLaunch p) {
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       const int64_t h = i / per_head, rem = i % per_head;
       const int64_t tok = rem / p.row_bytes[t], b = rem % p.row_bytes[t];
-      p.base[t][blk * p.stride_block[t] + h * p.stride_head[t] + tok * p.stride_token[t] + b] = 0;
+      const CacheTensors& c = p.cache;
+      c.base[t][blk * c.stride_block[t] + h * c.stride_head[t] + tok * c.stride_token[t] + b] = 0;
     }
   }
 }

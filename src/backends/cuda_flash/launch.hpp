@@ -20,20 +20,23 @@ void launch_combine(DType dtype, const FlashParams& p, int64_t rows, void* strea
 // Element kinds of the cache kernels: 0 fp16, 1 bf16, 2 fp8 e4m3, 3 fp8 e5m2, 4 fp32.
 // (Plain structs: nvcc's front end rejects parts of capability.hpp, so .cu files never include
 // attention.hpp; the backend translates KvWriteArgs / KvCacheView into these.)
+// The K (index 0) and V (1) tensors of a paged cache: base pointers and byte strides.
+struct CacheTensors {
+  char* base[2];
+  int64_t stride_block[2], stride_head[2], stride_token[2];  // bytes
+};
 struct KvWriteLaunch {
   const void* src[2];
   int64_t src_stride_token[2], src_stride_head[2];  // elements
   int head[2];
-  char* dst[2];
-  int64_t dst_stride_block[2], dst_stride_head[2], dst_stride_token[2];  // bytes
+  CacheTensors dst;
   const float* scale[2];  // divide before encoding (fp8 only), nullptr = 1
   int scale_per_head;
   const int64_t* slot_mapping;
   int block_size, num_kv_heads, in_kind, out_kind, num_tensors, num_tokens;
 };
 struct ZeroLaunch {
-  char* base[2];
-  int64_t stride_block[2], stride_head[2], stride_token[2];  // bytes
+  CacheTensors cache;
   int row_bytes[2];
   int num_kv_heads, block_size, num_tensors;
   const int32_t* blocks;
