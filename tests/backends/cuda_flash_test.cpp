@@ -16,6 +16,7 @@
 #include "backends/cpu_reference/cpu_reference_backend.hpp"
 #include "backends/cuda_flash/capabilities.hpp"
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "backends/cuda_flash/flash_params.hpp"
 #include "backends/cuda_flash/manifest.hpp"
 
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
@@ -558,6 +559,23 @@ TEST_F(CudaFlash, TwoMTilePrefillAndRegisterFp8Decode) {
   run_case(e, 22);
 }
 
+// The prefill form stages O in shared memory and stores whole rows: 16 bytes at a time when the
+// output rows are 16-byte aligned, 4 otherwise (an output stride of head + 2 elements), and never
+// into the per-head padding. Head 64 runs 128-key tiles; GQA groups of 3 make the packed rows of a
+// CTA cross tokens unevenly.
+TEST_F(CudaFlash, PrefillOutputRowsOfAnyAlignment) {
+  for (int pad : {2, 8})
+    for (int head : {64, 128}) {
+      Case c{
+          .name = "prefill bf16 d" + std::to_string(head) + " 6/2 out pad " + std::to_string(pad),
+          .head = head,
+          .hq = 6,
+          .hkv = 2,
+          .seqs = {{200, 260}, {129, 129}, {3, 40}, {45, 300}, {0, 9}},
+          .out_pad = pad};
+      run_case(c, 40 + pad + head);
+    }
+}
 // Every (qk, v) head pair of the manifest, both forms (decode-only and mixed batches), 16-bit and
 // fp8 caches: what the declaration claims is what runs.
 TEST_F(CudaFlash, EveryManifestHeadPair) {
@@ -860,6 +878,23 @@ TEST(CudaFlash, GpuSuite) {
 
 // CPU-only checks (run everywhere): the declaration is the manifest's, and a build without the
 // kernels says so instead of pretending.
+// The kernels map packed rows to (token, head) with GroupDiv instead of integer division: it must
+// agree with `/` for every group size a model can have and dividends over the whole int range.
+TEST(CudaFlashHost, GroupDivisionIsExact) {
+  std::mt19937 rng(7);
+  for (uint32_t d = 1; d <= 4096; d = d < 64 ? d + 1 : d * 2 + 1) {
+    const cuda_flash::GroupDiv g = cuda_flash::make_group_div(d);
+    std::vector<int> ns = {0, 1, int(d) - 1, int(d), int(d) + 1, 2147483647, 2147483646};
+    for (int i = 0; i < 2000; ++i) ns.push_back(int(rng() & 0x7fffffffu));
+    for (int i = 0; i < 2000; ++i) ns.push_back(int(rng() % (64u * d)));
+    for (int n : ns) {
+      const int q = g.div(n);
+      ASSERT_EQ(q, n / int(d)) << "n=" << n << " d=" << d;
+      ASSERT_EQ(g.mod(n, q), n % int(d)) << "n=" << n << " d=" << d;
+    }
+  }
+}
+
 TEST(CudaFlashDeclaration, DerivedFromManifest) {
   const Capabilities& caps = cuda_flash_capabilities();
   std::vector<int> heads;

@@ -141,7 +141,8 @@ class CudaFlashBackend final : public AttentionBackend {
       const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
       ctas += int64_t((rows + bm - 1) / bm) * layer.num_kv_heads;
     }
-    const int bn = block_n(layer.head_size, hv);
+    // The KV dtype is not known here: 16-bit tiles stand in for fp8 ones in this estimate.
+    const int bn = tile_keys(layer.head_size, hv, false, split_keys);
     const int per_sm = ctas_per_sm(
         smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys) +
                           flash_static_smem_bytes(layer.head_size, hv, false, split_keys));
@@ -201,15 +202,14 @@ class CudaFlashBackend final : public AttentionBackend {
           "CUDA_FLASH: no kernel for head_size {}/{} dtype {} KV {}; built head sizes: {}",
           L.head_size, hv, to_string(L.dtype), to_string(kv.dtype),
           fmt::join(cuda_flash_capabilities().head_sizes.sizes, ", ")));
-    const int64_t row_bytes_q = 2;
     if (!aligned16(a.q) || a.q_stride_token % 8 || a.q_stride_head % 8 || !aligned16(kv.k) ||
         !aligned16(kv.v) || kv.stride_block % 16 || kv.stride_head % 16 || kv.stride_token % 16 ||
         kv.v_stride_block % 16 || kv.v_stride_head % 16 || kv.v_stride_token % 16 ||
-        a.out_stride_token % 2 || a.out_stride_head % 2)
+        (reinterpret_cast<uintptr_t>(a.out) & 3u) || a.out_stride_token % 2 ||
+        a.out_stride_head % 2)
       throw InvalidArgument(
           "CUDA_FLASH run: q and K/V rows must be 16-byte aligned (q strides multiples of 8 "
-          "elements, cache byte strides multiples of 16) and out strides even");
-    (void)row_bytes_q;
+          "elements, cache byte strides multiples of 16), out 4-byte aligned with even strides");
     if (plan_.workspace && !a.workspace)
       throw InvalidArgument(
           fmt::format("CUDA_FLASH run: the plan needs {} workspace bytes", plan_.workspace));
@@ -232,6 +232,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.out = a.out;
     p.o_stride_token = a.out_stride_token;
     p.o_stride_head = a.out_stride_head;
+    p.out_vec16 = aligned16(a.out) && a.out_stride_token % 8 == 0 && a.out_stride_head % 8 == 0;
     p.lse = a.lse;
     p.k = static_cast<const char*>(kv.k);
     p.v = static_cast<const char*>(kv.v);
@@ -259,6 +260,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.num_heads = L.num_heads;
     p.num_kv_heads = L.num_kv_heads;
     p.group = L.num_heads / L.num_kv_heads;
+    p.gdiv = make_group_div(uint32_t(p.group));
     p.scale = L.scale;
     p.scale_log2 = L.scale * 1.4426950408889634f;
     p.softcap = L.logits_soft_cap;

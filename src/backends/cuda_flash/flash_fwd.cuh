@@ -191,8 +191,8 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   if (w.row0 >= w.rows) return false;
   w.kv_len = p.seqused_k[w.seq];
   w.shift = w.kv_len - q_len;  // query token t sits at key position t + shift
-  w.t_first = w.row0 / p.group;
-  w.t_last = (min(w.row0 + kBM, w.rows) - 1) / p.group;
+  w.t_first = p.gdiv.div(w.row0);
+  w.t_last = p.gdiv.div(min(w.row0 + kBM, w.rows) - 1);
   const int lo_key = max(0, w.t_first + w.shift - p.window_left);
   const int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
   const int nb_lo = lo_key / kBN;
@@ -210,16 +210,44 @@ __device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork&
                                             int tid) {
   constexpr int kChunksQ = kDqk / 8;
   const T* q = static_cast<const T*>(p.q);
-  for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
-    const int r = c / kChunksQ, cc = c % kChunksQ;
-    const int pr = w.row0 + r;
-    const bool ok = pr < w.rows;
-    const T* src = q;
-    if (ok) {
-      const int t = pr / p.group, h = w.kvh * p.group + pr % p.group;
-      src = q + (w.q_start + t) * p.q_stride_token + h * p.q_stride_head + cc * 8;
-    }
+  auto copy = [&](int r, int cc, int t, int h) {
+    const bool ok = w.row0 + r < w.rows;
+    const T* src = ok ? q + (w.q_start + t) * p.q_stride_token +
+                            (w.kvh * p.group + h) * p.q_stride_head + cc * 8
+                      : q;
     cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
+  };
+  for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
+    const int r = c / kChunksQ, pr = w.row0 + r, t = p.gdiv.div(pr);
+    copy(r, c % kChunksQ, t, p.gdiv.mod(pr, t));
+  }
+}
+
+// Writes the CTA's kBM packed rows of O from sO (row stride kSO elements) to the output, 16 bytes
+// per store where the output allows it (p.out_vec16), else 4.
+template <int kBM, int kDv, int kSO, typename T>
+__device__ __forceinline__ void store_o_tile(const FlashParams& p, const CtaWork& w, const T* sO,
+                                             int tid) {
+  constexpr int kChunks = kDv / 8;
+  T* out = static_cast<T*>(p.out);
+  auto put = [&](int r, int cc, int t, int h) {
+    if (w.row0 + r >= w.rows) return;
+    const uint4 v = *reinterpret_cast<const uint4*>(sO + r * kSO + cc * 8);
+    T* dst =
+        out + (w.q_start + t) * p.o_stride_token + (w.kvh * p.group + h) * p.o_stride_head + cc * 8;
+    if (p.out_vec16) {
+      *reinterpret_cast<uint4*>(dst) = v;
+    } else {
+      uint32_t* d = reinterpret_cast<uint32_t*>(dst);
+      d[0] = v.x;
+      d[1] = v.y;
+      d[2] = v.z;
+      d[3] = v.w;
+    }
+  };
+  for (int c = tid; c < kBM * kChunks; c += kThreads) {
+    const int r = c / kChunks, pr = w.row0 + r, t = p.gdiv.div(pr);
+    put(r, c % kChunks, t, p.gdiv.mod(pr, t));
   }
 }
 
@@ -374,8 +402,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   constexpr int kRawV = smem_stride8(kDv);
   // Q fragments stay in registers when they fit next to the O and S accumulators; else ldmatrix
   // re-reads them every tile.
-  constexpr bool kQInRegs =
-      kMT == 1 ? kDqk <= 128 : kMT * (kDqk / 4 + kDv / 2 + block_n(kDqk, kDv) / 2) <= 160;
+  constexpr bool kQInRegs = kMT == 1 ? kDqk <= 128 : kMT * (kDqk / 4 + kDv / 2 + kBN / 2) <= 160;
   constexpr int kElemBytes = kFp8 ? 1 : 2;
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
@@ -466,15 +493,23 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16 * kMT;  // first row of this warp in the tile
   const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : 0;  // first key of this warp in a tile
   const bool warp_active = row0 + wrow0 < rows;
-  int qpos[kR];
+  // Key position of row r's query. Held in registers across the loop, except with 256 scores per
+  // thread (head 64's 128-key tiles), where they are recomputed in the tiles that need them (mask,
+  // ALiBi) to keep that kernel spill-free.
+  constexpr bool kQposRegs = kMT * kWarpKeys <= 128;
+  auto qpos_calc = [&](int r) {
+    const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
+    return (pr < rows ? p.gdiv.div(pr) : 0) + shift;
+  };
+  int qpos_reg[kQposRegs ? kR : 1];
+#pragma unroll
+  for (int r = 0; r < (kQposRegs ? kR : 0); ++r) qpos_reg[r] = qpos_calc(r);
+  auto qpos_of = [&](int r) { return kQposRegs ? qpos_reg[r] : qpos_calc(r); };
   float m[kR], l[kR];
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
     const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
-    const bool ok = pr < rows;
-    const int t = ok ? pr / G : 0;
-    const int hd = kvh * G + (ok ? pr % G : 0);
-    qpos[r] = t + shift;
+    const int hd = kvh * G + (pr < rows ? p.gdiv.mod(pr, p.gdiv.div(pr)) : 0);
     m[r] = -INFINITY;
     l[r] = 0.f;
     // The sink is one more logit with no value, counted once: split 0, warp 0, one lane of 4
@@ -690,10 +725,13 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         // ALiBi slopes are re-read here (L1-resident) rather than held in registers across the
         // loop: the fast path needs every register for the accumulators.
         float slope[kR];
+        int qpos[kR];
 #pragma unroll
         for (int r = 0; r < kR; ++r) {
           const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
-          slope[r] = p.alibi ? p.alibi[kvh * G + (pr < rows ? pr % G : 0)] : 0.f;
+          slope[r] =
+              p.alibi ? p.alibi[kvh * G + (pr < rows ? p.gdiv.mod(pr, p.gdiv.div(pr)) : 0)] : 0.f;
+          qpos[r] = qpos_of(r);
         }
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt)
@@ -705,6 +743,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                                        n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]);
       }
       if (need_mask) {
+        int qpos[kR];
+#pragma unroll
+        for (int r = 0; r < kR; ++r) qpos[r] = qpos_of(r);
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -836,7 +877,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     const float row_lse = L > 0.f ? (M + log2f(L)) * kLn2 : -INFINITY;
     const int pr = row0 + r;
     if (pr >= rows) return;
-    const int tok = q_start + pr / G, h = kvh * G + pr % G;
+    const int t = p.gdiv.div(pr), tok = q_start + t, h = kvh * G + p.gdiv.mod(pr, t);
     float acc[kCols];
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
@@ -867,54 +908,76 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       lse[r] = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
     }
   }
+  if (p.num_splits == 1) {
+    // O goes through shared memory (Q and the stages are free once every warp is past this
+    // barrier; cp_async_wait<0> above emptied the copies) and leaves as whole-row 16-byte stores:
+    // per-fragment 4-byte stores backed up the LSU queue for 9% of a 1k prefill's stall samples
+    // (v2h, ncu s3).
+    static_assert(kBM * kSV * 2 <= flash_smem_bytes(kDqk, kDv, kFp8, false), "the O tile fits");
+    T* sO = reinterpret_cast<T*>(smem);
+    __syncthreads();
+    if (warp_active) {
+#pragma unroll
+      for (int r = 0; r < kR; ++r) {
+        const int mt = r / 2, i = r % 2;
+        const int row = wrow0 + mt * 16 + g + 8 * i;
+#pragma unroll
+        for (int j = 0; j < kDv / 8; ++j)
+          *reinterpret_cast<uint32_t*>(sO + row * kSV + j * 8 + 2 * tig) =
+              E::pack(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < kR; ++r) {
+        const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
+        if (p.lse && tig == 0 && pr < rows)
+          p.lse[int64_t(q_start + p.gdiv.div(pr)) * p.num_heads + kvh * G +
+                p.gdiv.mod(pr, p.gdiv.div(pr))] = lse[r];
+      }
+    }
+    __syncthreads();
+    store_o_tile<kBM, kDv, kSV>(p, w, sO, tid);
+    return;
+  }
   if (!warp_active) return;
 #pragma unroll
-  for (int r = 0; r < kR; ++r) {
+  for (int r = 0; r < kR; ++r) {  // split partials: fp32 rows of the workspace
     const int mt = r / 2, i = r % 2;
     const int pr = row0 + wrow0 + mt * 16 + g + 8 * i;
     if (pr >= rows) continue;
-    const int tok = q_start + pr / G;
-    const int h = kvh * G + pr % G;
-    if (p.num_splits == 1) {
-      T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head;
+    const int t = p.gdiv.div(pr), tok = q_start + t, h = kvh * G + p.gdiv.mod(pr, t);
+    const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
+    float* out = p.ws_o + row * kDv;
 #pragma unroll
-      for (int j = 0; j < kDv / 8; ++j) {
-        *reinterpret_cast<uint32_t*>(out + j * 8 + 2 * tig) =
-            E::pack(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
-      }
-      if (p.lse && tig == 0) p.lse[int64_t(tok) * p.num_heads + h] = lse[r];
-    } else {
-      const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
-      float* out = p.ws_o + row * kDv;
-#pragma unroll
-      for (int j = 0; j < kDv / 8; ++j) {
-        *reinterpret_cast<float2*>(out + j * 8 + 2 * tig) =
-            make_float2(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
-      }
-      if (tig == 0) p.ws_lse[row] = lse[r];
+    for (int j = 0; j < kDv / 8; ++j) {
+      *reinterpret_cast<float2*>(out + j * 8 + 2 * tig) =
+          make_float2(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
     }
+    if (tig == 0) p.ws_lse[row] = lse[r];
   }
 }
 
 // Merges the split partials of one (token, head) row per CTA: out = sum_s exp(lse_s - lse) O_s.
 // Parallel over the splits (thread s reads split s's LSE; warp w sums splits w, w + 4, ...), so
 // its latency does not grow with the split count: a serial loop over 30-60 splits cost ~0.5 us
-// per split at 1x32k decode (v2e), a third of the whole call.
+// per split at 1x32k decode (v2e), a third of the whole call. A warp loads the partials of up to
+// kBatch splits before it adds any (a loop that first tested each split's weight waited one L2
+// round trip per split: 7 us of a 57 us 1x32k call, ncu s3).
 template <typename T>
 __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashParams p) {
   static_assert(kMaxSplits <= kThreads, "one thread per split's LSE");
   constexpr int kMaxHeadV = 512;
+  constexpr int kBatch = 8;
   using E = Elem<T>;
   __shared__ float s_w[kMaxSplits];
   __shared__ float s_red[2][kThreads / 32];
   __shared__ __align__(16) float s_acc[4][kMaxHeadV];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int64_t row = blockIdx.x;
-  const int tok = int(row / p.num_heads);
-  if (tok >= p.cu_seqlens_q[p.num_seqs]) return;
+  const int64_t row = blockIdx.x;  // < total_q_capacity x num_heads: the workspace holds it
   const int S = p.num_splits;
   const int64_t split_stride = int64_t(p.total_q_capacity) * p.num_heads;
   const float mine = tid < S ? p.ws_lse[tid * split_stride + row] : -INFINITY;
+  const int tok = int(row / p.num_heads);
+  if (tok >= p.cu_seqlens_q[p.num_seqs]) return;
   float mx = mine;
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
@@ -933,16 +996,26 @@ __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashPara
   __syncthreads();
   for (int d = lane * 4; d < p.head_v; d += 128) {
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-    for (int sp = warp; sp < S; sp += 4) {
-      const float w = s_w[sp];
-      if (w == 0.f) continue;  // an empty split (or a fully masked row) adds nothing
-      const float4 v =
-          *reinterpret_cast<const float4*>(p.ws_o + (sp * split_stride + row) * p.head_v + d);
-      acc.x += w * v.x;
-      acc.y += w * v.y;
-      acc.z += w * v.z;
-      acc.w += w * v.w;
+    for (int sp0 = warp; sp0 < S; sp0 += 4 * kBatch) {
+      float4 v[kBatch];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int sp = sp0 + 4 * i;
+        v[i] = sp < S ? *reinterpret_cast<const float4*>(p.ws_o +
+                                                         (sp * split_stride + row) * p.head_v + d)
+                      : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int sp = sp0 + 4 * i;
+        const float w = sp < S ? s_w[sp] : 0.f;
+        if (w != 0.f) {  // an empty split (or a fully masked row) adds nothing
+          acc.x += w * v[i].x;
+          acc.y += w * v[i].y;
+          acc.z += w * v[i].z;
+          acc.w += w * v[i].w;
+        }
+      }
     }
     *reinterpret_cast<float4*>(&s_acc[warp][d]) = acc;
   }

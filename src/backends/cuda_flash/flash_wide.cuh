@@ -106,8 +106,8 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   for (int r = 0; r < kR; ++r) {
     const int pr = row0 + (r / 2) * 16 + g + 8 * (r % 2);
     const bool ok = pr < rows;
-    const int t = ok ? pr / G : 0;
-    const int hd = kvh * G + (ok ? pr % G : 0);
+    const int t = ok ? p.gdiv.div(pr) : 0;
+    const int hd = kvh * G + (ok ? p.gdiv.mod(pr, t) : 0);
     qpos[r] = t + shift;
     m[r] = -INFINITY;
     l[r] = 0.f;
@@ -270,7 +270,8 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const int pr = row0 + (r / 2) * 16 + g + 8 * (r % 2);
-        slope[r] = p.alibi ? p.alibi[kvh * G + (pr < rows ? pr % G : 0)] : 0.f;
+        slope[r] =
+            p.alibi ? p.alibi[kvh * G + (pr < rows ? p.gdiv.mod(pr, p.gdiv.div(pr)) : 0)] : 0.f;
       }
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
@@ -315,8 +316,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
     if (pr >= rows) continue;
     const float f = (l[r] > 0.f ? 1.f / l[r] : 0.f) * v_scale;  // 0 for rows that saw no key
     const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
-    const int tok = q_start + pr / G;
-    const int h = kvh * G + pr % G;
+    const int t = p.gdiv.div(pr), tok = q_start + t, h = kvh * G + p.gdiv.mod(pr, t);
     if (p.num_splits == 1) {
       T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + warp * kWV;
 #pragma unroll

@@ -96,11 +96,12 @@ __global__ void fill_random_kernel(void* data, int64_t n, int kind, uint64_t see
   }
 }
 
-__global__ void read_probe_kernel(const uint4* data, int64_t n, uint32_t* sink) {
+__global__ void read_probe_kernel(const uint4* data, int64_t n, uint32_t* sink, bool streaming) {
   uint32_t acc = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
-    const uint4 v = __ldcs(data + i);  // streaming: the decode kernels' access pattern
+    // streaming: the decode kernels' access pattern; normal loads replace what L2 holds
+    const uint4 v = streaming ? __ldcs(data + i) : __ldcg(data + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   acc = __reduce_xor_sync(0xffffffffu, acc);
@@ -110,9 +111,9 @@ __global__ void read_probe_kernel(const uint4* data, int64_t n, uint32_t* sink) 
 }  // namespace
 
 void launch_read_probe(const void* data, int64_t bytes, uint32_t* sink, int sink_words,
-                       void* stream) {
+                       bool streaming, void* stream) {
   read_probe_kernel<<<sink_words, 512, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const uint4*>(data), bytes / 16, sink);
+      static_cast<const uint4*>(data), bytes / 16, sink, streaming);
 }
 
 void launch_kv_write(const KvWriteLaunch& p, void* stream) {

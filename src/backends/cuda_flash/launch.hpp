@@ -49,8 +49,10 @@ void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_
                         void* stream);
 
 // Reads `bytes` (a multiple of 16) once with 16-byte loads and folds them into `sink` (one word
-// per CTA): the device's read-bandwidth ceiling, measured beside the decode rows.
+// per CTA): the device's read-bandwidth ceiling, measured beside the decode rows (`streaming`
+// loads, as the decode kernels'), and the benches' clean L2 eviction (normal loads, which take
+// L2's lines over).
 void launch_read_probe(const void* data, int64_t bytes, uint32_t* sink, int sink_words,
-                       void* stream);
+                       bool streaming, void* stream);
 
 }  // namespace attnkit::cuda_flash

@@ -56,9 +56,13 @@ constexpr bool separate_kv(int head_qk, int head_v, bool fp8, bool split_keys) {
 
 // Keys per tile of a kernel form: fp8 caches in the decode form take 128-key tiles (the same 16 KB
 // as a 64-key 16-bit tile), so the per-tile fixed costs (barriers, page ring, softmax bookkeeping)
-// are paid once per 128 keys; separate_kv takes 64; everything else uses block_n.
+// are paid once per 128 keys; so does the prefill form at heads <= 64 (FA2's tile there: a 64-key
+// tile gave each warp half of head 128's MMAs for the same softmax and barrier costs, and ran at
+// 0.79-0.90x FA2; Q is then re-read from shared memory to make room for the scores);
+// separate_kv takes 64; everything else uses block_n.
 constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
   if (fp8 && split_keys && has_split_keys_form(head_qk, head_v)) return 128;
+  if (!split_keys && std::max(head_qk, head_v) <= 64) return 128;
   return separate_kv(head_qk, head_v, fp8, split_keys) ? 64 : block_n(head_qk, head_v);
 }
 
