@@ -187,7 +187,9 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.q_start = p.cu_seqlens_q[w.seq];
   const int q_len = p.cu_seqlens_q[w.seq + 1] - w.q_start;
   w.rows = q_len * p.group;
-  w.row0 = blockIdx.x * kBM;
+  // Row blocks go out last first: under a causal mask the last rows see the most keys, so the
+  // longest CTAs start early and the grid ends on short ones (no long CTA alone in the tail).
+  w.row0 = (gridDim.x - 1 - blockIdx.x) * kBM;
   if (w.row0 >= w.rows) return false;
   w.kv_len = p.seqused_k[w.seq];
   w.shift = w.kv_len - q_len;  // query token t sits at key position t + shift
