@@ -561,14 +561,13 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   for (int nb = my_lo; nb < my_hi; ++nb) {
     const int it = nb - my_lo;
     const int stage = it % kStages;
-    PageRows pf;  // rows of tile nb + kStages, stored at the end of this iteration
+    PageRows pf;  // rows of tile nb + kStages (nb + 1 with separate K and V), stored later on
     if constexpr (kSepKV) {
       pf = page_of(nb + 1);
       cp_async_wait<0>();  // K of tile nb has landed (for this thread)
       __syncthreads();     // ... for every thread; every warp is done with the previous V
       load_v(0, it % kSlots);
       cp_async_commit();
-      put_page((it + 1) % kSlots, pf);  // tile nb - 1's slot: its copies are issued
     } else {
       // Issue tile nb + kStages - 1 (its stage was last read in iteration nb - 1, before the
       // barrier that ended it); an empty group keeps the count uniform near the end.
@@ -778,6 +777,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       online_softmax(s, o, m, l, sc);
     }
     if constexpr (kSepKV) {
+      // Tile nb + 1's page entries go into tile nb - 1's slot (its copies were issued before the
+      // top barrier), read by the next K copy after the barrier below; stored only now, so the
+      // block-table load has the whole Q.K^T and softmax to land (stored at the top, it stalled
+      // every tile: 6% of head 256's samples, v2h ncu s3).
+      put_page((it + 1) % kSlots, pf);
       cp_async_wait<0>();  // V of tile nb has landed (for this thread)
       __syncthreads();     // ... for every thread; every warp is done with K
       if (nb + 1 < my_hi) load_k(0, (it + 1) % kSlots);
