@@ -205,58 +205,38 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   return true;
 }
 
-// Element offsets of the CTA's packed rows in q and out (-1: past the sequence), one thread per
-// row, so that the Q tile load and the O store read an offset per 16-byte chunk instead of
-// redoing a division and two 64-bit products (v2h ncu: 3-4% of a 1k prefill's stall samples for
-// each of the two).
-template <int kBM>
-struct RowOffsets {
-  int64_t q[kBM], o[kBM];
-};
-template <int kBM>
-__device__ __forceinline__ void fill_row_offsets(const FlashParams& p, const CtaWork& w,
-                                                 RowOffsets<kBM>& ro, int tid) {
-  static_assert(kBM <= kThreads, "one thread per row");
-  if (tid >= kBM) return;
-  const int pr = w.row0 + tid;
-  int64_t qo = -1, oo = -1;
-  if (pr < w.rows) {
-    const int t = p.gdiv.div(pr);
-    const int64_t tok = w.q_start + t, h = w.kvh * p.group + p.gdiv.mod(pr, t);
-    qo = tok * p.q_stride_token + h * p.q_stride_head;
-    oo = tok * p.o_stride_token + h * p.o_stride_head;
-  }
-  ro.q[tid] = qo;
-  ro.o[tid] = oo;
-}
-
 // Copies the CTA's kBM packed query rows into sQ (row stride kSQ elements); rows past the
-// sequence are zeros. The row offsets must be visible to every thread (after a barrier).
+// sequence are zeros.
 template <int kBM, int kDqk, int kSQ, typename T>
-__device__ __forceinline__ void load_q_tile(const FlashParams& p, const RowOffsets<kBM>& ro, T* sQ,
+__device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork& w, T* sQ,
                                             int tid) {
   constexpr int kChunksQ = kDqk / 8;
   const T* q = static_cast<const T*>(p.q);
+  auto copy = [&](int r, int cc, int t, int h) {
+    const bool ok = w.row0 + r < w.rows;
+    const T* src = ok ? q + (w.q_start + t) * p.q_stride_token +
+                            (w.kvh * p.group + h) * p.q_stride_head + cc * 8
+                      : q;
+    cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
+  };
   for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
-    const int r = c / kChunksQ, cc = c % kChunksQ;
-    const int64_t off = ro.q[r];
-    cp_async16(smem_addr(sQ + r * kSQ + cc * 8), off >= 0 ? q + off + cc * 8 : q, off >= 0);
+    const int r = c / kChunksQ, pr = w.row0 + r, t = p.gdiv.div(pr);
+    copy(r, c % kChunksQ, t, p.gdiv.mod(pr, t));
   }
 }
 
 // Writes the CTA's kBM packed rows of O from sO (row stride kSO elements) to the output, 16 bytes
 // per store where the output allows it (p.out_vec16), else 4.
 template <int kBM, int kDv, int kSO, typename T>
-__device__ __forceinline__ void store_o_tile(const FlashParams& p, const RowOffsets<kBM>& ro,
-                                             const T* sO, int tid) {
+__device__ __forceinline__ void store_o_tile(const FlashParams& p, const CtaWork& w, const T* sO,
+                                             int tid) {
   constexpr int kChunks = kDv / 8;
   T* out = static_cast<T*>(p.out);
-  for (int c = tid; c < kBM * kChunks; c += kThreads) {
-    const int r = c / kChunks, cc = c % kChunks;
-    const int64_t off = ro.o[r];
-    if (off < 0) continue;
+  auto put = [&](int r, int cc, int t, int h) {
+    if (w.row0 + r >= w.rows) return;
     const uint4 v = *reinterpret_cast<const uint4*>(sO + r * kSO + cc * 8);
-    T* dst = out + off + cc * 8;
+    T* dst =
+        out + (w.q_start + t) * p.o_stride_token + (w.kvh * p.group + h) * p.o_stride_head + cc * 8;
     if (p.out_vec16) {
       *reinterpret_cast<uint4*>(dst) = v;
     } else {
@@ -266,6 +246,10 @@ __device__ __forceinline__ void store_o_tile(const FlashParams& p, const RowOffs
       d[2] = v.z;
       d[3] = v.w;
     }
+  };
+  for (int c = tid; c < kBM * kChunks; c += kThreads) {
+    const int r = c / kChunks, pr = w.row0 + r, t = p.gdiv.div(pr);
+    put(r, c % kChunks, t, p.gdiv.mod(pr, t));
   }
 }
 
@@ -467,8 +451,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                         p.alibi != nullptr};
   const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
 
-  __shared__ RowOffsets<kBM> rofs;
-  fill_row_offsets(p, w, rofs, tid);
+  load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
 
   // The page ring (PageRing): tile t uses slot (t - my_lo) % kSlots, stage (t - my_lo) % kStages.
   __shared__ PageRing<kSlots, kBN> ring;
@@ -494,7 +477,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     put_page(t, page_of(my_lo + t));
   }
   __syncthreads();
-  load_q_tile<kBM, kDqk, kSQ>(p, rofs, sQ, tid);
   // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group); with
   // separate K and V, the first K.
 #pragma unroll
@@ -959,7 +941,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       }
     }
     __syncthreads();
-    store_o_tile<kBM, kDv, kSV>(p, rofs, sO, tid);
+    store_o_tile<kBM, kDv, kSV>(p, w, sO, tid);
     return;
   }
   if (!warp_active) return;

@@ -73,8 +73,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
                         p.alibi != nullptr};
   const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
 
-  __shared__ RowOffsets<kBM> rofs;
-  fill_row_offsets(p, w, rofs, tid);
+  load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
 
   // The page ring (flash_fwd.cuh): tile t (counted from my_lo) uses slot t % kSlots and stage
   // t % kStages.
@@ -91,7 +90,6 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
     put_page(ring, t, page_of<kBN>(p, w, my_lo + t, tid), p, w, tid);
   }
   __syncthreads();
-  load_q_tile<kBM, kDqk, kSQ>(p, rofs, sQ, tid);
   // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group).
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
