@@ -141,6 +141,25 @@ struct LogitsPolicy {
   }
 };
 
+// The CTA's logits transform with its KV head's K scale folded in, and the V scale (1 for 16-bit
+// caches; per tensor or per KV head for fp8). fold_scale: plain logits (no softcap, no ALiBi) with
+// a positive scale, where the max runs on raw scores and the scale folds into exp2's argument (a
+// non-positive scale would reverse the max).
+struct CtaScales {
+  LogitsPolicy lp;
+  float v_scale;
+  bool fold_scale;
+};
+__device__ __forceinline__ CtaScales cta_scales(const FlashParams& p, int kvh) {
+  const int i = p.scale_per_head ? kvh : 0;
+  const float ks = p.k_scale ? p.k_scale[i] : 1.f;
+  CtaScales c{{p.scale * ks, p.scale_log2 * ks, p.softcap, p.softcap > 0.f, p.alibi != nullptr},
+              p.v_scale ? p.v_scale[i] : 1.f,
+              false};
+  c.fold_scale = !c.lp.has_softcap && !c.lp.has_alibi && c.lp.scale_log2 > 0.f;
+  return c;
+}
+
 // Copies kRows rows of kChunks 16-byte chunks (row r from rows[r]; rows from n_valid on are
 // zero-filled, never read) to dst + r * kRowBytes. The row addresses are read in one batch before
 // any copy is issued: one at a time, every copy waited on its shared load (v2f ncu: 12% of the
@@ -444,12 +463,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const int my_lo = w.my_lo, my_hi = w.my_hi, G = p.group;
 
   const MaskPolicy mask{kv_len, p.window_left, p.window_right};
-  float k_scale = 1.f, v_scale = 1.f;
-  if (p.k_scale) k_scale = p.k_scale[p.scale_per_head ? kvh : 0];
-  if (p.v_scale) v_scale = p.v_scale[p.scale_per_head ? kvh : 0];
-  const LogitsPolicy lp{p.scale * k_scale, p.scale_log2 * k_scale, p.softcap, p.softcap > 0.f,
-                        p.alibi != nullptr};
-  const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
+  const CtaScales cs = cta_scales(p, kvh);
+  const LogitsPolicy& lp = cs.lp;
+  const float v_scale = cs.v_scale;
 
   load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
 
@@ -506,7 +522,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   int qpos_reg[kQposRegs ? kR : 1];
 #pragma unroll
   for (int r = 0; r < (kQposRegs ? kR : 0); ++r) qpos_reg[r] = qpos_calc(r);
-  auto qpos_of = [&](int r) { return kQposRegs ? qpos_reg[r] : qpos_calc(r); };
+  auto qpos_of = [&](int r) {
+    if constexpr (kQposRegs)
+      return qpos_reg[r];
+    else
+      return qpos_calc(r);
+  };
   float m[kR], l[kR];
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
@@ -529,9 +550,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   uint32_t qf[kQInRegs ? kMT : 1][kQInRegs ? kDqk / 16 : 1][4];
   const uint32_t q_lane_addr = smem_addr(sQ + (wrow0 + (lane & 15)) * kSQ + (lane >> 4) * 8);
-  // Plain logits: the max runs on raw scores and the scale folds into exp2's argument (one FFMA);
-  // a non-positive scale would reverse the max, so it takes the general path.
-  const bool fold_scale = plain_logits && lp.scale_log2 > 0.f;
+  const bool fold_scale = cs.fold_scale;  // the scale rides in exp2's argument (one FFMA)
   float sc = fold_scale ? lp.scale_log2 : 1.f;
   // fp8 decode multiplies Q by qmul (a power of two) to run Q.K^T as an fp16 MMA; raw scores are
   // then qmul times too large, and qinv undoes that exactly.

@@ -66,12 +66,9 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   const int live_mt = min(kMT, (rows - row0 + 15) / 16);
 
   const MaskPolicy mask{kv_len, p.window_left, p.window_right};
-  float k_scale = 1.f, v_scale = 1.f;
-  if (p.k_scale) k_scale = p.k_scale[p.scale_per_head ? kvh : 0];
-  if (p.v_scale) v_scale = p.v_scale[p.scale_per_head ? kvh : 0];
-  const LogitsPolicy lp{p.scale * k_scale, p.scale_log2 * k_scale, p.softcap, p.softcap > 0.f,
-                        p.alibi != nullptr};
-  const bool plain_logits = !lp.has_softcap && !lp.has_alibi;
+  const CtaScales cs = cta_scales(p, kvh);
+  const LogitsPolicy& lp = cs.lp;
+  const float v_scale = cs.v_scale;
 
   load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
 
@@ -127,9 +124,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   // ldmatrix lane addresses (the A / B fragment layouts of flash_fwd_kernel), offset to this
   // warp's dims. Q: rows lane % 16, dims + 8 for lanes 16..31.
   const uint32_t q_lane_addr = smem_addr(sQ + (lane & 15) * kSQ + warp * kWQ + (lane >> 4) * 8);
-  // Plain logits: the max runs on raw scores and the scale folds into exp2's argument (one FFMA);
-  // a non-positive scale would reverse the max, so it takes the general path.
-  const bool fold_scale = plain_logits && lp.scale_log2 > 0.f;
+  const bool fold_scale = cs.fold_scale;  // the scale rides in exp2's argument (one FFMA)
   const float sc = fold_scale ? lp.scale_log2 : 1.f;
 
   // Rows' extreme positions decide which tiles need the mask at all.
