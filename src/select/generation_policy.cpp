@@ -144,6 +144,12 @@ VariantChoice resolve_generation(const std::vector<KernelGeneration>& gens,
     case Rule::kNone:
       break;
   }
+  // The generations between the preferred one and the target were passed over too: say why.
+  std::vector<std::string> passed;
+  for (size_t i = start; i-- > *target + 1;)
+    passed.push_back(fmt::format("{} ({})", label(gens[i].name),
+                                 verdict_text(gens[i], judge(gens[i], spec, device), device)));
+  if (!passed.empty()) w.message += fmt::format("; also passed over: {}", join(passed, "; "));
   return {to, {std::move(w)}};
 }
 

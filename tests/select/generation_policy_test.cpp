@@ -145,11 +145,17 @@ TEST(GenerationPolicy, Rule2NotBuiltGoesToBestBuilt) {
   v = resolve(g3, gpu(9, 0), layer(), "v4");
   // v4 fails rule 1 first on SM90 (outside its range), target is still v3.
   EXPECT_EQ(v.variant, "v3");
-  // On B200 with v3 built, v4 unbuilt: v3 cannot run on 10.0, so v2.
+  // On B200 with v3 built, v4 unbuilt: v3 cannot run on 10.0, so v2; the warning says why v3 was
+  // passed over as well.
   v = resolve(g3, gpu(10, 0));
   EXPECT_EQ(v.variant, "v2");
   ASSERT_EQ(v.warnings.size(), 1u);
   EXPECT_THAT(v.warnings[0].message, HasSubstr("not built"));
+  EXPECT_THAT(v.warnings[0].message,
+              HasSubstr("also passed over: v3 (Hopper) (needs compute capability 9.0; device has "
+                        "10.0)"));
+  // Nothing between the preferred generation and the target: no such clause.
+  EXPECT_THAT(resolve(g, gpu(9, 0)).warnings[0].message, ::testing::Not(HasSubstr("passed over")));
 }
 
 TEST(GenerationPolicy, Rule3LayerFeatureQuotesTheReasons) {
