@@ -497,81 +497,82 @@ TEST(CpuFlash, Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference) {
 
 // Every finite fp8 code dequantizes exactly on every ISA's path (AMX and AVX-512 BF16 stage fp8
 // rows to bf16 with integer arithmetic). A window of one key makes query row i read exactly V row
-// i: O = 1 x V, exact in bf16 and fp16 outputs. V row i holds codes 64 i .. 64 i + 63; the NaN
+// i: O = 1 x V, exact in bf16 and fp16 outputs. V row i holds codes d i .. d i + d - 1; the NaN
 // and inf codes are left out (a masked key's 0 x NaN poisons its tile on the tiled paths, as
 // docs/semantics.md says; Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference covers NaN).
 TEST(CpuFlash, EveryFiniteFp8CodeDequantizesExactly) {
-  const int d = 64, n = 4, bs = 16;
-  for (KvCacheDType kd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2}) {
-    const bool e5m2 = kd == KvCacheDType::kFp8E5M2;
-    auto finite = [&](int c) { return e5m2 ? (c & 0x7c) != 0x7c : (c & 0x7f) != 0x7f; };
-    auto value = [&](int c) {
-      return e5m2 ? fp8_e5m2_to_float(uint8_t(c)) : fp8_e4m3_to_float(uint8_t(c));
-    };
-    KvCacheView kv;
-    kv.dtype = kd;
-    kv.num_blocks = 1;
-    kv.block_size = bs;
-    kv.num_kv_heads = 1;
-    kv.head_size = kv.head_size_v = d;
-    kv.stride_token = kv.v_stride_token = d;
-    kv.stride_head = kv.v_stride_head = kv.stride_block = kv.v_stride_block = int64_t(d) * bs;
-    const float one = 1.f;
-    kv.scale_granularity = ScaleGranularity::kPerTensor;
-    kv.k_scale = kv.v_scale = &one;
-    std::vector<uint8_t> kc(size_t(d) * bs, e5m2 ? 0x3c : 0x38), vc(kc.size(), 0);  // K = 1.0
-    for (int c = 0; c < 256; ++c)
-      if (finite(c)) vc[size_t(c)] = uint8_t(c);
-    kv.k = kc.data();
-    kv.v = vc.data();
-    const std::vector<int32_t> cu{0, n}, used{n}, table{0};
-    for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
-      std::vector<uint16_t> q(size_t(n) * d, dt == DType::kBFloat16 ? float_to_bf16_bits(0.5f)
-                                                                    : float_to_fp16_bits(0.5f));
-      AttentionArgs a;
-      a.q = q.data();
-      a.q_stride_token = a.out_stride_token = d;
-      a.q_stride_head = a.out_stride_head = d;
-      a.kv = kv;
-      a.batch.num_seqs = 1;
-      a.batch.total_q = n;
-      a.batch.max_seqlen_q = a.batch.max_seqlen_k = n;
-      a.batch.cu_seqlens_q = cu.data();
-      a.batch.seqused_k = used.data();
-      a.batch.block_table = table.data();
-      a.batch.block_table_stride = 1;
-      a.layer.num_heads = a.layer.num_kv_heads = 1;
-      a.layer.head_size = a.layer.head_size_v = d;
-      a.layer.dtype = dt;
-      a.layer.scale = 0.125f;
-      a.layer.causal = true;
-      a.layer.window_left = 0;  // each query sees its own key only
-      for (Isa isa : isas()) {
-        SCOPED_TRACE(std::string(to_string(kd)) + " " + std::string(to_string(dt)) + " " +
-                     std::string(cpu_flash::to_string(isa)));
-        CpuFlashOptions opt;
-        opt.isa = isa;
-        opt.num_threads = 1;
-        auto be = make_cpu_flash_backend(opt);
-        std::vector<uint16_t> out(size_t(n) * d, 0x7fff);
-        AttentionArgs r = a;
-        r.out = out.data();
-        be->plan(a.batch, a.layer);
-        std::vector<uint8_t> ws(be->workspace_bytes() + 64);
-        r.workspace = ws.data();
-        be->run(r);
-        int bad = 0;
-        for (int c = 0; c < 256; ++c) {
-          const float want = finite(c) ? value(c) : 0.f;
-          const float got = load_act(out.data(), dt, c);
-          if (got != want && bad++ < 5)  // -0 sums to +0: values, not signs of zero
-            ADD_FAILURE() << "code 0x" << std::hex << c << std::dec << ": got " << got << ", want "
-                          << want;
+  const int n = 4, bs = 16;
+  for (int d : {64, 80})  // 80: rows that end in a half (16-code) conversion step
+    for (KvCacheDType kd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2}) {
+      const bool e5m2 = kd == KvCacheDType::kFp8E5M2;
+      auto finite = [&](int c) { return e5m2 ? (c & 0x7c) != 0x7c : (c & 0x7f) != 0x7f; };
+      auto value = [&](int c) {
+        return e5m2 ? fp8_e5m2_to_float(uint8_t(c)) : fp8_e4m3_to_float(uint8_t(c));
+      };
+      KvCacheView kv;
+      kv.dtype = kd;
+      kv.num_blocks = 1;
+      kv.block_size = bs;
+      kv.num_kv_heads = 1;
+      kv.head_size = kv.head_size_v = d;
+      kv.stride_token = kv.v_stride_token = d;
+      kv.stride_head = kv.v_stride_head = kv.stride_block = kv.v_stride_block = int64_t(d) * bs;
+      const float one = 1.f;
+      kv.scale_granularity = ScaleGranularity::kPerTensor;
+      kv.k_scale = kv.v_scale = &one;
+      std::vector<uint8_t> kc(size_t(d) * bs, e5m2 ? 0x3c : 0x38), vc(kc.size(), 0);  // K = 1.0
+      for (int c = 0; c < 256; ++c)
+        if (finite(c)) vc[size_t(c)] = uint8_t(c);
+      kv.k = kc.data();
+      kv.v = vc.data();
+      const std::vector<int32_t> cu{0, n}, used{n}, table{0};
+      for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+        std::vector<uint16_t> q(size_t(n) * d, dt == DType::kBFloat16 ? float_to_bf16_bits(0.5f)
+                                                                      : float_to_fp16_bits(0.5f));
+        AttentionArgs a;
+        a.q = q.data();
+        a.q_stride_token = a.out_stride_token = d;
+        a.q_stride_head = a.out_stride_head = d;
+        a.kv = kv;
+        a.batch.num_seqs = 1;
+        a.batch.total_q = n;
+        a.batch.max_seqlen_q = a.batch.max_seqlen_k = n;
+        a.batch.cu_seqlens_q = cu.data();
+        a.batch.seqused_k = used.data();
+        a.batch.block_table = table.data();
+        a.batch.block_table_stride = 1;
+        a.layer.num_heads = a.layer.num_kv_heads = 1;
+        a.layer.head_size = a.layer.head_size_v = d;
+        a.layer.dtype = dt;
+        a.layer.scale = 0.125f;
+        a.layer.causal = true;
+        a.layer.window_left = 0;  // each query sees its own key only
+        for (Isa isa : isas()) {
+          SCOPED_TRACE("d " + std::to_string(d) + " " + std::string(to_string(kd)) + " " +
+                       std::string(to_string(dt)) + " " + std::string(cpu_flash::to_string(isa)));
+          CpuFlashOptions opt;
+          opt.isa = isa;
+          opt.num_threads = 1;
+          auto be = make_cpu_flash_backend(opt);
+          std::vector<uint16_t> out(size_t(n) * d, 0x7fff);
+          AttentionArgs r = a;
+          r.out = out.data();
+          be->plan(a.batch, a.layer);
+          std::vector<uint8_t> ws(be->workspace_bytes() + 64);
+          r.workspace = ws.data();
+          be->run(r);
+          int bad = 0;
+          for (int c = 0; c < 256; ++c) {
+            const float want = finite(c) ? value(c) : 0.f;
+            const float got = load_act(out.data(), dt, c);
+            if (got != want && bad++ < 5)  // -0 sums to +0: values, not signs of zero
+              ADD_FAILURE() << "code 0x" << std::hex << c << std::dec << ": got " << got
+                            << ", want " << want;
+          }
+          EXPECT_EQ(bad, 0);
         }
-        EXPECT_EQ(bad, 0);
       }
     }
-  }
 }
 
 }  // namespace

@@ -113,14 +113,14 @@ using cpu_flash::WorkItem;
 
 [[noreturn]] void fail(const std::string& what) { throw InvalidArgument("CPU_FLASH: " + what); }
 
-// Head sizes the kernels take: multiples of 16 (one SIMD row / one nvfp4 scale group) up to 576.
+// Head sizes the kernels take, as declared (capabilities.cpp: one SIMD row / one nvfp4 scale
+// group per 16 dims, up to 576), for Q/K and V alike.
 void check_head_sizes(const AttentionLayerParams& L) {
-  auto ok = [](int h) { return h >= 16 && h <= 576 && h % 16 == 0; };
-  if (!ok(L.head_size) || !ok(L.head_size_v))
-    throw Unsupported(fmt::format(
-        "CPU_FLASH: head_size {} / head_size_v {} not supported (expected multiples of 16 in "
-        "16..576)",
-        L.head_size, L.head_size_v));
+  const HeadSizeRule& rule = cpu_flash_capabilities().head_sizes;
+  if (!rule.accepts(L.head_size) || !rule.accepts(L.head_size_v))
+    throw Unsupported(
+        fmt::format("CPU_FLASH: head_size {} / head_size_v {} not supported (expected {})",
+                    L.head_size, L.head_size_v, rule.describe()));
 }
 
 int default_threads() {

@@ -86,8 +86,8 @@ struct PathBf16 {
   // m x 2^-9 resp. m x 2^-16, bf16 normals) from an 8- resp. 4-entry table, e4m3's NaN code
   // (magnitude 0x7f) and e5m2's inf/NaN codes (exponent 31) to their bf16 counterparts. Through
   // float (16 at a time, cvtph then cvtneps) the staging bounded fp8 decode at ~5 GB/s here.
-  static __m512i fp8x32_to_bf16(const uint8_t* s, bool e5m2) {
-    const __m512i b = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+  static __m512i fp8x32_to_bf16(__m256i codes, bool e5m2) {
+    const __m512i b = _mm512_cvtepu8_epi16(codes);
     const __m512i mag = _mm512_and_si512(b, _mm512_set1_epi16(0x7f));
     const __m512i sign = _mm512_slli_epi16(_mm512_and_si512(b, _mm512_set1_epi16(0x80)), 8);
     __m512i v;
@@ -117,7 +117,6 @@ struct PathBf16 {
   // zero rows from nt to ntp.
   static void stage_rows(KvCacheDType dt, const CacheRows& rows, int n0, int nt, int ntp, int d,
                          uint16_t* dst) {
-    alignas(64) float tmp[16];
     const bool e5m2 = dt == KvCacheDType::kFp8E5M2;
     for (int n = 0; n < ntp; ++n) {
       uint16_t* o = dst + int64_t(n) * d;
@@ -127,14 +126,14 @@ struct PathBf16 {
       }
       const uint8_t* src = rows.row(n0 + n);
       int i = 0;
-      for (; i + 32 <= d; i += 32) _mm512_storeu_si512(o + i, fp8x32_to_bf16(src + i, e5m2));
-      for (; i < d; i += 16) {
-        if (dt == KvCacheDType::kFp8E4M3)
-          Simd::cvt_e4m3(src + i, tmp);
-        else
-          Simd::cvt_e5m2(src + i, tmp);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
-                            (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(tmp)));
+      for (; i + 32 <= d; i += 32)
+        _mm512_storeu_si512(
+            o + i,
+            fp8x32_to_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), e5m2));
+      if (i < d) {  // a 16-code tail (head sizes are multiples of 16): masked, not the hot path
+        const __mmask32 lanes = (__mmask32(1) << (d - i)) - 1;
+        _mm512_mask_storeu_epi16(o + i, lanes,
+                                 fp8x32_to_bf16(_mm256_maskz_loadu_epi8(lanes, src + i), e5m2));
       }
     }
   }
