@@ -109,6 +109,23 @@ __device__ __forceinline__ __half2 fp8x2_to_half2(uint16_t two, bool e5m2) {
   return *reinterpret_cast<__half2*>(&r);
 }
 
+// 16 fp8 bytes at raw -> 16 elements of T at dst (16-byte aligned both), exactly: fp8 -> half2,
+// then to T. The prefill forms' dequantized tiles are built from these.
+template <typename T>
+__device__ __forceinline__ void dequant16(const unsigned char* raw, T* dst, bool e5m2) {
+  const uint4 w4 = *reinterpret_cast<const uint4*>(raw);
+  const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
+  uint32_t outw[8];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    outw[2 * j] = Elem<T>::from_half2(fp8x2_to_half2(uint16_t(w[j] & 0xffffu), e5m2));
+    outw[2 * j + 1] = Elem<T>::from_half2(fp8x2_to_half2(uint16_t(w[j] >> 16), e5m2));
+  }
+  uint4* d = reinterpret_cast<uint4*>(dst);
+  d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
+  d[1] = make_uint4(outw[4], outw[5], outw[6], outw[7]);
+}
+
 // 2^x on the special-function unit; flushes results below 2^-126 to zero (a probability that
 // small is below the rounding of the row sum anyway) and gives 0 for -inf.
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -587,17 +604,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       const unsigned char* rv = sV_stage(stage);
       auto dequant = [&](const unsigned char* raw, int raw_stride, T* dst, int dst_stride, int r,
                          int cc) {
-        const uint4 w4 = *reinterpret_cast<const uint4*>(raw + r * raw_stride + cc * 16);
-        const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
-        uint32_t outw[8];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          outw[2 * j] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] & 0xffffu), e5m2));
-          outw[2 * j + 1] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] >> 16), e5m2));
-        }
-        uint4* d = reinterpret_cast<uint4*>(dst + r * dst_stride + cc * 16);
-        d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
-        d[1] = make_uint4(outw[4], outw[5], outw[6], outw[7]);
+        dequant16(raw + r * raw_stride + cc * 16, dst + r * dst_stride + cc * 16, e5m2);
       };
       constexpr int kCK = kDqk / 16, kCV = kDv / 16;
 #pragma unroll

@@ -154,36 +154,20 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
       // Each warp dequantizes only its own dims of K and V, which only it reads: a warp barrier
       // suffices. Scales are folded elsewhere (k_scale into the logits, v_scale into the output).
       const bool e5m2 = p.kv_e5m2 != 0;
-      auto dequant = [&](const unsigned char* raw, T* dst) {
-        const uint4 w4 = *reinterpret_cast<const uint4*>(raw);
-        const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
-        uint32_t outw[8];
+      // kChunks 16-element chunks per row of this warp's dims, raw rows kRaw bytes apart.
+      auto dequant_tile = [&]<int kChunks, int kRaw, int kDst>(const unsigned char* raw, T* dst) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          outw[2 * j] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] & 0xffffu), e5m2));
-          outw[2 * j + 1] = E::from_half2(fp8x2_to_half2(uint16_t(w[j] >> 16), e5m2));
+        for (int i = 0; i < (kBN * kChunks + 31) / 32; ++i) {
+          const int c = lane + i * 32;
+          if (c < kBN * kChunks)
+            dequant16(raw + (c / kChunks) * kRaw + (c % kChunks) * 16,
+                      dst + (c / kChunks) * kDst + (c % kChunks) * 16, e5m2);
         }
-        uint4* d = reinterpret_cast<uint4*>(dst);
-        d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
-        d[1] = make_uint4(outw[4], outw[5], outw[6], outw[7]);
       };
-      constexpr int kCK = kWQ / 16, kCV = kWV / 16;  // 16-element chunks per row of a warp's dims
-      const unsigned char* rk = sK_stage(stage) + warp * kWQ;
-      const unsigned char* rv = sV_stage(stage) + warp * kWV;
-#pragma unroll
-      for (int i = 0; i < (kBN * kCK + 31) / 32; ++i) {
-        const int c = lane + i * 32;
-        if (c < kBN * kCK)
-          dequant(rk + (c / kCK) * kRawQK + (c % kCK) * 16,
-                  sKc + (c / kCK) * kSQ + warp * kWQ + (c % kCK) * 16);
-      }
-#pragma unroll
-      for (int i = 0; i < (kBN * kCV + 31) / 32; ++i) {
-        const int c = lane + i * 32;
-        if (c < kBN * kCV)
-          dequant(rv + (c / kCV) * kRawV + (c % kCV) * 16,
-                  sVc + (c / kCV) * kSV + warp * kWV + (c % kCV) * 16);
-      }
+      dequant_tile.template operator()<kWQ / 16, kRawQK, kSQ>(sK_stage(stage) + warp * kWQ,
+                                                              sKc + warp * kWQ);
+      dequant_tile.template operator()<kWV / 16, kRawV, kSV>(sV_stage(stage) + warp * kWV,
+                                                             sVc + warp * kWV);
       __syncwarp();
       sK = sKc;
       sV = sVc;
