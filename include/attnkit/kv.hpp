@@ -137,6 +137,9 @@ struct KvGroupPlan {
   int64_t kernel_page_stride = 0;  // page_bytes / ratio: stride between kernel blocks
   // Blocks one request of `tokens` tokens holds in this group (state: 1; cross: encoder length).
   int64_t blocks_for_tokens(int64_t tokens, int64_t encoder_len) const;
+  // Blocks a request admitted with `tokens` tokens takes: blocks_for_tokens, except that a
+  // sliding window holds all of them until decode moves the window past some.
+  int64_t blocks_at_admission(int64_t tokens, int64_t encoder_len) const;
 };
 
 struct KvPlan {

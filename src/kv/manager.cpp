@@ -174,14 +174,9 @@ int64_t KvCacheManager::add_request(RequestId id, std::span<const int32_t> promp
 
   std::vector<int64_t> need(plan_.groups.size());  // fresh blocks per group
   int64_t new_blocks = 0;
-  for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
-    const KvGroupPlan& g = plan_.groups[gi];
-    if (g.kind == KvSpecKind::kState)
-      need[gi] = 1;
-    else if (g.kind == KvSpecKind::kCrossAttention)
-      need[gi] = ceil_div(encoder_len, g.manager_block_size);
-    else
-      need[gi] = ceil_div(int64_t(prompt.size()), g.manager_block_size) - int64_t(hits[gi].size());
+  for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {  // prefix hits only in token groups
+    need[gi] = plan_.groups[gi].blocks_at_admission(int64_t(prompt.size()), encoder_len) -
+               int64_t(hits[gi].size());
     new_blocks += need[gi];
   }
   if (new_blocks > pool_.num_free() - int64_t(hit_free.size()))

@@ -144,16 +144,14 @@ const KvLayerSpec& KvPlan::layer(int layer_index) const {
       fmt::format("layer {} is not an attention or state layer of {}", layer_index, model));
 }
 
+int64_t KvGroupPlan::blocks_at_admission(int64_t tokens, int64_t encoder_len) const {
+  return kind == KvSpecKind::kSlidingWindow ? ceil_div(tokens, manager_block_size)
+                                            : blocks_for_tokens(tokens, encoder_len);
+}
+
 int64_t KvPlan::blocks_needed(int64_t tokens, int64_t encoder_len) const {
   int64_t n = 0;
-  for (const KvGroupPlan& g : groups) {
-    if (g.kind == KvSpecKind::kState)
-      n += 1;
-    else if (g.kind == KvSpecKind::kCrossAttention)
-      n += ceil_div(encoder_len, g.manager_block_size);
-    else
-      n += ceil_div(tokens, g.manager_block_size);
-  }
+  for (const KvGroupPlan& g : groups) n += g.blocks_at_admission(tokens, encoder_len);
   return n;
 }
 
