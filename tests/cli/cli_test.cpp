@@ -111,14 +111,16 @@ TEST(CliPlan, EnvironmentBackendIsUsedUnlessTheFlagSaysOtherwise) {
 }
 
 TEST(CliPlan, BadInputExitsTwo) {
-  for (const char* args : {"plan --model llama-3.1-8b --device h300",
-                           "plan --model llama-3.1-8b --device h100 --backend NOPE",
-                           "plan --model llama-3.1-8b --device h100 --kv-cache-dtype int4",
-                           "plan --model llama-3.1-8b --device h100 --dtype fp64",
-                           "plan --model llama-3.1-8b --device h100 --variant v9",
-                           "plan --model llama-3.1-8b --device h100 --block-size 0",
-                           "plan --model no-such-model --device h100", "plan --device h100",
-                           "plan --model llama-3.1-8b --bogus", "frobnicate"}) {
+  for (const char* args :
+       {"plan --model llama-3.1-8b --device h300",
+        "plan --model llama-3.1-8b --device h100 --backend NOPE",
+        "plan --model llama-3.1-8b --device h100 --kv-cache-dtype int4",
+        "plan --model llama-3.1-8b --device h100 --dtype fp64",
+        "plan --model llama-3.1-8b --device h100 --variant v9",
+        "plan --model llama-3.1-8b --device h100 --block-size 0",
+        "plan --model no-such-model --device h100", "plan --device h100",
+        "plan --model llama-3.1-8b --bogus", "frobnicate", "bench --device cpu --splits 4",
+        "bench --device cpu --decode-grid 1x32768"}) {
     CliResult r = run_cli(args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.err;
     EXPECT_THAT(r.err, testing::StartsWith("error: ")) << args;

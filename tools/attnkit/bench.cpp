@@ -28,6 +28,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--decode-grid", opts->decode_grid,
                   "cuda: decode shapes as batch x context, e.g. 1x32768,16x8192");
   cmd->callback([opts, exit_code] {
+    if (opts->device != "cuda" && (opts->splits > 0 || !opts->decode_grid.empty()))
+      throw InvalidArgument(
+          "bench: --splits and --decode-grid apply to --device cuda only (the CPU suite has its "
+          "own grid)");
     *exit_code = opts->device == "cuda" ? run_cuda_bench(*opts) : run_cpu_bench(*opts);
   });
 }
