@@ -96,6 +96,7 @@ class CudaFlashBackend final : public AttentionBackend {
       throw Unsupported(fmt::format("CUDA_FLASH v2 needs compute capability >= 8.0; {} is {}.{}",
                                     prop.name, prop.major, prop.minor));
     sm_count_ = prop.multiProcessorCount;
+    cc_major_ = prop.major;
     smem_per_sm_ = int(prop.sharedMemPerMultiprocessor);
     prepare_flash_kernels();
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits");
@@ -280,7 +281,7 @@ class CudaFlashBackend final : public AttentionBackend {
     launch_flash(inst, p, plan_.grid_m, plan_.split_keys && flash_has_split_keys(inst), stream);
     check_cuda(cudaGetLastError(), "flash kernel launch");
     if (plan_.splits > 1) {
-      launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, stream);
+      launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
       check_cuda(cudaGetLastError(), "combine kernel launch");
     }
   }
@@ -330,7 +331,7 @@ class CudaFlashBackend final : public AttentionBackend {
     size_t workspace = 0;
   };
   CudaFlashOptions options_;
-  int sm_count_ = 0, smem_per_sm_ = 0;
+  int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0;
   Plan plan_;
 };
 

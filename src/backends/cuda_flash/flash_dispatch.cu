@@ -41,20 +41,30 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
   flash_table()[instance].launch(p, grid_m, split_keys, static_cast<cudaStream_t>(stream));
 }
 
-void launch_combine(DType dtype, const FlashParams& p, int64_t rows, void* stream) {
-  const unsigned blocks = unsigned(rows);  // one CTA per (token, head) row
-  auto s = static_cast<cudaStream_t>(stream);
+void launch_combine(DType dtype, const FlashParams& p, int64_t rows, bool pdl, void* stream) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(rows));  // one CTA per (token, head) row
+  cfg.blockDim = dim3(kThreads);
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  cudaError_t e = cudaSuccess;
   switch (dtype) {
     case DType::kBFloat16:
-      flash_combine_kernel<__nv_bfloat16><<<blocks, kThreads, 0, s>>>(p);
-      return;
+      e = cudaLaunchKernelEx(&cfg, flash_combine_kernel<__nv_bfloat16>, p);
+      break;
     case DType::kFloat16:
-      flash_combine_kernel<__half><<<blocks, kThreads, 0, s>>>(p);
-      return;
+      e = cudaLaunchKernelEx(&cfg, flash_combine_kernel<__half>, p);
+      break;
     default:
       throw Unsupported("CUDA_FLASH: dtype " + std::string(to_string(dtype)) +
                         " has no combine kernel; expected float16 or bfloat16");
   }
+  if (e != cudaSuccess)
+    throw Error(std::string("CUDA_FLASH: combine kernel launch failed: ") + cudaGetErrorString(e));
 }
 
 }  // namespace attnkit::cuda_flash

@@ -58,6 +58,21 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
                : "r"(addr));
 }
 
+// Programmatic dependent launch (SM90+; no-ops below): a main kernel lets the combine kernel
+// that follows it in the stream be scheduled once all of its CTAs have started, and the combine
+// kernel waits for the main kernel's completion (and its memory) before reading the partials. The
+// combine kernel's launch latency then overlaps the main kernel's last tiles.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 // Element traits: the tensor-core instruction and float packing for bf16 and fp16.
 template <typename T>
 struct Elem;
@@ -473,6 +488,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const bool e5m2 = kFp8Format == 0 ? p.kv_e5m2 != 0 : kFp8Format == 2;
+  // Decode batches are the ones that split; the prefill form's code stays as it was (its combine
+  // kernel still waits for it, and launches when it completes).
+  if constexpr (kWarpsSplitKeys) pdl_launch_dependents();
   CtaWork w;
   if (!cta_work<kBM, kBN>(p, w)) return;
   const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;
@@ -1006,6 +1024,7 @@ __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashPara
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int64_t row = blockIdx.x;  // < total_q_capacity x num_heads: the workspace holds it
   const int S = p.num_splits;
+  pdl_wait_primary();
   const int64_t split_stride = int64_t(p.total_q_capacity) * p.num_heads;
   const float mine = tid < S ? p.ws_lse[tid * split_stride + row] : -INFINITY;
   const int tok = int(row / p.num_heads);

@@ -57,6 +57,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   T* sVc = sKc + kBN * kSQ;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  pdl_launch_dependents();
   CtaWork w;
   if (!cta_work<kBM, kBN>(p, w)) return;
   const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;

@@ -15,8 +15,10 @@ void prepare_flash_kernels();
 // split_keys picks the decode form (16-row tiles, warps split the keys); see flash_fwd.cuh.
 void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
 bool flash_has_split_keys(int instance);
-// Merges split partials into out/lse for `rows` = total_q capacity * num_heads rows.
-void launch_combine(DType dtype, const FlashParams& p, int64_t rows, void* stream);
+// Merges split partials into out/lse for `rows` = total_q capacity * num_heads rows. pdl (SM90+):
+// launched as a programmatic dependent of the flash kernel before it in the stream, so that its
+// launch overlaps that kernel's tail (the kernel waits for the flash kernel's results).
+void launch_combine(DType dtype, const FlashParams& p, int64_t rows, bool pdl, void* stream);
 // Element kinds of the cache kernels: 0 fp16, 1 bf16, 2 fp8 e4m3, 3 fp8 e5m2, 4 fp32.
 // (Plain structs: nvcc's front end rejects parts of capability.hpp, so .cu files never include
 // attention.hpp; the backend translates KvWriteArgs / KvCacheView into these.)
