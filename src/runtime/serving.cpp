@@ -16,6 +16,7 @@
 #include "attnkit/runtime.hpp"
 #include "attnkit/selector.hpp"
 #include "backends/cpu_reference/cpu_reference_backend.hpp"
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "core/strings.hpp"
 #include "runtime/memory.hpp"
 #include "stacks/stacks.hpp"
@@ -224,23 +225,6 @@ struct KvGroupStep {
   Buffer block_table_dev, slots_dev;
 };
 
-// Zeroes whole pages of every tensor through the run's memory (host memset or device memset),
-// so any kernel-block split, storage format and state page is covered.
-class PageZeroer final : public BlockZeroer {
- public:
-  PageZeroer(const KvCacheStorage& storage, RunMemory& mem) : storage_(storage), mem_(mem) {}
-  void zero_blocks(std::span<const int32_t> ids) override {
-    const size_t page = size_t(storage_.plan().page_bytes);
-    for (int j = 0; j < storage_.num_tensors(); ++j)
-      for (int32_t b : ids)
-        mem_.fill_zero(static_cast<uint8_t*>(storage_.tensor(j)) + b * page, page);
-  }
-
- private:
-  const KvCacheStorage& storage_;
-  RunMemory& mem_;
-};
-
 }  // namespace
 
 bool RunReport::ok() const {
@@ -409,12 +393,17 @@ RunReport run_workload(const RunOptions& o) {
   }
 
   // Fresh blocks are zeroed before the pass that uses them (state pages of hybrid models, or
-  // whatever the plan says needs it), page by page in every tensor.
+  // whatever the plan says needs it): their whole page in every tensor, so any kernel-block split,
+  // storage format and state page is covered. On the GPU one kernel launch per step.
   std::unique_ptr<BlockZeroer> zeroer;
-  if (mem->is_host())
+  if (mem->is_host()) {
     zeroer = std::make_unique<HostBlockZeroer>(storage);
-  else
-    zeroer = std::make_unique<PageZeroer>(storage, *mem);
+  } else {
+    std::vector<void*> tensors;
+    for (int j = 0; j < storage.num_tensors(); ++j) tensors.push_back(storage.tensor(j));
+    zeroer = make_cuda_page_zeroer(std::move(tensors), storage.plan().page_bytes,
+                                   int(storage.num_blocks()), mem->stream());
+  }
   auto zero_fresh = [&]() {
     std::vector<int32_t> ids = manager.pool().take_blocks_to_zero();
     if (ids.empty() || !manager.pool().zero_fresh_blocks()) return;

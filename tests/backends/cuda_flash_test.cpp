@@ -823,35 +823,37 @@ TEST_F(CudaFlash, WriteKvEncodesLikeHost) {
   }
 }
 
-TEST_F(CudaFlash, ZeroBlocksZeroesOnlyListedBlocks) {
-  const int blocks = 6, heads = 2, block = 8, d = 64;
-  const size_t bytes = size_t(blocks) * heads * block * d * 2;
-  DevBuf k(bytes), v(bytes);
-  ck(cudaMemset(k.p, 0x5a, bytes));
-  ck(cudaMemset(v.p, 0x5a, bytes));
-  KvCacheView view;
-  view.k = k.p;
-  view.v = v.p;
-  view.dtype = KvCacheDType::kBFloat16;
-  view.num_blocks = blocks;
-  view.block_size = block;
-  view.num_kv_heads = heads;
-  view.head_size = view.head_size_v = d;
-  view.stride_token = view.v_stride_token = d * 2;
-  view.stride_head = view.v_stride_head = int64_t(block) * d * 2;
-  view.stride_block = view.v_stride_block = int64_t(heads) * block * d * 2;
-  auto zeroer = make_cuda_block_zeroer({view});
-  std::vector<int32_t> ids = {4, 1};
-  zeroer->zero_blocks(ids);
-  ck(cudaDeviceSynchronize());
-  for (const DevBuf* b : {&k, &v}) {
-    auto h = download<uint8_t>(*b, bytes);
-    const size_t per_block = bytes / blocks;
-    for (int blk = 0; blk < blocks; ++blk) {
-      const bool zeroed = blk == 4 || blk == 1;
-      for (size_t i = 0; i < per_block; ++i)
-        ASSERT_EQ(h[blk * per_block + i], zeroed ? 0 : 0x5a) << "block " << blk;
+// The page zeroer clears exactly the listed pages of every tensor: 16-byte pages, and pages whose
+// size (1000 bytes) leaves odd pages unaligned (the byte path). Bad ids are refused.
+TEST_F(CudaFlash, ZeroPagesZeroesOnlyListedPages) {
+  const int blocks = 6, tensors = 3;
+  for (int64_t page : {int64_t(4096), int64_t(1000)}) {
+    const size_t bytes = size_t(blocks) * page;
+    std::vector<DevBuf> t;
+    std::vector<void*> ptrs;
+    for (int j = 0; j < tensors; ++j) {
+      t.emplace_back(bytes);
+      ck(cudaMemset(t.back().p, 0x5a, bytes));
+      ptrs.push_back(t.back().p);
     }
+    auto zeroer = make_cuda_page_zeroer(ptrs, page, blocks);
+    std::vector<int32_t> ids = {4, 1};
+    zeroer->zero_blocks(ids);
+    ids = {3};
+    zeroer->zero_blocks(ids);
+    ck(cudaDeviceSynchronize());
+    for (const DevBuf& b : t) {
+      auto h = download<uint8_t>(b, bytes);
+      for (int blk = 0; blk < blocks; ++blk) {
+        const bool zeroed = blk == 4 || blk == 1 || blk == 3;
+        for (int64_t i = 0; i < page; ++i)
+          ASSERT_EQ(h[blk * page + i], zeroed ? 0 : 0x5a) << "page " << page << " block " << blk;
+      }
+    }
+    std::vector<int32_t> bad = {blocks};
+    EXPECT_THROW(zeroer->zero_blocks(bad), InvalidArgument);
+    bad = {-1};
+    EXPECT_THROW(zeroer->zero_blocks(bad), InvalidArgument);
   }
 }
 

@@ -24,7 +24,7 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
 int cuda_flash_planned_splits(const AttentionBackend&) { return 0; }
-std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView>, void*) {
+std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*>, int64_t, int, void*) {
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
 
@@ -62,20 +62,6 @@ CacheTensors cache_tensors(const KvCacheView& c) {
           {c.stride_block, c.v_stride_block},
           {c.stride_head, c.v_stride_head},
           {c.stride_token, c.v_stride_token}};
-}
-
-ZeroLaunch zero_launch(const KvCacheView& c, const int32_t* ids, int n) {
-  ZeroLaunch p{};
-  const int elem = storage_kind(c.dtype) >= 2 ? 1 : 2;
-  p.num_tensors = c.v ? 2 : 1;
-  p.cache = cache_tensors(c);
-  p.row_bytes[0] = c.head_size * elem;
-  p.row_bytes[1] = (c.head_size_v ? c.head_size_v : c.head_size) * elem;
-  p.num_kv_heads = c.num_kv_heads;
-  p.block_size = c.block_size;
-  p.blocks = ids;
-  p.num_blocks = n;
-  return p;
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
@@ -335,15 +321,41 @@ class CudaFlashBackend final : public AttentionBackend {
   Plan plan_;
 };
 
-class CudaBlockZeroer final : public BlockZeroer {
+class CudaPageZeroer final : public BlockZeroer {
  public:
-  CudaBlockZeroer(std::vector<KvCacheView> layers, void* stream)
-      : layers_(std::move(layers)), stream_(stream) {}
-  ~CudaBlockZeroer() override {
+  CudaPageZeroer(std::vector<void*> tensors, int64_t page_bytes, int num_blocks, void* stream)
+      : num_tensors_(int(tensors.size())),
+        num_blocks_(num_blocks),
+        page_bytes_(page_bytes),
+        stream_(stream) {
+    if (page_bytes <= 0 || num_blocks <= 0 || tensors.empty() || tensors.size() > 65535)
+      throw InvalidArgument(fmt::format(
+          "CUDA page zeroer: needs page_bytes > 0, num_blocks > 0 and 1..65535 tensors (got {} "
+          "bytes, {} blocks, {} tensors)",
+          page_bytes, num_blocks, tensors.size()));
+    for (size_t j = 0; j < tensors.size(); ++j)
+      if (!tensors[j]) throw InvalidArgument(fmt::format("CUDA page zeroer: tensor {} is null", j));
+    check_cuda(cudaMalloc(&tensors_, tensors.size() * sizeof(void*)), "cudaMalloc");
+    check_cuda(cudaMemcpy(tensors_, tensors.data(), tensors.size() * sizeof(void*),
+                          cudaMemcpyHostToDevice),
+               "cudaMemcpy");
+  }
+  ~CudaPageZeroer() override {
+    cudaFree(tensors_);
     if (ids_) cudaFree(ids_);
   }
+  CudaPageZeroer(const CudaPageZeroer&) = delete;
+  CudaPageZeroer& operator=(const CudaPageZeroer&) = delete;
   void zero_blocks(std::span<const int32_t> block_ids) override {
     if (block_ids.empty()) return;
+    for (int32_t b : block_ids)
+      if (b < 0 || b >= num_blocks_)
+        throw InvalidArgument(
+            fmt::format("zero_blocks: block must be in [0, {}), got {}", num_blocks_, b));
+    if (block_ids.size() > 65535)
+      throw InvalidArgument(
+          fmt::format("zero_blocks: at most 65535 blocks per call (one grid row each), got {}",
+                      block_ids.size()));
     if (block_ids.size() > capacity_) {
       if (ids_) check_cuda(cudaFree(ids_), "cudaFree");
       ids_ = nullptr;
@@ -354,14 +366,17 @@ class CudaBlockZeroer final : public BlockZeroer {
     check_cuda(cudaMemcpyAsync(ids_, block_ids.data(), block_ids.size() * sizeof(int32_t),
                                cudaMemcpyHostToDevice, s),
                "cudaMemcpyAsync");
-    for (const KvCacheView& v : layers_)
-      launch_zero_blocks(zero_launch(v, ids_, int(block_ids.size())), s);
-    check_cuda(cudaGetLastError(), "zero-blocks kernel launch");
+    launch_zero_pages({reinterpret_cast<char* const*>(tensors_), page_bytes_, ids_, num_tensors_,
+                       int(block_ids.size())},
+                      s);
+    check_cuda(cudaGetLastError(), "zero-pages kernel launch");
   }
 
  private:
-  std::vector<KvCacheView> layers_;
+  int num_tensors_, num_blocks_;
+  int64_t page_bytes_;
   void* stream_;
+  void** tensors_ = nullptr;
   int32_t* ids_ = nullptr;
   size_t capacity_ = 0;
 };
@@ -377,8 +392,9 @@ int cuda_flash_planned_splits(const AttentionBackend& b) {
   return c ? c->planned_splits() : 0;
 }
 
-std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView> layers, void* stream) {
-  return std::make_unique<CudaBlockZeroer>(std::move(layers), stream);
+std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*> tensors, int64_t page_bytes,
+                                                   int num_blocks, void* stream) {
+  return std::make_unique<CudaPageZeroer>(std::move(tensors), page_bytes, num_blocks, stream);
 }
 
 #endif

@@ -27,9 +27,11 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
 // The split-KV count of the backend's last plan (1 = no split); 0 if `b` is not CUDA_FLASH.
 int cuda_flash_planned_splits(const AttentionBackend& b);
 
-// The KV cache manager's fresh-block zeroing hook for CUDA caches: one kernel per layer view
-// over the listed blocks, on `stream` (a cudaStream_t). Copies the ids to the device itself.
-std::unique_ptr<BlockZeroer> make_cuda_block_zeroer(std::vector<KvCacheView> layers,
-                                                    void* stream = nullptr);
+// The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout
+// (tensor j's block b, 0 <= b < num_blocks, is the page_bytes at tensors[j] + b * page_bytes):
+// one kernel launch zeroes the listed pages of every tensor, on `stream` (a cudaStream_t). Copies
+// the ids to the device itself. Unsupported in a CPU-only build.
+std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*> tensors, int64_t page_bytes,
+                                                   int num_blocks, void* stream = nullptr);
 
 }  // namespace attnkit

@@ -1,5 +1,5 @@
 // Cache maintenance kernels: the KV write through the slot mapping (saturating fp8, scales
-// divide), the fresh-block zeroing the KV cache manager asks for, and a random fill for tests and
+// divide), the fresh-page zeroing the KV cache manager asks for, and a random fill for tests and
 // benchmarks (never time or test on zeros).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -65,17 +65,15 @@ __global__ void kv_write_kernel(const KvWriteLaunch p) {
 }
 
 // blockIdx.x: listed block; threads stride over (tensor, head, token, byte).
-__global__ void zero_blocks_kernel(const ZeroLaunch p) {
-  const int64_t blk = p.blocks[blockIdx.x];
-  for (int t = 0; t < p.num_tensors; ++t) {
-    const int64_t per_head = int64_t(p.block_size) * p.row_bytes[t];
-    const int64_t n = per_head * p.num_kv_heads;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const int64_t h = i / per_head, rem = i % per_head;
-      const int64_t tok = rem / p.row_bytes[t], b = rem % p.row_bytes[t];
-      const CacheTensors& c = p.cache;
-      c.base[t][blk * c.stride_block[t] + h * c.stride_head[t] + tok * c.stride_token[t] + b] = 0;
-    }
+// One CTA per (listed page, tensor): 16-byte stores where the page allows, bytes otherwise.
+__global__ void zero_pages_kernel(const ZeroPagesLaunch p) {
+  char* page = p.tensors[blockIdx.y] + int64_t(p.pages[blockIdx.x]) * p.page_bytes;
+  if (((reinterpret_cast<uintptr_t>(page) | uintptr_t(p.page_bytes)) & 15u) == 0) {
+    uint4* q = reinterpret_cast<uint4*>(page);
+    for (int64_t i = threadIdx.x; i < p.page_bytes / 16; i += blockDim.x)
+      q[i] = make_uint4(0u, 0u, 0u, 0u);
+  } else {
+    for (int64_t i = threadIdx.x; i < p.page_bytes; i += blockDim.x) page[i] = 0;
   }
 }
 
@@ -121,9 +119,10 @@ void launch_kv_write(const KvWriteLaunch& p, void* stream) {
   kv_write_kernel<<<p.num_tokens, 128, 0, static_cast<cudaStream_t>(stream)>>>(p);
 }
 
-void launch_zero_blocks(const ZeroLaunch& p, void* stream) {
-  if (p.num_blocks == 0) return;
-  zero_blocks_kernel<<<p.num_blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(p);
+void launch_zero_pages(const ZeroPagesLaunch& p, void* stream) {
+  if (p.num_pages == 0 || p.num_tensors == 0) return;
+  const dim3 grid(unsigned(p.num_pages), unsigned(p.num_tensors));
+  zero_pages_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(stream)>>>(p);
 }
 
 void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_t seed, float amp,

@@ -37,15 +37,16 @@ struct KvWriteLaunch {
   const int64_t* slot_mapping;
   int block_size, num_kv_heads, in_kind, out_kind, num_tensors, num_tokens;
 };
-struct ZeroLaunch {
-  CacheTensors cache;
-  int row_bytes[2];
-  int num_kv_heads, block_size, num_tensors;
-  const int32_t* blocks;
-  int num_blocks;
+// Whole pages of a paged cache's tensors (the storage plan's layout: tensor j's block b starts
+// at tensors[j] + b * page_bytes): every tensor's listed pages, one kernel launch.
+struct ZeroPagesLaunch {
+  char* const* tensors;  // device array of num_tensors base pointers
+  int64_t page_bytes;
+  const int32_t* pages;  // device array of num_pages block ids
+  int num_tensors, num_pages;
 };
 void launch_kv_write(const KvWriteLaunch& p, void* stream);
-void launch_zero_blocks(const ZeroLaunch& p, void* stream);
+void launch_zero_pages(const ZeroPagesLaunch& p, void* stream);
 // Fills n elements of `dtype` storage with N(0,1)*stddev-like uniform noise (tests, benches).
 void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_t seed, float amp,
                         void* stream);
