@@ -36,6 +36,12 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool v
   const int n = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
 }
+// A global load issued where it stands in the program (not sunk towards its first use).
+__device__ __forceinline__ int load_now(const int32_t* p) {
+  int v;
+  asm volatile("ld.volatile.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  return v;
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -237,12 +243,15 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.split = blockIdx.z % p.num_splits;
   w.q_start = p.cu_seqlens_q[w.seq];
   const int q_len = p.cu_seqlens_q[w.seq + 1] - w.q_start;
+  // Issued with the query offsets, before the branch below (a volatile load: ptxas sinks a plain
+  // one past the branch, which cost every CTA a second round trip before its first block-table
+  // load).
+  w.kv_len = load_now(p.seqused_k + w.seq);
   w.rows = q_len * p.group;
   // Row blocks go out last first: under a causal mask the last rows see the most keys, so the
   // longest CTAs start early and the grid ends on short ones (no long CTA alone in the tail).
   w.row0 = (gridDim.x - 1 - blockIdx.x) * kBM;
   if (w.row0 >= w.rows) return false;
-  w.kv_len = p.seqused_k[w.seq];
   w.shift = w.kv_len - q_len;  // query token t sits at key position t + shift
   w.t_first = p.gdiv.div(w.row0);
   w.t_last = p.gdiv.div(min(w.row0 + kBM, w.rows) - 1);
