@@ -737,6 +737,47 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   cudaStreamDestroy(s);
 }
 
+// A decode-form batch with splits captured in a graph: on SM90 the flash kernel lets the combine
+// kernel launch early (programmatic dependent launch) and both replay from the graph; each
+// replay writes a poisoned output again.
+TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
+  std::mt19937 rng(13);
+  Case c{.name = "graph decode",
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{1, 3000}, {1, 700}, {1, 0}, {1, 33}},
+         .sinks = true,
+         .force_splits = 6};
+  Problem P;
+  build(P, c, rng);
+  CudaFlashOptions opt;
+  opt.force_num_splits = 6;
+  auto be = make_cuda_flash_backend(opt);
+  write_cache(P, *be);
+  DeviceRun r;
+  prepare_run(P, *be, r);
+  ASSERT_EQ(cuda_flash_planned_splits(*be), 6);
+  cudaStream_t s;
+  ck(cudaStreamCreate(&s));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  be->run(r.args, s);
+  ck(cudaStreamEndCapture(s, &graph));
+  ck(cudaGraphInstantiate(&exec, graph, 0));
+  const Outputs ref = reference(P);
+  for (int replay = 1; replay <= 2; ++replay) {
+    std::vector<uint16_t> poison(r.out.n / 2, 0x7fff);
+    ck(cudaMemcpy(r.out.p, poison.data(), r.out.n, cudaMemcpyHostToDevice));
+    ck(cudaGraphLaunch(exec, s));
+    ck(cudaStreamSynchronize(s));
+    compare(P, ref, r.out, r.lse, "graph decode replay " + std::to_string(replay));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+}
+
 // write_kv encodes exactly like the host encoders of numeric.hpp: RNE, fp8 saturating, NaN kept.
 TEST_F(CudaFlash, WriteKvEncodesLikeHost) {
   for (KvCacheDType kvd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2, KvCacheDType::kBFloat16,
