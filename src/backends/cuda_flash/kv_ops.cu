@@ -64,7 +64,6 @@ __global__ void kv_write_kernel(const KvWriteLaunch p) {
   }
 }
 
-// blockIdx.x: listed block; threads stride over (tensor, head, token, byte).
 // One CTA per (listed page, tensor): 16-byte stores where the page allows, bytes otherwise.
 __global__ void zero_pages_kernel(const ZeroPagesLaunch p) {
   char* page = p.tensors[blockIdx.y] + int64_t(p.pages[blockIdx.x]) * p.page_bytes;
