@@ -18,6 +18,7 @@
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "backends/cuda_flash/flash_params.hpp"
 #include "backends/cuda_flash/manifest.hpp"
+#include "backends/cuda_flash/tiles.hpp"
 
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
@@ -934,6 +935,30 @@ TEST(CudaFlashHost, GroupDivisionIsExact) {
       const int q = g.div(n);
       ASSERT_EQ(q, n / int(d)) << "n=" << n << " d=" << d;
       ASSERT_EQ(g.mod(n, q), n % int(d)) << "n=" << n << " d=" << d;
+    }
+  }
+}
+
+// The split heuristic: one split once the CTAs fill the GPU, never an empty split (the kernel's
+// per-split share is ceil(tiles / splits)), at least two tiles per split, and the H200 1x32k
+// choices (132 SMs, two decode CTAs per SM): 32 splits for 8 KV heads, 64 (not 63) for 4.
+TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
+  using cuda_flash::num_splits_heuristic;
+  EXPECT_EQ(num_splits_heuristic(8, 512, 132, 2), 32);
+  EXPECT_EQ(num_splits_heuristic(4, 512, 132, 2), 64);
+  EXPECT_EQ(num_splits_heuristic(128, 128, 132, 2), 2);
+  EXPECT_EQ(num_splits_heuristic(512, 64, 132, 2), 1);
+  for (int64_t ctas : {1, 3, 4, 7, 8, 32, 100, 211, 212}) {
+    for (int tiles : {1, 3, 4, 5, 16, 79, 128, 511, 512, 2048, 100000}) {
+      const int s = num_splits_heuristic(ctas, tiles, 132, 2);
+      ASSERT_GE(s, 1);
+      ASSERT_LE(s, cuda_flash::kMaxSplits);
+      if (s == 1) continue;
+      const int per = (tiles + s - 1) / s;
+      EXPECT_GE(per, 2) << ctas << " CTAs, " << tiles << " tiles";
+      EXPECT_LT(int64_t(per) * (s - 1), tiles)
+          << "empty split: " << ctas << " CTAs, " << tiles << " tiles, " << s << " splits";
+      EXPECT_LT(ctas * 10, 132 * 2 * 8) << "split although the CTAs fill the GPU";
     }
   }
 }

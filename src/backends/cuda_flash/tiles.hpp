@@ -120,24 +120,31 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
   return std::clamp(smem_per_sm / std::max(smem_per_cta, 1), 1, 8);
 }
 
-// Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU; otherwise the smallest split
-// count whose wave efficiency reaches 95% of the best, with at least two key tiles per split.
-// A CTA alone on an SM streams a tile per ~1.9 us (latency-bound: H200, 1x32k sweep), so more
-// resident splits are faster as long as they fit one wave (the combine is parallel over splits).
+// Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU; otherwise the count with the
+// shortest critical path, waves x (key tiles of the longest split + kCtaFixedTiles), at least two
+// tiles per split, the smallest such count on ties (fewer partials to merge). It is then trimmed
+// so that no split is empty: 512 tiles over 63 splits would leave six empty and the rest 9 tiles
+// long, where 64 splits of 8 run in the same wave (H200 1x32k 32/4: 38.3 against 40.8 us).
+// kCtaFixedTiles: a CTA's ramp and tail (metadata, block-table and first-tile round trips, the
+// epilogue) cost about 10 us against ~2.1 us per 64-key tile at two CTAs per SM (per-CTA
+// timelines and a fit over 1x32k and 16x8k, session 4 NOTES).
+inline constexpr int kCtaFixedTiles = 4;
 constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm) {
   const int64_t slots = int64_t(num_sms) * per_sm;
   if (ctas <= 0 || ctas * 10 >= slots * 8 || kv_tiles < 4) return 1;
   const int max_splits = std::min(kMaxSplits, kv_tiles / 2);
-  auto efficiency = [&](int s) {
-    const int64_t work = ctas * s;
-    const int64_t waves = (work + slots - 1) / slots;
-    return double(work) / double(waves * slots);
-  };
-  double best = 0;
-  for (int s = 1; s <= max_splits; ++s) best = std::max(best, efficiency(s));
-  for (int s = 1; s <= max_splits; ++s)
-    if (efficiency(s) >= 0.95 * best) return s;
-  return 1;
+  int best = 1;
+  int64_t best_cost = -1;
+  for (int s = 1; s <= max_splits; ++s) {
+    const int64_t waves = (ctas * s + slots - 1) / slots;
+    const int64_t cost = waves * ((kv_tiles + s - 1) / s + kCtaFixedTiles);
+    if (best_cost < 0 || cost < best_cost) {
+      best = s;
+      best_cost = cost;
+    }
+  }
+  const int per_split = (kv_tiles + best - 1) / best;
+  return (kv_tiles + per_split - 1) / per_split;
 }
 
 }  // namespace attnkit::cuda_flash
