@@ -124,7 +124,7 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 // shortest critical path, waves x (key tiles of the longest split + kCtaFixedTiles), at least two
 // tiles per split, the smallest such count on ties (fewer partials to merge). It is then trimmed
 // so that no split is empty: 512 tiles over 63 splits would leave six empty and the rest 9 tiles
-// long, where 64 splits of 8 run in the same wave (H200 1x32k 32/4: 38.3 against 40.8 us).
+// long, where 64 splits of 8 run in the same wave (H200 1x32k 32/4, A/B: 37.1 against 38.8 us).
 // kCtaFixedTiles: a CTA's ramp and tail (metadata, block-table and first-tile round trips, the
 // epilogue) cost about 10 us against ~2.1 us per 64-key tile at two CTAs per SM (per-CTA
 // timelines and a fit over 1x32k and 16x8k, session 4 NOTES).
