@@ -192,6 +192,8 @@ class BlockZeroer {
   virtual ~BlockZeroer() = default;
   virtual void zero_blocks(std::span<const int32_t> block_ids) = 0;
 };
+// The zeroers' input rule: InvalidArgument unless every id is in [0, num_blocks).
+void check_block_ids(std::span<const int32_t> block_ids, int64_t num_blocks);
 
 // Fixed set of blocks with O(1) allocate and free. Block 0 is the null block (never handed out;
 // released sliding-window entries point at it). Free blocks sit in one LRU queue; a freed block

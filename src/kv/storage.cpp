@@ -213,12 +213,16 @@ std::vector<float> KvCacheStorage::v_scales(int layer_index) const {
   return out;
 }
 
+void check_block_ids(std::span<const int32_t> block_ids, int64_t num_blocks) {
+  for (int32_t b : block_ids)
+    if (b < 0 || b >= num_blocks)
+      throw InvalidArgument(
+          fmt::format("zero_blocks: block must be in [0, {}), got {}", num_blocks, b));
+}
+
 void HostBlockZeroer::zero_blocks(std::span<const int32_t> block_ids) {
   const int64_t page = storage_.plan().page_bytes;
-  for (int32_t b : block_ids)
-    if (b < 0 || b >= storage_.num_blocks())
-      throw InvalidArgument(
-          fmt::format("zero_blocks: block must be in [0, {}), got {}", storage_.num_blocks(), b));
+  check_block_ids(block_ids, storage_.num_blocks());
   for (int j = 0; j < storage_.num_tensors(); ++j) {
     auto* base = static_cast<uint8_t*>(storage_.tensor(j));
     for (int32_t b : block_ids) std::memset(base + int64_t(b) * page, 0, size_t(page));

@@ -314,6 +314,35 @@ Outputs reference(const Problem& P) {
 struct DeviceRun {
   DevBuf out, lse, ws;
   AttentionArgs args;
+  void poison_out() {  // NaN in fp16 and bf16: a replay must write every output element again
+    std::vector<uint16_t> nan(out.n / 2, 0x7fff);
+    ck(cudaMemcpy(out.p, nan.data(), out.n, cudaMemcpyHostToDevice));
+  }
+};
+
+// One be.run(args) captured into a CUDA graph on its own stream, replayed on demand.
+struct CapturedRun {
+  cudaStream_t s = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CapturedRun(AttentionBackend& be, const AttentionArgs& args) {
+    ck(cudaStreamCreate(&s));
+    ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    be.run(args, s);
+    ck(cudaStreamEndCapture(s, &graph));
+    ck(cudaGraphInstantiate(&exec, graph, 0));
+  }
+  CapturedRun(const CapturedRun&) = delete;
+  CapturedRun& operator=(const CapturedRun&) = delete;
+  ~CapturedRun() {
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(s);
+  }
+  void replay() {
+    ck(cudaGraphLaunch(exec, s));
+    ck(cudaStreamSynchronize(s));
+  }
 };
 
 void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
@@ -706,16 +735,8 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   write_cache(P, *be);
   DeviceRun r;
   prepare_run(P, *be, r);
-  cudaStream_t s;
-  ck(cudaStreamCreate(&s));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  be->run(r.args, s);
-  ck(cudaStreamEndCapture(s, &graph));
-  ck(cudaGraphInstantiate(&exec, graph, 0));
-  ck(cudaGraphLaunch(exec, s));
-  ck(cudaStreamSynchronize(s));
+  CapturedRun g(*be, r.args);
+  g.replay();
   compare(P, reference(P), r.out, r.lse, "graph replay 1");
 
   // Next step: shorter queries and keys within the captured bounds; replan on host as an engine
@@ -727,15 +748,10 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   be->plan(host_batch(P), layer_of(P, true));
   ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.cu.size() * 4, cudaMemcpyHostToDevice));
   ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
-  std::vector<uint16_t> poison(r.out.n / 2, 0x7fff);
-  ck(cudaMemcpy(r.out.p, poison.data(), r.out.n, cudaMemcpyHostToDevice));
-  ck(cudaGraphLaunch(exec, s));
-  ck(cudaStreamSynchronize(s));
+  r.poison_out();
+  g.replay();
   Outputs ref = reference(P);
   compare(P, ref, r.out, r.lse, "graph replay 2 (replanned)");
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(s);
 }
 
 // A decode-form batch with splits captured in a graph: on SM90 the flash kernel lets the combine
@@ -758,25 +774,13 @@ TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
   DeviceRun r;
   prepare_run(P, *be, r);
   ASSERT_EQ(cuda_flash_planned_splits(*be), 6);
-  cudaStream_t s;
-  ck(cudaStreamCreate(&s));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  be->run(r.args, s);
-  ck(cudaStreamEndCapture(s, &graph));
-  ck(cudaGraphInstantiate(&exec, graph, 0));
+  CapturedRun g(*be, r.args);
   const Outputs ref = reference(P);
   for (int replay = 1; replay <= 2; ++replay) {
-    std::vector<uint16_t> poison(r.out.n / 2, 0x7fff);
-    ck(cudaMemcpy(r.out.p, poison.data(), r.out.n, cudaMemcpyHostToDevice));
-    ck(cudaGraphLaunch(exec, s));
-    ck(cudaStreamSynchronize(s));
+    r.poison_out();
+    g.replay();
     compare(P, ref, r.out, r.lse, "graph decode replay " + std::to_string(replay));
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(s);
 }
 
 // write_kv encodes exactly like the host encoders of numeric.hpp: RNE, fp8 saturating, NaN kept.

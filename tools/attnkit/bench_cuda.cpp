@@ -73,6 +73,9 @@ void put(Buf& b, const std::vector<T>& v) {
   ck(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
 }
 
+// CTAs of the read probe (a few per SM of an H100/H200), one sink word each.
+constexpr int kProbeCtas = 132 * 8;
+
 // How a timed run starts: `kWrite` after a 256 MiB memset (what triton's do_bench and
 // cudnn-frontend do: nothing of the inputs stays in L2, but L2 is left full of dirty lines that
 // are written back during the timed call, ~8 us at every decode shape on the H200); `kClean` after
@@ -82,7 +85,7 @@ enum class L2 { kWrite, kClean };
 
 class Timer {
  public:
-  Timer() : flush_(256u << 20), sink_(132 * 8 * 4) {
+  Timer() : flush_(256u << 20), sink_(kProbeCtas * 4) {
     ck(cudaStreamCreate(&stream_), "stream");  // blocking: ordered after the default stream's fills
     ck(cudaEventCreate(&a_), "event");
     ck(cudaEventCreate(&b_), "event");
@@ -118,7 +121,7 @@ class Timer {
       if (l2 == L2::kWrite)
         ck(cudaMemsetAsync(flush_.p, i & 0xff, flush_.n, stream_), "flush");
       else
-        cuda_flash::launch_read_probe(flush_.p, flush_.n, sink_.as<uint32_t>(), 132 * 8, false,
+        cuda_flash::launch_read_probe(flush_.p, flush_.n, sink_.as<uint32_t>(), kProbeCtas, false,
                                       stream_);
       ck(cudaEventRecord(a_, stream_), "record");
       call();
@@ -383,7 +386,7 @@ std::vector<std::pair<int, int> > parse_decode_grid(const std::string& text) {
 
 json ceilings(Timer& T) {
   const size_t bytes = size_t(4) << 30;
-  Buf x(bytes), y(bytes), sink(132 * 8 * 4);
+  Buf x(bytes), y(bytes), sink(kProbeCtas * 4);
   cuda_flash::launch_fill_random(x.p, bytes / 4, 4, 4, 7, 1.f, nullptr);
   ck(cudaMemset(sink.p, 0, sink.n), "memset");
   const double copy_ms = T.median_ms(
@@ -393,7 +396,7 @@ json ceilings(Timer& T) {
       10);
   const double read_ms = T.median_ms(
       [&](cudaStream_t st) {
-        cuda_flash::launch_read_probe(x.p, bytes, sink.as<uint32_t>(), 132 * 8, true, st);
+        cuda_flash::launch_read_probe(x.p, bytes, sink.as<uint32_t>(), kProbeCtas, true, st);
       },
       10);
   return {{"copy_GBps", 2.0 * bytes / copy_ms / 1e6}, {"read_GBps", bytes / read_ms / 1e6}};

@@ -348,10 +348,7 @@ class CudaPageZeroer final : public BlockZeroer {
   CudaPageZeroer& operator=(const CudaPageZeroer&) = delete;
   void zero_blocks(std::span<const int32_t> block_ids) override {
     if (block_ids.empty()) return;
-    for (int32_t b : block_ids)
-      if (b < 0 || b >= num_blocks_)
-        throw InvalidArgument(
-            fmt::format("zero_blocks: block must be in [0, {}), got {}", num_blocks_, b));
+    check_block_ids(block_ids, num_blocks_);
     if (block_ids.size() > 65535)
       throw InvalidArgument(
           fmt::format("zero_blocks: at most 65535 blocks per call (one grid row each), got {}",

@@ -576,7 +576,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
     const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
-    const int hd = kvh * G + (pr < rows ? p.gdiv.mod(pr, p.gdiv.div(pr)) : 0);
+    const int hd = kvh * G + (pr < rows ? p.gdiv.rem(pr) : 0);
     m[r] = -INFINITY;
     l[r] = 0.f;
     // The sink is one more logit with no value, counted once: split 0, warp 0, one lane of 4
@@ -783,8 +783,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
         for (int r = 0; r < kR; ++r) {
           const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
-          slope[r] =
-              p.alibi ? p.alibi[kvh * G + (pr < rows ? p.gdiv.mod(pr, p.gdiv.div(pr)) : 0)] : 0.f;
+          slope[r] = p.alibi ? p.alibi[kvh * G + (pr < rows ? p.gdiv.rem(pr) : 0)] : 0.f;
           qpos[r] = qpos_of(r);
         }
 #pragma unroll
@@ -988,9 +987,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
-        if (p.lse && tig == 0 && pr < rows)
-          p.lse[int64_t(q_start + p.gdiv.div(pr)) * p.num_heads + kvh * G +
-                p.gdiv.mod(pr, p.gdiv.div(pr))] = lse[r];
+        if (p.lse && tig == 0 && pr < rows) {
+          const int t = p.gdiv.div(pr);
+          p.lse[int64_t(q_start + t) * p.num_heads + kvh * G + p.gdiv.mod(pr, t)] = lse[r];
+        }
       }
     }
     __syncthreads();

@@ -24,6 +24,7 @@ struct GroupDiv {
     return int((t + ((u - t) >> s1)) >> s2);
   }
   ATTNKIT_HD int mod(int n, int q) const { return n - q * int(d); }  // q = div(n)
+  ATTNKIT_HD int rem(int n) const { return mod(n, div(n)); }         // n >= 0
 };
 inline GroupDiv make_group_div(uint32_t d) {
   int l = 0;

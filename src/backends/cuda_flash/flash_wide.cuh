@@ -250,8 +250,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const int pr = row0 + (r / 2) * 16 + g + 8 * (r % 2);
-        slope[r] =
-            p.alibi ? p.alibi[kvh * G + (pr < rows ? p.gdiv.mod(pr, p.gdiv.div(pr)) : 0)] : 0.f;
+        slope[r] = p.alibi ? p.alibi[kvh * G + (pr < rows ? p.gdiv.rem(pr) : 0)] : 0.f;
       }
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)

@@ -126,8 +126,9 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 // so that no split is empty: 512 tiles over 63 splits would leave six empty and the rest 9 tiles
 // long, where 64 splits of 8 run in the same wave (H200 1x32k 32/4, A/B: 37.1 against 38.8 us).
 // kCtaFixedTiles: a CTA's ramp and tail (metadata, block-table and first-tile round trips, the
-// epilogue) cost about 10 us against ~2.1 us per 64-key tile at two CTAs per SM (per-CTA
-// timelines and a fit over 1x32k and 16x8k, session 4 NOTES).
+// tail of unequal bandwidth shares) cost ~12 us against ~2 us per 64-key tile at two CTAs per SM
+// (a fit over 1x32k and 16x8k, bench/NOTES.md v2j), about 6 tiles; the A/B ran with 4, which
+// picks the same counts as 6 at every benchmark shape.
 inline constexpr int kCtaFixedTiles = 4;
 constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm) {
   const int64_t slots = int64_t(num_sms) * per_sm;
