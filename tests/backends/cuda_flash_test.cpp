@@ -944,13 +944,23 @@ TEST(CudaFlashHost, GroupDivisionIsExact) {
 }
 
 // The split heuristic: one split once the CTAs fill the GPU, never an empty split (the kernel's
-// per-split share is ceil(tiles / splits)), at least two tiles per split, and the H200 1x32k
-// choices (132 SMs, two decode CTAs per SM): 32 splits for 8 KV heads, 64 (not 63) for 4.
+// per-split share is ceil(tiles / splits)), at least two tiles per split, and the counts measured
+// best on the H200 (132 SMs, two decode CTAs per SM, 64-key tiles; tiles.hpp): 1x32k 32 splits
+// for 8 KV heads and 64 (not 63) for 4; 1x8k 16 for 8 and 32 for 4 (one short CTA per SM);
+// 16x8k 2 for 8 and 4 for 4; 1x128k 33 for 8 and 64 for 4 (no long lone CTAs); 24x2k one for 8
+// (no second wave of splits at short contexts), while 24x64k keeps four splits in three waves.
 TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
   using cuda_flash::num_splits_heuristic;
   EXPECT_EQ(num_splits_heuristic(8, 512, 132, 2), 32);
   EXPECT_EQ(num_splits_heuristic(4, 512, 132, 2), 64);
+  EXPECT_EQ(num_splits_heuristic(8, 128, 132, 2), 16);
+  EXPECT_EQ(num_splits_heuristic(4, 128, 132, 2), 32);
   EXPECT_EQ(num_splits_heuristic(128, 128, 132, 2), 2);
+  EXPECT_EQ(num_splits_heuristic(64, 128, 132, 2), 4);
+  EXPECT_EQ(num_splits_heuristic(8, 2048, 132, 2), 33);
+  EXPECT_EQ(num_splits_heuristic(4, 2048, 132, 2), 64);
+  EXPECT_EQ(num_splits_heuristic(192, 32, 132, 2), 1);
+  EXPECT_EQ(num_splits_heuristic(192, 1024, 132, 2), 4);
   EXPECT_EQ(num_splits_heuristic(512, 64, 132, 2), 1);
   for (int64_t ctas : {1, 3, 4, 7, 8, 32, 100, 211, 212}) {
     for (int tiles : {1, 3, 4, 5, 16, 79, 128, 511, 512, 2048, 100000}) {

@@ -120,28 +120,50 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
   return std::clamp(smem_per_sm / std::max(smem_per_cta, 1), 1, 8);
 }
 
-// Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU; otherwise the count with the
-// shortest critical path, waves x (key tiles of the longest split + kCtaFixedTiles), at least two
-// tiles per split, the smallest such count on ties (fewer partials to merge). It is then trimmed
-// so that no split is empty: 512 tiles over 63 splits would leave six empty and the rest 9 tiles
-// long, where 64 splits of 8 run in the same wave (H200 1x32k 32/4, A/B: 37.1 against 38.8 us).
-// kCtaFixedTiles: a CTA's ramp and tail (metadata, block-table and first-tile round trips, the
-// tail of unequal bandwidth shares) cost ~12 us against ~2 us per 64-key tile at two CTAs per SM
-// (a fit over 1x32k and 16x8k, bench/NOTES.md v2j), about 6 tiles; the A/B ran with 4, which
-// picks the same counts as 6 at every benchmark shape.
+// Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU. Otherwise, first by critical
+// path: waves x (key tiles per split + kCtaFixedTiles, the ramp and tail of a wave), counting two
+// CTAs per SM as two slots, the smallest count on ties; this decides whether the splits run in one
+// wave (a second wave of splits pays for balance at long contexts, not at short ones: 24x2k 32/8,
+// 192 CTAs, one split 70 us, four 76). Within one wave the CTAs of an SM share its bandwidth, so
+// the count is then the one with the least load on the busiest SM: (CTAs on it) x (tiles per
+// CTA) + kCtaFixedTiles, where a CTA alone on its SM counts once only while it runs at most
+// kLoneCtaTiles tiles (one CTA keeps enough bytes in flight for a short run, not through a long
+// one, which costs as if its SM held two); the fewer splits on ties (fewer partials to merge).
+// At least two tiles per split, and the count is trimmed so that no split is empty (shares are
+// ceil(tiles / count): 512 tiles over 63 splits would leave six without a tile).
+// H200 A/B against the critical-path count alone (bench/results/cuda_s5_r4_* .. _r7_*): 1x8k
+// 32/4 32 splits instead of 64, bf16 19.3 -> 16.6-17.0 us, fp8 15.6 -> 14.0-14.4; 1x16k 32/4 32
+// (64), 25.7 -> 22.9-24.1 us; 1x8k 32/8 16 (32), 24.0 -> 22.3-22.6 us at pages 64/128. Lone CTAs
+// of 16 tiles (1x32k 32/4 at 32 splits) gained 2.5 us at pages 64/128 but lost up to 3 us with
+// fp8 at page 16, and of 63 tiles (1x128k) lost 3-17 us: hence the limit of 8.
+// kCtaFixedTiles: ~12 us of ramp and tail against ~2 us per 64-key tile (a fit over 1x32k and
+// 16x8k, bench/NOTES.md v2j) is ~6 tiles; 4 picks the same counts at every benchmark shape.
 inline constexpr int kCtaFixedTiles = 4;
+inline constexpr int kLoneCtaTiles = 8;
 constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm) {
   const int64_t slots = int64_t(num_sms) * per_sm;
   if (ctas <= 0 || ctas * 10 >= slots * 8 || kv_tiles < 4) return 1;
   const int max_splits = std::min(kMaxSplits, kv_tiles / 2);
+  auto len = [&](int s) { return int64_t(kv_tiles + s - 1) / s; };
   int best = 1;
   int64_t best_cost = -1;
   for (int s = 1; s <= max_splits; ++s) {
-    const int64_t waves = (ctas * s + slots - 1) / slots;
-    const int64_t cost = waves * ((kv_tiles + s - 1) / s + kCtaFixedTiles);
+    const int64_t cost = (ctas * s + slots - 1) / slots * (len(s) + kCtaFixedTiles);
     if (best_cost < 0 || cost < best_cost) {
       best = s;
       best_cost = cost;
+    }
+  }
+  if (ctas * best <= slots) {
+    best_cost = -1;
+    for (int s = 1; s <= max_splits && ctas * s <= slots; ++s) {
+      int64_t on_sm = (ctas * s + num_sms - 1) / num_sms;
+      if (on_sm == 1 && len(s) > kLoneCtaTiles) on_sm = std::min(2, per_sm);
+      const int64_t cost = on_sm * len(s) + kCtaFixedTiles;
+      if (best_cost < 0 || cost < best_cost) {
+        best = s;
+        best_cost = cost;
+      }
     }
   }
   const int per_split = (kv_tiles + best - 1) / best;
