@@ -944,11 +944,12 @@ TEST(CudaFlashHost, GroupDivisionIsExact) {
 }
 
 // The split heuristic: one split once the CTAs fill the GPU, never an empty split (the kernel's
-// per-split share is ceil(tiles / splits)), at least two tiles per split, and the counts measured
-// best on the H200 (132 SMs, two decode CTAs per SM, 64-key tiles; tiles.hpp): 1x32k 32 splits
+// per-split share is ceil(tiles / splits)), at least two tiles per split, and the counts the
+// H200 A/B runs kept (132 SMs, two decode CTAs per SM, 64-key tiles; tiles.hpp): 1x32k 32 splits
 // for 8 KV heads and 64 (not 63) for 4; 1x8k 16 for 8 and 32 for 4 (one short CTA per SM);
 // 16x8k 2 for 8 and 4 for 4; 1x128k 33 for 8 and 64 for 4 (no long lone CTAs); 24x2k one for 8
-// (no second wave of splits at short contexts), while 24x64k keeps four splits in three waves.
+// (no second wave of splits at a short context). 24x64k keeps the critical path's four splits
+// in three waves (not measured).
 TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
   using cuda_flash::num_splits_heuristic;
   EXPECT_EQ(num_splits_heuristic(8, 512, 132, 2), 32);
