@@ -120,14 +120,28 @@ struct Elem<__half> {
   }
 };
 
-// Two fp8 bytes (low byte = lower element) to a half2, exactly.
-__device__ __forceinline__ __half2 fp8x2_to_half2(uint16_t two, bool e5m2) {
-  if (e5m2) {  // e5m2 is the top byte of an fp16
-    uint32_t bits = (uint32_t(two & 0xffu) << 8) | (uint32_t(two & 0xff00u) << 16);
-    return *reinterpret_cast<__half2*>(&bits);
+// Four fp8 bytes (low byte = lowest element) to two half2 registers, exactly: bytes 0-1 to lo,
+// bytes 2-3 to hi. e5m2 is the top byte of an fp16. SM89+ converts an e4m3 pair in one
+// instruction that reads either half of the word in place (the 16-bit intrinsic on the shifted
+// word cost a shift per word).
+__device__ __forceinline__ void fp8x4_to_half2x2(uint32_t w, bool e5m2, uint32_t& lo,
+                                                 uint32_t& hi) {
+  if (e5m2) {
+    lo = __byte_perm(w, 0u, 0x1404u);
+    hi = __byte_perm(w, 0u, 0x3424u);
+    return;
   }
-  __half2_raw r = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two), __NV_E4M3);
-  return *reinterpret_cast<__half2*>(&r);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n"
+      " cvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
+      : "=r"(lo), "=r"(hi)
+      : "r"(w));
+#else
+  const __half2_raw a = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w & 0xffffu), __NV_E4M3);
+  const __half2_raw b = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w >> 16), __NV_E4M3);
+  lo = uint32_t(a.x) | uint32_t(a.y) << 16;
+  hi = uint32_t(b.x) | uint32_t(b.y) << 16;
+#endif
 }
 
 // 16 fp8 bytes at raw -> 16 elements of T at dst (16-byte aligned both), exactly: fp8 -> half2,
@@ -139,8 +153,10 @@ __device__ __forceinline__ void dequant16(const unsigned char* raw, T* dst, bool
   uint32_t outw[8];
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    outw[2 * j] = Elem<T>::from_half2(fp8x2_to_half2(uint16_t(w[j] & 0xffffu), e5m2));
-    outw[2 * j + 1] = Elem<T>::from_half2(fp8x2_to_half2(uint16_t(w[j] >> 16), e5m2));
+    uint32_t lo, hi;
+    fp8x4_to_half2x2(w[j], e5m2, lo, hi);
+    outw[2 * j] = Elem<T>::from_half2(*reinterpret_cast<const __half2*>(&lo));
+    outw[2 * j + 1] = Elem<T>::from_half2(*reinterpret_cast<const __half2*>(&hi));
   }
   uint4* d = reinterpret_cast<uint4*>(dst);
   d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
@@ -728,18 +744,32 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         for (int j = 0; j < kWarpKeys / 8; ++j)
           s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
       if constexpr (kFp8Regs) {
-        // K fragment of n8 tile j: key key0 + 8 j + g, dims 4 tig .. +3 of each 16 (one 32-bit
-        // shared load: 4 fp8 bytes, two B registers). Rows are d + 16 bytes apart: conflict-free.
+        // K fragment of n8 tile j: key key0 + 8 j + g, dims 4 tig .. +3 of each 16 (4 fp8
+        // bytes, two B registers). SM89+ fetches the four n8 tiles' words of 16 dims with one
+        // ldmatrix (its b16 view of 16-byte rows hands thread (g, tig) bytes 4 tig .. +3 of row
+        // g); SM80, whose software conversion dominates, keeps one 32-bit load per word (the
+        // ldmatrix form spilled there). Rows are d + 16 bytes apart: conflict-free.
+        static_assert(kWarpKeys == 32, "one ldmatrix.x4 holds a warp's four n8 key tiles");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+        const uint32_t k_lane = smem_addr(sK_stage(stage) + (key0 + lane) * kRawQK);
+        auto k_words = [&](int kk, uint32_t(&kw)[4]) { ldsm_x4(kw, k_lane + kk * 16); };
+#else
         const unsigned char* rk = sK_stage(stage) + (key0 + g) * kRawQK + 4 * tig;
+        auto k_words = [&](int kk, uint32_t(&kw)[4]) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            kw[j] = *reinterpret_cast<const uint32_t*>(rk + j * 8 * kRawQK + kk * 16);
+        };
+#endif
 #pragma unroll
         for (int kk = 0; kk < kDqk / 16; ++kk) {
+          uint32_t kw[4];
+          k_words(kk, kw);
 #pragma unroll
-          for (int j = 0; j < kWarpKeys / 8; ++j) {
-            const uint32_t w = *reinterpret_cast<const uint32_t*>(rk + j * 8 * kRawQK + kk * 16);
-            const __half2 k0 = fp8x2_to_half2(uint16_t(w & 0xffffu), e5m2);
-            const __half2 k1 = fp8x2_to_half2(uint16_t(w >> 16), e5m2);
-            Elem<__half>::mma(s[0][j], qf[0][kk], *reinterpret_cast<const uint32_t*>(&k0),
-                              *reinterpret_cast<const uint32_t*>(&k1));
+          for (int j = 0; j < 4; ++j) {
+            uint32_t k0, k1;
+            fp8x4_to_half2x2(kw[j], e5m2, k0, k1);
+            Elem<__half>::mma(s[0][j], qf[0][kk], k0, k1);
           }
         }
       }
@@ -832,11 +862,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         // (k0 d0, k1 d0 | k0 d1, k1 d1), the even dim's keys low and the odd dim's high.
         using H = Elem<__half>;
         auto cvt2 = [&](uint32_t x, uint32_t& even, uint32_t& odd) {
-          const uint32_t y = __byte_perm(x, 0u, 0x3120u);
-          const __half2 he = fp8x2_to_half2(uint16_t(y & 0xffffu), e5m2);
-          const __half2 ho = fp8x2_to_half2(uint16_t(y >> 16), e5m2);
-          even = *reinterpret_cast<const uint32_t*>(&he);
-          odd = *reinterpret_cast<const uint32_t*>(&ho);
+          fp8x4_to_half2x2(__byte_perm(x, 0u, 0x3120u), e5m2, even, odd);
         };
         const uint32_t v_lane_addr =
             smem_addr(sV_stage(stage) + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kRawV +
