@@ -413,21 +413,29 @@ void compare(const Problem& P, const Outputs& ref, const DevBuf& dout, const Dev
   EXPECT_EQ(bad, 0) << what;
 }
 
-void run_case(const Case& c, uint32_t seed) {
-  std::mt19937 rng(seed);
+// A case ready to run: its problem built from `seed`, a backend forcing the case's split count
+// (0: the heuristic's), the cache written through it and the device arguments prepared.
+struct PreparedCase {
   Problem P;
-  build(P, c, rng);
-  CudaFlashOptions opt;
-  opt.force_num_splits = c.force_splits;
-  auto be = make_cuda_flash_backend(opt);
-  write_cache(P, *be);
-  Outputs ref = reference(P);
+  std::unique_ptr<AttentionBackend> be;
   DeviceRun r;
-  prepare_run(P, *be, r);
-  be->run(r.args, nullptr);
+  PreparedCase(const Case& c, uint32_t seed) {
+    std::mt19937 rng(seed);
+    build(P, c, rng);
+    CudaFlashOptions opt;
+    opt.force_num_splits = c.force_splits;
+    be = make_cuda_flash_backend(opt);
+    write_cache(P, *be);
+    prepare_run(P, *be, r);
+  }
+};
+
+void run_case(const Case& c, uint32_t seed) {
+  PreparedCase pc(c, seed);
+  pc.be->run(pc.r.args, nullptr);
   ck(cudaDeviceSynchronize());
-  compare(P, ref, r.out, r.lse,
-          c.name + " (splits " + std::to_string(cuda_flash_planned_splits(*be)) + ")");
+  compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+          c.name + " (splits " + std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
 }
 
 using Seqs = std::vector<std::pair<int, int>>;
@@ -721,21 +729,16 @@ TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
 // Capture one run in a CUDA graph, then replan and replay with other lengths (same number of
 // sequences, no more rows than captured): the kernels read every length on the device.
 TEST_F(CudaFlash, GraphCaptureReplanReplay) {
-  std::mt19937 rng(11);
   Case c{.name = "graph",
          .hq = 8,
          .hkv = 2,
          .seqs = {{16, 600}, {1, 900}, {8, 64}},
          .force_splits = 3};
-  Problem P;
-  build(P, c, rng);
-  CudaFlashOptions opt;
-  opt.force_num_splits = 3;
-  auto be = make_cuda_flash_backend(opt);
-  write_cache(P, *be);
-  DeviceRun r;
-  prepare_run(P, *be, r);
-  CapturedRun g(*be, r.args);
+  PreparedCase pc(c, 11);
+  Problem& P = pc.P;
+  AttentionBackend& be = *pc.be;
+  DeviceRun& r = pc.r;
+  CapturedRun g(be, r.args);
   g.replay();
   compare(P, reference(P), r.out, r.lse, "graph replay 1");
 
@@ -745,7 +748,7 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   P.used = {590, 901 - 1, 40};
   P.total_q = 14;
   P.c.seqs = {{9, 590}, {1, 900}, {4, 40}};
-  be->plan(host_batch(P), layer_of(P, true));
+  be.plan(host_batch(P), layer_of(P, true));
   ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.cu.size() * 4, cudaMemcpyHostToDevice));
   ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
   r.poison_out();
@@ -758,28 +761,20 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
 // kernel launch early (programmatic dependent launch) and both replay from the graph; each
 // replay writes a poisoned output again.
 TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
-  std::mt19937 rng(13);
   Case c{.name = "graph decode",
          .hq = 8,
          .hkv = 2,
          .seqs = {{1, 3000}, {1, 700}, {1, 0}, {1, 33}},
          .sinks = true,
          .force_splits = 6};
-  Problem P;
-  build(P, c, rng);
-  CudaFlashOptions opt;
-  opt.force_num_splits = 6;
-  auto be = make_cuda_flash_backend(opt);
-  write_cache(P, *be);
-  DeviceRun r;
-  prepare_run(P, *be, r);
-  ASSERT_EQ(cuda_flash_planned_splits(*be), 6);
-  CapturedRun g(*be, r.args);
-  const Outputs ref = reference(P);
+  PreparedCase pc(c, 13);
+  ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 6);
+  CapturedRun g(*pc.be, pc.r.args);
+  const Outputs ref = reference(pc.P);
   for (int replay = 1; replay <= 2; ++replay) {
-    r.poison_out();
+    pc.r.poison_out();
     g.replay();
-    compare(P, ref, r.out, r.lse, "graph decode replay " + std::to_string(replay));
+    compare(pc.P, ref, pc.r.out, pc.r.lse, "graph decode replay " + std::to_string(replay));
   }
 }
 
@@ -1023,13 +1018,10 @@ TEST(CudaFlashDeclaration, BuildReportsKernels) {
 // off and runs); the output keeps its poison.
 TEST_F(CudaFlash, RunRejectsNonFiniteOrNegativeSoftcap) {
   Case c{.name = "softcap check", .head = 128, .hq = 2, .hkv = 1, .seqs = {{1, 10}}};
-  std::mt19937 rng(21);
-  Problem P;
-  build(P, c, rng);
-  auto be = make_cuda_flash_backend();
-  write_cache(P, *be);
-  DeviceRun r;
-  prepare_run(P, *be, r);
+  PreparedCase pc(c, 21);
+  Problem& P = pc.P;
+  auto& be = pc.be;
+  DeviceRun& r = pc.r;
   for (float cap : {INFINITY, -INFINITY, NAN, -1.f}) {
     AttentionArgs a = r.args;
     a.layer.logits_soft_cap = cap;

@@ -124,18 +124,18 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 // path: waves x (key tiles per split + kCtaFixedTiles, the ramp and tail of a wave), counting two
 // CTAs per SM as two slots, the smallest count on ties; this decides whether the splits run in one
 // wave (a second wave of splits pays for balance at long contexts, not at short ones: 24x2k 32/8,
-// 192 CTAs, one split 70 us, four 76). Within one wave the CTAs of an SM share its bandwidth, so
-// the count is then the one with the least load on the busiest SM: (CTAs on it) x (tiles per
-// CTA) + kCtaFixedTiles, where a CTA alone on its SM counts once only while it runs at most
-// kLoneCtaTiles tiles (one CTA keeps enough bytes in flight for a short run, not through a long
-// one, which costs as if its SM held two); the fewer splits on ties (fewer partials to merge).
+// 192 CTAs, page 16: one split 70 us, four 76). Within one wave the CTAs of an SM share its
+// bandwidth, so the count is then the one with the least load on the busiest SM: (CTAs on it) x
+// (tiles per CTA) + kCtaFixedTiles, where a CTA alone on its SM counts once only while it runs at
+// most kLoneCtaTiles tiles (one CTA keeps enough bytes in flight for a short run, not through a
+// long one, which costs as if its SM held two); the fewer splits on ties (fewer partials to merge).
 // At least two tiles per split, and the count is trimmed so that no split is empty (shares are
 // ceil(tiles / count): 512 tiles over 63 splits would leave six without a tile).
 // H200 A/B against the critical-path count alone (bench/results/cuda_s5_r4_* .. _r7_*): 1x8k
 // 32/4 32 splits instead of 64, bf16 19.3 -> 16.6-17.0 us, fp8 15.6 -> 14.0-14.4; 1x16k 32/4 32
 // (64), 25.7 -> 22.9-24.1 us; 1x8k 32/8 16 (32), 24.0 -> 22.3-22.6 us at pages 64/128. Lone CTAs
 // of 16 tiles (1x32k 32/4 at 32 splits) gained 2.5 us at pages 64/128 but lost up to 3 us with
-// fp8 at page 16, and of 63 tiles (1x128k) lost 3-17 us: hence the limit of 8.
+// fp8 at page 16, and of 63 tiles (1x128k) lost 2.4-17 us: hence the limit of 8.
 // kCtaFixedTiles: ~12 us of ramp and tail against ~2 us per 64-key tile (a fit over 1x32k and
 // 16x8k, bench/NOTES.md v2j) is ~6 tiles; 4 picks the same counts at every benchmark shape.
 inline constexpr int kCtaFixedTiles = 4;
