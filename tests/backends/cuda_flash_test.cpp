@@ -614,6 +614,50 @@ TEST_F(CudaFlash, PrefillOutputRowsOfAnyAlignment) {
       run_case(c, 40 + pad + head);
     }
 }
+// Pages that hold whole key tiles (page % tile keys == 0, rows packed): the head-128 16-bit
+// prefill form copies them from one address per tile (copy_packed_rows), the others row by row;
+// every form and tile width (prefill 128-key tiles at head 64, 64-key at 128, separate K/V at
+// 256, dequantized fp8 prefill, decode 64-key bf16 and 128-key fp8 tiles), with last tiles cut
+// short at every key length, shuffled pages and splits.
+TEST_F(CudaFlash, PagesHoldingWholeTiles) {
+  const Seqs mixed = {{1, 1}, {17, 54}, {97, 97}, {64, 300}, {5, 1013}, {1, 257}};
+  uint32_t seed = 200;
+  for (int page : {128, 256}) {
+    const std::string pg = " page " + std::to_string(page);
+    for (int head : {64, 128, 256}) {
+      Case c{.name = "prefill bf16 d" + std::to_string(head) + pg,
+             .head = head,
+             .hq = 8,
+             .hkv = 2,
+             .block = page,
+             .seqs = mixed};
+      run_case(c, seed++);
+    }
+    Case fp8{.name = "prefill fp8 e4m3 per-head fp16 d128" + pg,
+             .dtype = DType::kFloat16,
+             .kv = KvCacheDType::kFp8E4M3,
+             .gran = ScaleGranularity::kPerHead,
+             .hq = 8,
+             .hkv = 2,
+             .block = page,
+             .seqs = mixed};
+    run_case(fp8, seed++);
+    for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3}) {
+      Case d{.name = std::string("decode ") + (is_fp8(kv) ? "fp8" : "bf16") + " d128 32/8" + pg,
+             .kv = kv,
+             .gran = is_fp8(kv) ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
+             .hq = 32,
+             .hkv = 8,
+             .block = page,
+             .seqs = kAwkwardDecode};
+      run_case(d, seed++);
+      d.name += " split x3";
+      d.seqs = {{1, 1013}, {1, 300}};
+      d.force_splits = 3;
+      run_case(d, seed++);
+    }
+  }
+}
 // Every (qk, v) head pair of the manifest, both forms (decode-only and mixed batches), 16-bit and
 // fp8 caches: what the declaration claims is what runs.
 TEST_F(CudaFlash, EveryManifestHeadPair) {

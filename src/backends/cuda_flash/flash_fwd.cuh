@@ -36,6 +36,10 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool v
   const int n = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
 }
+// The same copy for a source known to be readable (no zero-fill operand).
+__device__ __forceinline__ void cp_async16_full(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
 // A global load issued where it stands in the program (not sunk towards its first use).
 __device__ __forceinline__ int load_now(const int32_t* p) {
   int v;
@@ -241,6 +245,53 @@ __device__ __forceinline__ void copy_rows(unsigned char* dst, const char* const*
     if (active(i))
       cp_async16(smem_addr(dst + row(i) * kRowBytes + chunk(i) * 16), src[i] + chunk(i) * 16,
                  row(i) < n_valid);
+}
+
+// A key tile lies inside one page whose rows are packed (the canonical HND cache with a page size
+// that is a multiple of the tile's keys): every row address is row 0's plus a constant, so a copy
+// is one cp.async off a shared base (copy_rows' shared load, 64-bit add and compare per copy are
+// ~11% of a head-256 prefill tile's instructions, v2l ncu). Uniform over a launch; used by the
+// kernel forms of tiles.hpp packed_page_copies.
+template <int kBN, int kRowBytesK, int kRowBytesV>
+__device__ __forceinline__ bool tiles_in_one_page(const FlashParams& p) {
+  return p.block_size % kBN == 0 && p.k_stride_token == kRowBytesK &&
+         p.v_stride_token == kRowBytesV;
+}
+
+// copy_rows for a tile in one page (tiles_in_one_page): row r from base + r * kChunks * 16. Rows
+// from n_valid on are zero-filled; their addresses stay inside the page, never read.
+template <int kRows, int kChunks, int kRowBytes>
+__device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char* base, int n_valid,
+                                                 int tid) {
+  static_assert(kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0,
+                "a thread keeps one chunk column of evenly many rows");
+  constexpr int kStep = kThreads / kChunks, kIters = kRows / kStep;
+  const int r0 = tid / kChunks, c = tid % kChunks;
+  const uint32_t d = smem_addr(dst + r0 * kRowBytes + c * 16);
+  const char* src = base + r0 * (kChunks * 16) + c * 16;
+  if (n_valid == kRows) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i)
+      cp_async16_full(d + i * kStep * kRowBytes, src + i * kStep * (kChunks * 16));
+  } else {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i)
+      // The row guard holds for every tid < kThreads; without it ptxas scheduled the head-128
+      // prefill loop 2-3% slower (v2l r3 against r4, the same code otherwise).
+      if (r0 + i * kStep < kRows)
+        cp_async16(d + i * kStep * kRowBytes, src + i * kStep * (kChunks * 16),
+                   r0 + i * kStep < n_valid);
+  }
+}
+
+// One tile's K or V rows from a page-ring slot's row addresses (PageRing below); kernel forms
+// with kPackedForm take copy_packed_rows when the launch's pages hold whole packed tiles.
+template <bool kPackedForm, int kRows, int kChunks, int kRowBytes>
+__device__ __forceinline__ void copy_tile(unsigned char* dst, const char* const* rows, int n_valid,
+                                          bool packed, int tid) {
+  if constexpr (kPackedForm)
+    if (packed) return copy_packed_rows<kRows, kChunks, kRowBytes>(dst, rows[0], n_valid, tid);
+  copy_rows<kRows, kChunks, kRowBytes>(dst, rows, n_valid, tid);
 }
 
 // ---- pieces both kernels (flash_fwd_kernel, flash_wide_kernel) share ----------------------------
@@ -535,13 +586,15 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   auto put_page = [&](int slot, const PageRows& r) {
     cuda_flash::put_page(ring, slot, r, p, w, tid);
   };
+  constexpr bool kPackedForm = packed_page_copies(kDqk, kDv, kFp8, kWarpsSplitKeys);
+  const bool packed = kPackedForm && tiles_in_one_page<kBN, kChunksK * 16, kChunksV * 16>(p);
   auto load_k = [&](int stage, int slot) {
-    copy_rows<kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
-                                                      ring.rows[slot], tid);
+    copy_tile<kPackedForm, kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
+                                                                  ring.rows[slot], packed, tid);
   };
   auto load_v = [&](int stage, int slot) {
-    copy_rows<kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot], ring.rows[slot],
-                                                     tid);
+    copy_tile<kPackedForm, kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot],
+                                                                 ring.rows[slot], packed, tid);
   };
   auto load_kv = [&](int stage, int slot) {
     load_k(stage, slot);
