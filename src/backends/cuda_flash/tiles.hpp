@@ -75,7 +75,7 @@ constexpr int smem_stride8(int head) { return head + 16; }
 // one address per tile (flash_fwd.cuh copy_packed_rows): the 16-bit prefill form with two
 // m-tiles and 64-key tiles (heads 65..128 whose chunks divide the threads), where it measured
 // +1-4% (v2l). Enabled in every form (v2l r1), it cost elsewhere: head 64 (128-key tiles, 255 registers) ran
-// 9-12% slower (register moves, 8% more instructions); head 256 (separate K/V) 2-5% slower,
+// 9-13% slower (register moves, 8% more instructions); head 256 (separate K/V) 2-5% slower,
 // its bursts of 16 copies holding their address registers until issued (long-scoreboard stalls
 // where ptxas reuses them); fp8 decode 0-3% slower, bf16 decode unchanged.
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
