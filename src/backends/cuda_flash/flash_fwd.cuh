@@ -590,11 +590,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const bool packed = kPackedForm && tiles_in_one_page<kBN, kChunksK * 16, kChunksV * 16>(p);
   auto load_k = [&](int stage, int slot) {
     copy_tile<kPackedForm, kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
-                                                                  ring.rows[slot], packed, tid);
+                                                                   ring.rows[slot], packed, tid);
   };
   auto load_v = [&](int stage, int slot) {
     copy_tile<kPackedForm, kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot],
-                                                                 ring.rows[slot], packed, tid);
+                                                                  ring.rows[slot], packed, tid);
   };
   auto load_kv = [&](int stage, int slot) {
     load_k(stage, slot);

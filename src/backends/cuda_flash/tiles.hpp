@@ -74,14 +74,14 @@ constexpr int smem_stride8(int head) { return head + 16; }
 // Kernel forms whose key tiles, when a page holds whole tiles with packed rows, are copied from
 // one address per tile (flash_fwd.cuh copy_packed_rows): the 16-bit prefill form with two
 // m-tiles and 64-key tiles (heads 65..128 whose chunks divide the threads), where it measured
-// +1-4% (v2l). Enabled in every form (v2l r1), it cost elsewhere: head 64 (128-key tiles, 255 registers) ran
-// 9-13% slower (register moves, 8% more instructions); head 256 (separate K/V) 2-5% slower,
-// its bursts of 16 copies holding their address registers until issued (long-scoreboard stalls
-// where ptxas reuses them); fp8 decode 0-3% slower, bf16 decode unchanged.
+// +1-4% (v2l). Enabled in every form (v2l r1), it cost elsewhere: head 64 (128-key tiles, 255
+// registers) ran 9-13% slower (register moves, 8% more instructions); head 256 (separate K/V)
+// 2-5% slower, its bursts of 16 copies holding their address registers until issued
+// (long-scoreboard stalls where ptxas reuses them); fp8 decode 0-3% slower, bf16 decode unchanged.
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) &&
-         !separate_kv(head_qk, head_v, fp8, split_keys) &&
-         prefill_m_tiles(head_qk, head_v) == 2 && tile_keys(head_qk, head_v, fp8, split_keys) == 64;
+         !separate_kv(head_qk, head_v, fp8, split_keys) && prefill_m_tiles(head_qk, head_v) == 2 &&
+         tile_keys(head_qk, head_v, fp8, split_keys) == 64;
 }
 
 // K/V tiles in the cp.async ring. Decode is bound by bytes in flight per SM (latency x
