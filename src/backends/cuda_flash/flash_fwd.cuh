@@ -448,10 +448,11 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
     // Lazy rescaling: the running max stays while the tile's max is at most kRescaleSlack
-    // (log2 units) above it. Probabilities are then at most 2^kRescaleSlack (exact in fp32 sums
-    // and in the 16-bit P fragments, whose precision is relative), and O is rescaled only when
-    // the max really moves: on short rows it moved on most tiles (v2l ncu: 137 FMULs per warp
-    // and tile at S = 1k against 53 at 16k). A NaN tile max keeps m (as fmaxf did).
+    // (log2 units) above it. Probabilities are then at most 2^kRescaleSlack, far from overflow
+    // in the fp32 sums and the 16-bit P fragments (whose rounding is relative), and O is
+    // rescaled only when the max really moves: on short rows it moved on most tiles (v2l ncu:
+    // 137 FMULs per warp and tile at S = 1k against 53 at 16k). A NaN tile max keeps m (as
+    // fmaxf did).
     const float m_tile = mx[r] * sc;
     const float m_new = m_tile > m[r] + kRescaleSlack ? m_tile : m[r];
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
