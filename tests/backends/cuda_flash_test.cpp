@@ -99,7 +99,8 @@ struct Case {
   float softcap = 0.f;
   bool alibi = false, sinks = false;
   int force_splits = 0;
-  int out_pad = 0;  // extra elements per output head that must stay untouched
+  int out_pad = 0;       // extra elements per output head that must stay untouched
+  float k_growth = 0.f;  // key j of a sequence has its K row scaled by 1 + k_growth * j
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -156,6 +157,13 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
   const float amp = is_fp8(c.kv) ? 3.f : 1.f;  // exercise the fp8 range
   for (auto& x : P.k_src) x = U(rng) * amp;
   for (auto& x : P.v_src) x = U(rng) * amp;
+  if (c.k_growth > 0.f) {
+    const size_t row = size_t(c.hkv) * c.head;
+    size_t key = 0;
+    for (int s = 0; s < ns; ++s)
+      for (int j = 0; j < P.used[s]; ++j, ++key)
+        for (size_t e = 0; e < row; ++e) P.k_src[key * row + e] *= 1.f + c.k_growth * float(j);
+  }
   P.q.resize(size_t(P.total_q) * c.hq * c.head);
   for (auto& x : P.q) x = act_bits(U(rng), c.dtype);
 
@@ -657,6 +665,41 @@ TEST_F(CudaFlash, PagesHoldingWholeTiles) {
       run_case(d, seed++);
     }
   }
+}
+// Logits that grow along the keys (K rows scaled up with their position): a row's max keeps rising
+// by more than online_softmax's kRescaleSlack from tile to tile, so O and l are rescaled on
+// plain-logit rows (the folded-scale path); every kernel form. Without rescaling the
+// probabilities overflow: a kernel that never rescales after the first tile fails every case
+// here, and passes the ALiBi tests above (v2m review).
+TEST_F(CudaFlash, GrowingLogitsRescaleAcrossTiles) {
+  uint32_t seed = 300;
+  for (int head : {64, 128, 256, 512}) {
+    Case c{.name = "growing logits prefill bf16 d" + std::to_string(head),
+           .head = head,
+           .hq = 4,
+           .hkv = 2,
+           .seqs = {{64, 1013}, {1, 700}, {33, 33}},
+           .k_growth = 0.3f};
+    run_case(c, seed++);
+    c.name += " non-causal";
+    c.causal = false;
+    run_case(c, seed++);
+  }
+  Case d{.name = "growing logits decode bf16 d128 32/8 split x3",
+         .hq = 32,
+         .hkv = 8,
+         .seqs = {{1, 1013}, {1, 300}},
+         .force_splits = 3,
+         .k_growth = 0.3f};
+  run_case(d, seed++);
+  d.name = "growing logits decode fp16 d64 16/2";
+  d.dtype = DType::kFloat16;
+  d.kv = KvCacheDType::kFloat16;
+  d.head = 64;
+  d.hq = 16;
+  d.hkv = 2;
+  d.force_splits = 0;
+  run_case(d, seed++);
 }
 // Every (qk, v) head pair of the manifest, both forms (decode-only and mixed batches), 16-bit and
 // fp8 caches: what the declaration claims is what runs.

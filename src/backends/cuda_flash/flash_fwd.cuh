@@ -424,10 +424,10 @@ __device__ __forceinline__ void put_page(PageRing<kSlots, kBN>& ring, int slot, 
 inline constexpr float kRescaleSlack = 8.f;  // online_softmax: log2 of the largest probability
 
 // One online-softmax step on a tile's scores s (rows g and g + 8 of each m-tile; the four lanes
-// of a row hold its keys): the running max m moves to the tile's, l and O are rescaled (skipped
-// once the max has settled, as on most tiles of a long row) and s becomes the probabilities,
-// exp2(s * sc - m). Scores are in log2 units already (sc = 1) or raw with the scale folded
-// into sc.
+// of a row hold its keys): the running max m moves to the tile's when that exceeds it by more
+// than kRescaleSlack, l and O are then rescaled, and s becomes the probabilities, exp2(s * sc -
+// m), at most 2^kRescaleSlack. Scores are in log2 units already (sc = 1) or raw with the scale
+// folded into sc.
 template <int kMT, int kNT, int kOT>
 __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&o)[kMT][kOT][4],
                                                float (&m)[2 * kMT], float (&l)[2 * kMT], float sc) {
@@ -915,9 +915,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     }
     if (warp_active) {
       if constexpr (kFp8Regs) {
-        // O += P V in fp16 (fp8 values are exact in fp16; P <= 1). ldmatrix.trans on the raw
-        // tile treats byte pairs (dims 2c, 2c + 1) as 16-bit elements: each register holds keys
-        // 2 tig, 2 tig + 1 of dims 2 g and 2 g + 1, which a byte permute splits into the B
+        // O += P V in fp16 (fp8 values are exact in fp16; P <= 2^kRescaleSlack). ldmatrix.trans on
+        // the raw tile treats byte pairs (dims 2c, 2c + 1) as 16-bit elements: each register holds
+        // keys 2 tig, 2 tig + 1 of dims 2 g and 2 g + 1, which a byte permute splits into the B
         // fragments of two n8 tiles: "even" (n = g -> dim 2 g) and "odd" (dim 2 g + 1) of a
         // 16-dim block b, kept in o[2 b] and o[2 b + 1]. The epilogue undoes the order.
         // One byte permute gathers both pairs: x = (k0 d0, k0 d1, k1 d0, k1 d1) becomes
