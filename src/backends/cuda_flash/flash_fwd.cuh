@@ -31,14 +31,16 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 }
 
 // 16-byte async copy; `valid == false` writes zeros and reads nothing (rows past seqused_k are
-// never touched, so NaN-poisoned unused slots cannot leak in).
+// never touched, so NaN-poisoned unused slots cannot leak in). The L2::128B hint (L2 fetches
+// whole 128-byte lines) made decode 1-2.5% faster at every shape, prefill unchanged (v2n r4).
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
   const int n = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(n));
 }
 // The same copy for a source known to be readable (no zero-fill operand).
 __device__ __forceinline__ void cp_async16_full(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 // A global load issued where it stands in the program (not sunk towards its first use).
 __device__ __forceinline__ int load_now(const int32_t* p) {
@@ -148,10 +150,11 @@ __device__ __forceinline__ void fp8x4_to_half2x2(uint32_t w, bool e5m2, uint32_t
 #endif
 }
 
-// 16 fp8 bytes at raw -> 16 elements of T at dst (16-byte aligned both), exactly: fp8 -> half2,
-// then to T. The prefill forms' dequantized tiles are built from these.
+// 16 fp8 bytes at raw -> 16 elements of T, the first 8 at lo and the others at hi (16-byte
+// aligned all), exactly: fp8 -> half2, then to T. The prefill forms' dequantized tiles are built
+// from these.
 template <typename T>
-__device__ __forceinline__ void dequant16(const unsigned char* raw, T* dst, bool e5m2) {
+__device__ __forceinline__ void dequant16(const unsigned char* raw, T* lo, T* hi, bool e5m2) {
   const uint4 w4 = *reinterpret_cast<const uint4*>(raw);
   const uint32_t w[4] = {w4.x, w4.y, w4.z, w4.w};
   uint32_t outw[8];
@@ -162,9 +165,8 @@ __device__ __forceinline__ void dequant16(const unsigned char* raw, T* dst, bool
     outw[2 * j] = Elem<T>::from_half2(*reinterpret_cast<const __half2*>(&lo));
     outw[2 * j + 1] = Elem<T>::from_half2(*reinterpret_cast<const __half2*>(&hi));
   }
-  uint4* d = reinterpret_cast<uint4*>(dst);
-  d[0] = make_uint4(outw[0], outw[1], outw[2], outw[3]);
-  d[1] = make_uint4(outw[4], outw[5], outw[6], outw[7]);
+  *reinterpret_cast<uint4*>(lo) = make_uint4(outw[0], outw[1], outw[2], outw[3]);
+  *reinterpret_cast<uint4*>(hi) = make_uint4(outw[4], outw[5], outw[6], outw[7]);
 }
 
 // 2^x on the special-function unit; flushes results below 2^-126 to zero (a probability that
@@ -218,11 +220,32 @@ __device__ __forceinline__ CtaScales cta_scales(const FlashParams& p, int kvh) {
   return c;
 }
 
+// Byte layout of a shared-memory tile whose rows hold kRowBytes (tiles.hpp smem_row_bytes):
+// swizzled rows store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row, padded
+// ones at chunk c of a row kRowBytes + 16 long. Tiles start 128-byte aligned.
+template <int kRowBytes, bool kSwizzleOk = true>
+struct SmemRows {
+  static constexpr bool kSwizzled = smem_swizzled(kRowBytes, kSwizzleOk);
+  static constexpr int kStride = smem_row_bytes(kRowBytes, kSwizzleOk);
+  __device__ __forceinline__ static int at(int r, int c) {
+    return r * kStride + (kSwizzled ? c ^ (r & 7) : c) * 16;
+  }
+  // at(r + dr, c + dc) from a = base + at(r, c) (an ldmatrix lane address), for dr a multiple of
+  // 8 and dc sharing no bit with c below 8 (a lane's chunk 0 or 1, steps of 2): one XOR with a
+  // constant and an offset the load instruction carries.
+  __device__ __forceinline__ static uint32_t step(uint32_t a, int dr, int dc) {
+    if constexpr (kSwizzled)
+      return (a ^ uint32_t((dc & 7) << 4)) + dr * kStride + (dc >> 3) * 128;
+    else
+      return a + dr * kStride + dc * 16;
+  }
+};
+
 // Copies kRows rows of kChunks 16-byte chunks (row r from rows[r]; rows from n_valid on are
-// zero-filled, never read) to dst + r * kRowBytes. The row addresses are read in one batch before
-// any copy is issued: one at a time, every copy waited on its shared load (v2f ncu: 12% of the
-// prefill kernel's stall samples).
-template <int kRows, int kChunks, int kRowBytes>
+// zero-filled, never read) into the tile at dst (layout Rows). The row addresses are read in one
+// batch before any copy is issued: one at a time, every copy waited on its shared load (v2f ncu:
+// 12% of the prefill kernel's stall samples).
+template <int kRows, int kChunks, typename Rows>
 __device__ __forceinline__ void copy_rows(unsigned char* dst, const char* const* rows, int n_valid,
                                           int tid) {
   constexpr int kTot = kRows * kChunks;
@@ -243,7 +266,7 @@ __device__ __forceinline__ void copy_rows(unsigned char* dst, const char* const*
 #pragma unroll
   for (int i = 0; i < kIters; ++i)
     if (active(i))
-      cp_async16(smem_addr(dst + row(i) * kRowBytes + chunk(i) * 16), src[i] + chunk(i) * 16,
+      cp_async16(smem_addr(dst + Rows::at(row(i), chunk(i))), src[i] + chunk(i) * 16,
                  row(i) < n_valid);
 }
 
@@ -260,14 +283,16 @@ __device__ __forceinline__ bool tiles_in_one_page(const FlashParams& p) {
 
 // copy_rows for a tile in one page (tiles_in_one_page): row r from base + r * kChunks * 16. Rows
 // from n_valid on are zero-filled; their addresses stay inside the page, never read.
-template <int kRows, int kChunks, int kRowBytes>
+template <int kRows, int kChunks, typename Rows>
 __device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char* base, int n_valid,
                                                  int tid) {
   static_assert(kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0,
                 "a thread keeps one chunk column of evenly many rows");
   constexpr int kStep = kThreads / kChunks, kIters = kRows / kStep;
+  static_assert(kStep % 8 == 0 || !Rows::kSwizzled, "a thread's rows share their swizzle");
+  constexpr int kRowBytes = Rows::kStride;
   const int r0 = tid / kChunks, c = tid % kChunks;
-  const uint32_t d = smem_addr(dst + r0 * kRowBytes + c * 16);
+  const uint32_t d = smem_addr(dst + Rows::at(r0, c));
   const char* src = base + r0 * (kChunks * 16) + c * 16;
   if (n_valid == kRows) {
 #pragma unroll
@@ -286,12 +311,12 @@ __device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char*
 
 // One tile's K or V rows from a page-ring slot's row addresses (PageRing below); kernel forms
 // with kPackedForm take copy_packed_rows when the launch's pages hold whole packed tiles.
-template <bool kPackedForm, int kRows, int kChunks, int kRowBytes>
+template <bool kPackedForm, int kRows, int kChunks, typename Rows>
 __device__ __forceinline__ void copy_tile(unsigned char* dst, const char* const* rows, int n_valid,
                                           bool packed, int tid) {
   if constexpr (kPackedForm)
-    if (packed) return copy_packed_rows<kRows, kChunks, kRowBytes>(dst, rows[0], n_valid, tid);
-  copy_rows<kRows, kChunks, kRowBytes>(dst, rows, n_valid, tid);
+    if (packed) return copy_packed_rows<kRows, kChunks, Rows>(dst, rows[0], n_valid, tid);
+  copy_rows<kRows, kChunks, Rows>(dst, rows, n_valid, tid);
 }
 
 // ---- pieces both kernels (flash_fwd_kernel, flash_wide_kernel) share ----------------------------
@@ -332,9 +357,8 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   return true;
 }
 
-// Copies the CTA's kBM packed query rows into sQ (row stride kSQ elements); rows past the
-// sequence are zeros.
-template <int kBM, int kDqk, int kSQ, typename T>
+// Copies the CTA's kBM packed query rows into sQ (layout Rows); rows past the sequence are zeros.
+template <int kBM, int kDqk, typename Rows, typename T>
 __device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork& w, T* sQ,
                                             int tid) {
   constexpr int kChunksQ = kDqk / 8;
@@ -344,7 +368,7 @@ __device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork&
     const T* src = ok ? q + (w.q_start + t) * p.q_stride_token +
                             (w.kvh * p.group + h) * p.q_stride_head + cc * 8
                       : q;
-    cp_async16(smem_addr(sQ + r * kSQ + cc * 8), src, ok);
+    cp_async16(smem_addr(reinterpret_cast<unsigned char*>(sQ) + Rows::at(r, cc)), src, ok);
   };
   for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
     const int r = c / kChunksQ, pr = w.row0 + r, t = p.gdiv.div(pr);
@@ -427,10 +451,16 @@ inline constexpr float kRescaleSlack = 8.f;  // online_softmax: log2 of the larg
 // of a row hold its keys): the running max m moves to the tile's when that exceeds it by more
 // than kRescaleSlack, l and O are then rescaled, and s becomes the probabilities, exp2(s * sc -
 // m), at most 2^kRescaleSlack. Scores are in log2 units already (sc = 1) or raw with the scale
-// folded into sc.
-template <int kMT, int kNT, int kOT>
+// folded into sc. `tile_max` sees the rows' tile maxima before they are used (the warp-pair form
+// takes the max with its partner's keys there, so both warps keep the same m).
+struct NoTileMaxHook {
+  template <int kR>
+  __device__ __forceinline__ void operator()(float (&)[kR]) const {}
+};
+template <int kMT, int kNT, int kOT, typename TileMax = NoTileMaxHook>
 __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&o)[kMT][kOT][4],
-                                               float (&m)[2 * kMT], float (&l)[2 * kMT], float sc) {
+                                               float (&m)[2 * kMT], float (&l)[2 * kMT], float sc,
+                                               TileMax&& tile_max = {}) {
   constexpr int kR = 2 * kMT;
   float mx[kR], corr[kR];
 #pragma unroll
@@ -442,11 +472,22 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
       mx[2 * mt] = fmaxf(mx[2 * mt], fmaxf(s[mt][j][0], s[mt][j][1]));
       mx[2 * mt + 1] = fmaxf(mx[2 * mt + 1], fmaxf(s[mt][j][2], s[mt][j][3]));
     }
+  auto lanes_max = [&](int r) {
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+  };
+  // Without a hook each row's reduction stays next to its use (the order the 255-register loops
+  // were scheduled and measured in).
+  constexpr bool kHook = !std::is_same_v<std::decay_t<TileMax>, NoTileMaxHook>;
+  if constexpr (kHook) {
+#pragma unroll
+    for (int r = 0; r < kR; ++r) lanes_max(r);
+    tile_max(mx);
+  }
   bool moved = false;
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
-    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    if constexpr (!kHook) lanes_max(r);
     // Lazy rescaling: the running max stays while the tile's max is at most kRescaleSlack
     // (log2 units) above it. Probabilities are then at most 2^kRescaleSlack, far from overflow
     // in the fp32 sums and the 16-bit P fragments (whose rounding is relative), and O is
@@ -485,28 +526,26 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
       }
 }
 
-// O += P V from a 16-bit V tile in shared memory (row stride kStride elements): the
-// probabilities of two n8 score tiles form one k16 A fragment, ldmatrix.trans reads V's B
-// fragments. v_lane_addr: this lane's row (keys lane % 8, + 8 for lanes 8..15 and 24..31) and
-// column (+ 8 dims for lanes 16..31) of the first 16 x 16 block. Only the first live_mt m-tiles
-// run (CTA-uniform).
-template <typename E, int kStride, int kMT, int kNT, int kOT>
-__device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)[kMT][kNT][4],
-                                       uint32_t v_lane_addr, int live_mt) {
+// O += P V from a 16-bit V tile in shared memory (layout VRows) over kKSteps 16-key steps:
+// a_frag(kk, a) supplies the probabilities' A fragments of step kk (per m-tile), ldmatrix.trans
+// reads V's B fragments. v_lane_addr: this lane's row (keys lane % 8, + 8 for lanes 8..15 and
+// 24..31) and column (+ 8 dims for lanes 16..31) of the first 16 x 16 block. O's n8 tiles 2 dn,
+// 2 dn + 1 hold the 16 dims 2 dn chunks on, or with kHalfDims (a warp pair's half of V: 32 dims
+// of every 64, tiles.hpp separate_kv) 8 (dn / 2) + 2 (dn % 2) chunks on. Only the first live_mt
+// m-tiles run (CTA-uniform).
+template <typename E, typename VRows, int kKSteps, bool kHalfDims = false, int kMT, int kOT,
+          typename AFrag>
+__device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_frag,
+                                             uint32_t v_lane_addr, int live_mt) {
 #pragma unroll
-  for (int kk = 0; kk < kNT / 2; ++kk) {
+  for (int kk = 0; kk < kKSteps; ++kk) {
     uint32_t a[kMT][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) {
-      a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-      a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-      a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-      a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-    }
+    a_frag(kk, a);
 #pragma unroll
     for (int dn = 0; dn < kOT / 2; ++dn) {
       uint32_t b[4];
-      ldsm_x4_t(b, v_lane_addr + (kk * 16 * kStride + dn * 16) * 2);
+      const int dc = kHalfDims ? 8 * (dn / 2) + 2 * (dn % 2) : 2 * dn;
+      ldsm_x4_t(b, VRows::step(v_lane_addr, kk * 16, dc));
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
         if (mt < live_mt) {
@@ -517,11 +556,36 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
     }
   }
 }
+// The A fragment of 16-key step kk from the probabilities in registers: two n8 score tiles.
+template <typename E, int kMT, int kNT>
+__device__ __forceinline__ void p_frags(const float (&s)[kMT][kNT][4], int kk,
+                                        uint32_t (&a)[kMT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    a[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+    a[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+    a[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+    a[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+  }
+}
+// O += P V with every key of the tile's probabilities s in this warp's registers.
+template <typename E, typename VRows, int kMT, int kNT, int kOT>
+__device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)[kMT][kNT][4],
+                                       uint32_t v_lane_addr, int live_mt) {
+  pv_mma_steps<E, VRows, kNT / 2>(
+      o, [&](int kk, uint32_t(&a)[kMT][4]) { p_frags<E>(s, kk, a); }, v_lane_addr, live_mt);
+}
 
 // ---- the kernel ------------------------------------------------------------------------------
 
 // kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
-// (64 and 16 for heads 80, 96 and over 128; prefill_m_tiles), each warp sees every key.
+// (64 and 16 for heads 80 and 96; prefill_m_tiles), each warp sees every key. With separate K and
+// V (16-bit heads 129..256, tiles.hpp separate_kv) 64 rows per CTA run on warp pairs: both warps
+// of a pair hold the same 32 rows, each computes their scores against half of a tile's keys
+// (sharing the row maxima through shared memory) and O for half of the V dimensions, taking the
+// partner's probabilities from shared memory. Each K and V fragment then feeds two m-tiles: at
+// head 256, 4k, ldmatrix went from 75.5 M to 52.4 M instructions and shared-memory wavefronts
+// down 23% against one warp per 16 rows holding all of O (FA2's layout; v2n ncu, r2).
 // kWarpsSplitKeys = true (decode, <= 16 packed rows): one 16-row tile shared by the 4 warps, each
 // taking a quarter of every key tile; the warps' softmax states merge through shared memory at the
 // end. All four warps then do tensor work on every tile, a quarter each, instead of one warp
@@ -533,22 +597,33 @@ template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys, int kF
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
   constexpr int kBN = tile_keys(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
-  constexpr int kMT = kWarpsSplitKeys ? 1 : prefill_m_tiles(kDqk, kDv);  // m-tiles per warp
-  constexpr int kSQ = smem_stride16(kDqk);                               // elements
-  constexpr int kSV = smem_stride16(kDv);
-  constexpr int kRawQK = smem_stride8(kDqk);  // bytes
-  constexpr int kRawV = smem_stride8(kDv);
+  // FA2's K/V schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and
+  // the softmax, the next K under P.V; two page slots. It runs on warp pairs (above).
+  constexpr bool kSepKV = separate_kv(kDqk, kDv, kFp8, kWarpsSplitKeys);
+  constexpr bool kPairs = kSepKV;
+  // m-tiles per warp
+  constexpr int kMT = kWarpsSplitKeys ? 1 : kPairs ? 2 : prefill_m_tiles(kDqk, kDv);
+  constexpr int kDvW = kPairs ? kDv / 2 : kDv;  // O columns of a warp
+  static_assert(!kPairs || (kBM == 32 * kMT && kDv % 64 == 0), "two pairs of 32 rows");
+  // Shared-memory tiles (SmemRows): Q, K and the dequantized K rows; V rows; raw fp8 rows.
+  using QRows = SmemRows<kDqk * 2>;
+  using VRows = SmemRows<kDv * 2>;
+  using KRaw = SmemRows<kDqk>;
+  using VRaw = SmemRows<kDv>;
+  constexpr int kSQ = QRows::kStride / 2;  // elements
+  constexpr int kSV = VRows::kStride / 2;
+  constexpr int kRawQK = KRaw::kStride;  // bytes
+  constexpr int kRawV = VRaw::kStride;
+  constexpr int kSO = kDv + 8;  // the epilogue's O tile: padded rows (4-byte fragment stores)
   // Q fragments stay in registers when they fit next to the O and S accumulators; else ldmatrix
   // re-reads them every tile.
   constexpr bool kQInRegs = kMT == 1 ? kDqk <= 128 : kMT * (kDqk / 4 + kDv / 2 + kBN / 2) <= 160;
   constexpr int kElemBytes = kFp8 ? 1 : 2;
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
-  constexpr int kWarpKeys = kWarpsSplitKeys ? kBN / 4 : kBN;  // keys of a tile one warp handles
+  // keys of a tile whose scores one warp computes
+  constexpr int kWarpKeys = kWarpsSplitKeys ? kBN / 4 : kPairs ? kBN / 2 : kBN;
   constexpr int kStages = num_stages(kDqk, kDv, kFp8, kWarpsSplitKeys);
-  // FA2's schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and the
-  // softmax, the next K under P.V; two page slots.
-  constexpr bool kSepKV = separate_kv(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kSlots = kStages + 1;  // block-table ring: tiles in flight plus one prefetched
   static_assert(kDqk % 16 == 0 && kDv % 16 == 0, "head sizes are multiples of 16");
   static_assert(kWarpKeys % 16 == 0, "a warp's key slice is a multiple of 16");
@@ -560,7 +635,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                         kBM * kSQ * 2 + 4 * 16 * kDv * 4 + 2 * 4 * 16 * 4,
                 "the decode epilogue's merge area fits in the stages");
 
-  extern __shared__ __align__(16) unsigned char smem[];
+  extern __shared__ __align__(128) unsigned char smem[];
   T* sQ = reinterpret_cast<T*>(smem);
   unsigned char* stage_base = smem + kBM * kSQ * 2;
   constexpr int kStageK = kFp8 ? kBN * kRawQK : kBN * kSQ * 2;  // bytes
@@ -570,8 +645,16 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // fp8: the dequantized tile the tensor cores read
   T* sKc = reinterpret_cast<T*>(stage_base + kStages * (kStageK + kStageV));
   T* sVc = sKc + kBN * kSQ;
+  static_assert((kBM * kSQ * 2) % 128 == 0 && kStageK % 128 == 0 && kStageV % 128 == 0,
+                "every tile starts 128-byte aligned (the swizzle's span)");
+  // warp pairs: each pair's probabilities [32][kBN + 8] and its two warps' row values [2][32]
+  // (tile maxima, then the row sums), where the 16-bit forms keep no dequantized tile
+  constexpr int kSP = kBN + 8;
+  T* sP = sKc;
+  float* sX = reinterpret_cast<float*>(sP + 2 * 32 * kSP);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int pair = warp / 2, half = kPairs ? warp % 2 : 0;
   const bool e5m2 = kFp8Format == 0 ? p.kv_e5m2 != 0 : kFp8Format == 2;
   // Decode batches are the ones that split; the prefill form's code stays as it was (its combine
   // kernel still waits for it, and launches when it completes).
@@ -587,7 +670,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const LogitsPolicy& lp = cs.lp;
   const float v_scale = cs.v_scale;
 
-  load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
+  load_q_tile<kBM, kDqk, QRows>(p, w, sQ, tid);
 
   // The page ring (PageRing): tile t uses slot (t - my_lo) % kSlots, stage (t - my_lo) % kStages.
   __shared__ PageRing<kSlots, kBN> ring;
@@ -598,12 +681,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   constexpr bool kPackedForm = packed_page_copies(kDqk, kDv, kFp8, kWarpsSplitKeys);
   const bool packed = kPackedForm && tiles_in_one_page<kBN, kChunksK * 16, kChunksV * 16>(p);
   auto load_k = [&](int stage, int slot) {
-    copy_tile<kPackedForm, kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
-                                                                   ring.rows[slot], packed, tid);
+    copy_tile<kPackedForm, kBN, kChunksK, std::conditional_t<kFp8, KRaw, QRows>>(
+        sK_stage(stage), ring.k[slot], ring.rows[slot], packed, tid);
   };
   auto load_v = [&](int stage, int slot) {
-    copy_tile<kPackedForm, kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot],
-                                                                  ring.rows[slot], packed, tid);
+    copy_tile<kPackedForm, kBN, kChunksV, std::conditional_t<kFp8, VRaw, VRows>>(
+        sV_stage(stage), ring.v[slot], ring.rows[slot], packed, tid);
   };
   auto load_kv = [&](int stage, int slot) {
     load_k(stage, slot);
@@ -630,13 +713,14 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // Per-thread row state: rows g and g + 8 of each of this warp's 16-row m-tiles (index 2 mt + i).
   constexpr int kR = 2 * kMT;
   const int g = lane / 4, tig = lane % 4;
-  const int wrow0 = kWarpsSplitKeys ? 0 : warp * 16 * kMT;  // first row of this warp in the tile
-  const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : 0;  // first key of this warp in a tile
+  // first row of this warp in the tile, first key of its scores in a tile
+  const int wrow0 = kWarpsSplitKeys ? 0 : (kPairs ? pair : warp) * 16 * kMT;
+  const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : half * kWarpKeys;
   const bool warp_active = row0 + wrow0 < rows;
   // Key position of row r's query. Held in registers across the loop, except with 256 scores per
-  // thread (head 64's 128-key tiles), where they are recomputed in the tiles that need them (mask,
-  // ALiBi) to keep that kernel spill-free.
-  constexpr bool kQposRegs = kMT * kWarpKeys <= 128;
+  // thread (head 64's 128-key tiles) and in the warp-pair form, where they are recomputed in the
+  // tiles that need them (mask, ALiBi) to keep those kernels spill-free.
+  constexpr bool kQposRegs = kMT * kWarpKeys <= 128 && !kPairs;
   auto qpos_calc = [&](int r) {
     const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
     return (pr < rows ? p.gdiv.div(pr) : 0) + shift;
@@ -657,21 +741,37 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     const int hd = kvh * G + (pr < rows ? p.gdiv.rem(pr) : 0);
     m[r] = -INFINITY;
     l[r] = 0.f;
-    // The sink is one more logit with no value, counted once: split 0, warp 0, one lane of 4
-    // (l is a per-thread partial sum until the epilogue).
+    // The sink is one more logit with no value, counted once: split 0, warp 0 (a pair's two
+    // warps both start from its max, one counts it), one lane of 4 (l is a per-thread partial
+    // sum until the epilogue).
     if (p.sinks && split == 0 && (!kWarpsSplitKeys || warp == 0)) {
       m[r] = p.sinks[hd] * kLog2e;
-      l[r] = tig == 0 ? 1.f : 0.f;
+      l[r] = tig == 0 && half == 0 ? 1.f : 0.f;
     }
   }
-  float o[kMT][kDv / 8][4];
+  float o[kMT][kDvW / 8][4];
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int j = 0; j < kDv / 8; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+    for (int j = 0; j < kDvW / 8; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+  // A warp's row r within its pair's 32, and the pair's barrier (id 0 is __syncthreads').
+  auto pair_row = [&](int r) { return (r / 2) * 16 + g + 8 * (r % 2); };
+  auto pair_sync = [&] { asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair) : "memory"); };
+  // Combines v with the partner warp's values of the pair's rows (their max, or their sum).
+  auto pair_exchange = [&](float(&v)[kR], bool sum) {
+    float* mine = sX + (pair * 2 + half) * 32;
+    const float* theirs = sX + (pair * 2 + (half ^ 1)) * 32;
+    if (tig == 0)
+#pragma unroll
+      for (int r = 0; r < kR; ++r) mine[pair_row(r)] = v[r];
+    pair_sync();
+#pragma unroll
+    for (int r = 0; r < kR; ++r)
+      v[r] = sum ? v[r] + theirs[pair_row(r)] : fmaxf(v[r], theirs[pair_row(r)]);
+  };
 
   uint32_t qf[kQInRegs ? kMT : 1][kQInRegs ? kDqk / 16 : 1][4];
-  const uint32_t q_lane_addr = smem_addr(sQ + (wrow0 + (lane & 15)) * kSQ + (lane >> 4) * 8);
+  const uint32_t q_lane_addr = smem_addr(sQ) + QRows::at(wrow0 + (lane & 15), lane >> 4);
   const bool fold_scale = cs.fold_scale;  // the scale rides in exp2's argument (one FFMA)
   float sc = fold_scale ? lp.scale_log2 : 1.f;
   // fp8 decode multiplies Q by qmul (a power of two) to run Q.K^T as an fp16 MMA; raw scores are
@@ -707,20 +807,23 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     if constexpr (kFp8 && !kFp8Regs) {
       const unsigned char* rk = sK_stage(stage);
       const unsigned char* rv = sV_stage(stage);
-      auto dequant = [&](const unsigned char* raw, int raw_stride, T* dst, int dst_stride, int r,
-                         int cc) {
-        dequant16(raw + r * raw_stride + cc * 16, dst + r * dst_stride + cc * 16, e5m2);
+      // raw chunk cc of row r -> 16-bit chunks 2 cc, 2 cc + 1
+      auto dequant = [&]<typename Raw, typename Dst>(const unsigned char* raw, T* dst, int r,
+                                                     int cc) {
+        unsigned char* d = reinterpret_cast<unsigned char*>(dst);
+        dequant16(raw + Raw::at(r, cc), reinterpret_cast<T*>(d + Dst::at(r, 2 * cc)),
+                  reinterpret_cast<T*>(d + Dst::at(r, 2 * cc + 1)), e5m2);
       };
       constexpr int kCK = kDqk / 16, kCV = kDv / 16;
 #pragma unroll
       for (int i = 0; i < (kBN * kCK + kThreads - 1) / kThreads; ++i) {
         const int c = tid + i * kThreads;
-        if (c < kBN * kCK) dequant(rk, kRawQK, sKc, kSQ, c / kCK, c % kCK);
+        if (c < kBN * kCK) dequant.template operator()<KRaw, QRows>(rk, sKc, c / kCK, c % kCK);
       }
 #pragma unroll
       for (int i = 0; i < (kBN * kCV + kThreads - 1) / kThreads; ++i) {
         const int c = tid + i * kThreads;
-        if (c < kBN * kCV) dequant(rv, kRawV, sVc, kSV, c / kCV, c % kCV);
+        if (c < kBN * kCV) dequant.template operator()<VRaw, VRows>(rv, sVc, c / kCV, c % kCV);
       }
       __syncthreads();
       sK = sKc;
@@ -734,6 +837,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       // Q fragments with the head dimension permuted to match the fp8 K fragments: thread tig
       // holds dims 4 tig .. 4 tig + 3 of each 16 (k-slots 2 tig, +1 -> dims +0, +1; k-slots
       // 2 tig + 8, +9 -> dims +2, +3). The dot product does not care about the order.
+      auto q_words = [&](int r, int kk) {  // dims 16 kk + 4 tig .. + 3 of Q row r
+        return *reinterpret_cast<const uint2*>(reinterpret_cast<const unsigned char*>(sQ) +
+                                               QRows::at(r, 2 * kk + (tig >> 1)) + (tig & 1) * 8);
+      };
       // Q.K^T runs in fp16 so that a K pair costs one fp8 -> f16x2 conversion: bf16 queries are
       // scaled by a power of two that puts the largest |q| of the tile in [2^14, 2^15) (no fp16
       // overflow; every element is exact unless it is 2^-25 below the largest).
@@ -744,8 +851,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           for (int kk = 0; kk < kDqk / 16; ++kk)
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
-              const uint2 w =
-                  *reinterpret_cast<const uint2*>(sQ + (g + 8 * rr) * kSQ + kk * 16 + 4 * tig);
+              const uint2 w = q_words(g + 8 * rr, kk);
               const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.x));
               const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.y));
               amax =
@@ -765,8 +871,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
             uint32_t h[4];
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
-              const uint2 w =
-                  *reinterpret_cast<const uint2*>(sQ + (g + 8 * rr) * kSQ + kk * 16 + 4 * tig);
+              const uint2 w = q_words(g + 8 * rr, kk);
               const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.x));
               const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w.y));
               h[rr] = Elem<__half>::pack(a.x * qmul, a.y * qmul);
@@ -778,9 +883,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         } else {
 #pragma unroll
           for (int kk = 0; kk < kDqk / 16; ++kk) {
-            const uint2 lo = *reinterpret_cast<const uint2*>(sQ + g * kSQ + kk * 16 + 4 * tig);
-            const uint2 hi =
-                *reinterpret_cast<const uint2*>(sQ + (g + 8) * kSQ + kk * 16 + 4 * tig);
+            const uint2 lo = q_words(g, kk);
+            const uint2 hi = q_words(g + 8, kk);
             qf[0][kk][0] = lo.x;
             qf[0][kk][1] = hi.x;
             qf[0][kk][2] = lo.y;
@@ -794,7 +898,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
           for (int kk = 0; kk < kDqk / 16; ++kk)
-            ldsm_x4(qf[mt][kk], q_lane_addr + (mt * 16 * kSQ + kk * 16) * 2);
+            ldsm_x4(qf[mt][kk], QRows::step(q_lane_addr, mt * 16, 2 * kk));
       }
     }
 
@@ -810,17 +914,17 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         // bytes, two B registers). SM89+ fetches the four n8 tiles' words of 16 dims with one
         // ldmatrix (its b16 view of 16-byte rows hands thread (g, tig) bytes 4 tig .. +3 of row
         // g); SM80, whose software conversion dominates, keeps one 32-bit load per word (the
-        // ldmatrix form spilled there). Rows are d + 16 bytes apart: conflict-free.
+        // ldmatrix form spilled there). The raw rows are swizzled (SmemRows): conflict-free.
         static_assert(kWarpKeys == 32, "one ldmatrix.x4 holds a warp's four n8 key tiles");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-        const uint32_t k_lane = smem_addr(sK_stage(stage) + (key0 + lane) * kRawQK);
-        auto k_words = [&](int kk, uint32_t(&kw)[4]) { ldsm_x4(kw, k_lane + kk * 16); };
+        const uint32_t k_lane = smem_addr(sK_stage(stage)) + KRaw::at(key0 + lane, 0);
+        auto k_words = [&](int kk, uint32_t(&kw)[4]) { ldsm_x4(kw, KRaw::step(k_lane, 0, kk)); };
 #else
-        const unsigned char* rk = sK_stage(stage) + (key0 + g) * kRawQK + 4 * tig;
+        const unsigned char* rk = sK_stage(stage) + 4 * tig;
         auto k_words = [&](int kk, uint32_t(&kw)[4]) {
 #pragma unroll
           for (int j = 0; j < 4; ++j)
-            kw[j] = *reinterpret_cast<const uint32_t*>(rk + j * 8 * kRawQK + kk * 16);
+            kw[j] = *reinterpret_cast<const uint32_t*>(rk + KRaw::at(key0 + g + 8 * j, kk));
         };
 #endif
 #pragma unroll
@@ -836,7 +940,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         }
       }
       const uint32_t k_lane_addr =
-          smem_addr(sK + (key0 + (lane & 7) + ((lane >> 4) << 3)) * kSQ + ((lane >> 3) & 1) * 8);
+          smem_addr(sK) + QRows::at(key0 + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
 #pragma unroll
       for (int kk = 0; kk < (kFp8Regs ? 0 : kDqk / 16); ++kk) {
         uint32_t a[kMT][4];
@@ -846,13 +950,13 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
             for (int x = 0; x < 4; ++x) a[mt][x] = qf[mt][kk][x];
           } else {
-            ldsm_x4(a[mt], q_lane_addr + (mt * 16 * kSQ + kk * 16) * 2);
+            ldsm_x4(a[mt], QRows::step(q_lane_addr, mt * 16, 2 * kk));
           }
         }
 #pragma unroll
         for (int nn = 0; nn < kWarpKeys / 16; ++nn) {
           uint32_t b[4];
-          ldsm_x4(b, k_lane_addr + (nn * 16 * kSQ + kk * 16) * 2);
+          ldsm_x4(b, QRows::step(k_lane_addr, nn * 16, 2 * kk));
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) {
             E::mma(s[mt][2 * nn], a[mt], b[0], b[1]);
@@ -900,7 +1004,24 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
               if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
                 s[mt][j][e] = -INFINITY;
       }
-      online_softmax(s, o, m, l, sc);
+      if constexpr (kPairs) {
+        // Both warps take the max over the whole tile (their m stay equal, so the pair's
+        // probabilities share one scale); each sums only its own keys into l.
+        online_softmax(s, o, m, l, sc, [&](float(&mx)[kR]) { pair_exchange(mx, false); });
+        // This warp's probabilities for its partner, read after the barrier below.
+        T* sPw = sP + pair * 32 * kSP + key0 + 2 * tig;
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+          for (int j = 0; j < kWarpKeys / 8; ++j) {
+            *reinterpret_cast<uint32_t*>(sPw + (mt * 16 + g) * kSP + j * 8) =
+                E::pack(s[mt][j][0], s[mt][j][1]);
+            *reinterpret_cast<uint32_t*>(sPw + (mt * 16 + g + 8) * kSP + j * 8) =
+                E::pack(s[mt][j][2], s[mt][j][3]);
+          }
+      } else {
+        online_softmax(s, o, m, l, sc);
+      }
     }
     if constexpr (kSepKV) {
       // Tile nb + 1's page entries go into tile nb - 1's slot (its copies were issued before the
@@ -909,7 +1030,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       // every tile: 6% of head 256's samples, v2h ncu s3).
       put_page((it + 1) % kSlots, pf);
       cp_async_wait<0>();  // V of tile nb has landed (for this thread)
-      __syncthreads();     // ... for every thread; every warp is done with K
+      __syncthreads();     // ... for every thread; every warp is done with K; sP is written
       if (nb + 1 < my_hi) load_k(0, (it + 1) % kSlots);
       cp_async_commit();
     }
@@ -926,9 +1047,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         auto cvt2 = [&](uint32_t x, uint32_t& even, uint32_t& odd) {
           fp8x4_to_half2x2(__byte_perm(x, 0u, 0x3120u), e5m2, even, odd);
         };
-        const uint32_t v_lane_addr =
-            smem_addr(sV_stage(stage) + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kRawV +
-                      (lane >> 4) * 16);
+        const uint32_t v_lane_addr = smem_addr(sV_stage(stage)) +
+                                     VRaw::at(key0 + (lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4);
 #pragma unroll
         for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
           const uint32_t a[4] = {H::pack(s[0][2 * kk][0], s[0][2 * kk][1]),
@@ -938,7 +1058,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
           for (int b = 0; b < kDv / 16; b += 2) {
             uint32_t r[4];
-            const uint32_t addr = v_lane_addr + kk * 16 * kRawV + b * 16;
+            const uint32_t addr = VRaw::step(v_lane_addr, kk * 16, b);
             if (b + 1 < kDv / 16) {
               ldsm_x4_t(r, addr);
             } else {
@@ -957,11 +1077,31 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           }
         }
       }
-      if constexpr (!kFp8Regs)
-        pv_mma<E, kSV>(
-            o, s,
-            smem_addr(sV + (key0 + (lane & 7) + ((lane >> 3) & 1) * 8) * kSV + (lane >> 4) * 8),
+      if constexpr (kPairs) {
+        // This warp's half of O's columns (pv_mma_steps kHalfDims) over the tile's keys: its own
+        // keys' probabilities from its registers, the partner's from sP.
+        const uint32_t v_lane =
+            smem_addr(sV) + VRows::at((lane & 7) + ((lane >> 3) & 1) * 8, (lane >> 4) + 4 * half);
+        constexpr int kSteps = kWarpKeys / 16;
+        pv_mma_steps<E, VRows, kSteps, true>(
+            o, [&](int kk, uint32_t(&a)[kMT][4]) { p_frags<E>(s, kk, a); },
+            VRows::step(v_lane, key0, 0), kMT);
+        const int pkey0 = kWarpKeys - key0;
+        const uint32_t p_lane =
+            smem_addr(sP + (pair * 32 + (lane & 15)) * kSP + pkey0 + (lane >> 4) * 8);
+        pv_mma_steps<E, VRows, kSteps, true>(
+            o,
+            [&](int kk, uint32_t(&a)[kMT][4]) {
+#pragma unroll
+              for (int mt = 0; mt < kMT; ++mt)
+                ldsm_x4(a[mt], p_lane + (mt * 16 * kSP + kk * 16) * 2);
+            },
+            VRows::step(v_lane, pkey0, 0), kMT);
+      } else if constexpr (!kFp8Regs) {
+        pv_mma<E, VRows>(
+            o, s, smem_addr(sV) + VRows::at(key0 + (lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4),
             kMT);
+      }
     }
     if constexpr (!kSepKV) {
       put_page((it + kStages) % kSlots, pf);
@@ -977,7 +1117,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
   }
+  // A pair's row sums: each warp summed its own keys (sX's maxima were last read before the
+  // loop's last barrier).
+  if constexpr (kPairs) pair_exchange(l, true);
   float f[kR];  // output factor per row: 1/l (times the V scale)
+  // First dim of this warp's O tile j (a warp pair's halves: pv_mma_steps kHalfDims).
+  auto o_col = [&](int j) { return kPairs ? (8 * (j / 4) + 4 * half + j % 4) * 8 : j * 8; };
   float lse[kR];
   if constexpr (kWarpsSplitKeys) {
     // Merge the four warps' (m, l, O) states through shared memory (the stages are free now).
@@ -1059,7 +1204,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     // barrier; cp_async_wait<0> above emptied the copies) and leaves as whole-row 16-byte stores:
     // per-fragment 4-byte stores backed up the LSU queue for 9% of a 1k prefill's stall samples
     // (v2h, ncu s3).
-    static_assert(kBM * kSV * 2 <= flash_smem_bytes(kDqk, kDv, kFp8, false), "the O tile fits");
+    static_assert(kBM * kSO * 2 <= flash_smem_bytes(kDqk, kDv, kFp8, false), "the O tile fits");
     T* sO = reinterpret_cast<T*>(smem);
     __syncthreads();
     if (warp_active) {
@@ -1068,21 +1213,21 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         const int mt = r / 2, i = r % 2;
         const int row = wrow0 + mt * 16 + g + 8 * i;
 #pragma unroll
-        for (int j = 0; j < kDv / 8; ++j)
-          *reinterpret_cast<uint32_t*>(sO + row * kSV + j * 8 + 2 * tig) =
+        for (int j = 0; j < kDvW / 8; ++j)
+          *reinterpret_cast<uint32_t*>(sO + row * kSO + o_col(j) + 2 * tig) =
               E::pack(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
       }
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
-        if (p.lse && tig == 0 && pr < rows) {
+        if (p.lse && tig == 0 && half == 0 && pr < rows) {
           const int t = p.gdiv.div(pr);
           p.lse[int64_t(q_start + t) * p.num_heads + kvh * G + p.gdiv.mod(pr, t)] = lse[r];
         }
       }
     }
     __syncthreads();
-    store_o_tile<kBM, kDv, kSV>(p, w, sO, tid);
+    store_o_tile<kBM, kDv, kSO>(p, w, sO, tid);
     return;
   }
   if (!warp_active) return;
@@ -1095,11 +1240,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     const int64_t row = (int64_t(split) * p.total_q_capacity + tok) * p.num_heads + h;
     float* out = p.ws_o + row * kDv;
 #pragma unroll
-    for (int j = 0; j < kDv / 8; ++j) {
-      *reinterpret_cast<float2*>(out + j * 8 + 2 * tig) =
+    for (int j = 0; j < kDvW / 8; ++j) {
+      *reinterpret_cast<float2*>(out + o_col(j) + 2 * tig) =
           make_float2(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
     }
-    if (tig == 0) p.ws_lse[row] = lse[r];
+    if (tig == 0 && half == 0) p.ws_lse[row] = lse[r];
   }
 }
 

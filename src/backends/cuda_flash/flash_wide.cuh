@@ -20,10 +20,15 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   constexpr int kMT = kBM / 16;                 // 16-row m-tiles; every warp holds all of them
   constexpr int kNT = kBN / 8;                  // n8 score tiles per m-tile
   constexpr int kWQ = kDqk / 4, kWV = kDv / 4;  // this warp's share of each head
-  constexpr int kSQ = smem_stride16(kDqk);      // elements
-  constexpr int kSV = smem_stride16(kDv);
-  constexpr int kRawQK = smem_stride8(kDqk);  // bytes
-  constexpr int kRawV = smem_stride8(kDv);
+  // padded rows (tiles.hpp smem_row_bytes): the warps' quarter-head column offsets are not
+  // multiples of the swizzle's 128-byte span
+  constexpr int kSQ = smem_stride16(kDqk, false);  // elements
+  constexpr int kSV = smem_stride16(kDv, false);
+  constexpr int kRawQK = smem_stride8(kDqk, false);  // bytes
+  constexpr int kRawV = smem_stride8(kDv, false);
+  using QRows = SmemRows<kDqk * 2, false>;
+  using KRows = SmemRows<kDqk*(kFp8 ? 1 : 2), false>;
+  using VRows = SmemRows<kDv*(kFp8 ? 1 : 2), false>;
   constexpr int kElemBytes = kFp8 ? 1 : 2;
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
@@ -71,16 +76,14 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   const LogitsPolicy& lp = cs.lp;
   const float v_scale = cs.v_scale;
 
-  load_q_tile<kBM, kDqk, kSQ>(p, w, sQ, tid);
+  load_q_tile<kBM, kDqk, QRows>(p, w, sQ, tid);
 
   // The page ring (flash_fwd.cuh): tile t (counted from my_lo) uses slot t % kSlots and stage
   // t % kStages.
   __shared__ PageRing<kSlots, kBN> ring;
   auto load_kv = [&](int stage, int slot) {
-    copy_rows<kBN, kChunksK, kFp8 ? kRawQK : kSQ * 2>(sK_stage(stage), ring.k[slot],
-                                                      ring.rows[slot], tid);
-    copy_rows<kBN, kChunksV, kFp8 ? kRawV : kSV * 2>(sV_stage(stage), ring.v[slot], ring.rows[slot],
-                                                     tid);
+    copy_rows<kBN, kChunksK, KRows>(sK_stage(stage), ring.k[slot], ring.rows[slot], tid);
+    copy_rows<kBN, kChunksV, VRows>(sV_stage(stage), ring.v[slot], ring.rows[slot], tid);
   };
 
 #pragma unroll
@@ -162,7 +165,8 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
           const int c = lane + i * 32;
           if (c < kBN * kChunks)
             dequant16(raw + (c / kChunks) * kRaw + (c % kChunks) * 16,
-                      dst + (c / kChunks) * kDst + (c % kChunks) * 16, e5m2);
+                      dst + (c / kChunks) * kDst + (c % kChunks) * 16,
+                      dst + (c / kChunks) * kDst + (c % kChunks) * 16 + 8, e5m2);
         }
       };
       dequant_tile.template operator()<kWQ / 16, kRawQK, kSQ>(sK_stage(stage) + warp * kWQ,
@@ -278,7 +282,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
     // lanes 16..31: registers 0, 1 are the B fragment of dims 16 dn .. + 7, 2, 3 of + 8 .. + 15.
     const uint32_t v_lane_addr =
         smem_addr(sV + ((lane & 7) + ((lane >> 3) & 1) * 8) * kSV + warp * kWV + (lane >> 4) * 8);
-    pv_mma<E, kSV>(o, s, v_lane_addr, live_mt);
+    pv_mma<E, SmemRows<kDv * 2, false>>(o, s, v_lane_addr, live_mt);
   }
   cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
 

@@ -66,10 +66,24 @@ constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
   return separate_kv(head_qk, head_v, fp8, split_keys) ? 64 : block_n(head_qk, head_v);
 }
 
-// Shared-memory row strides (elements / bytes): a 16-byte pad per row keeps ldmatrix rows on
-// distinct banks for every head size that is a multiple of 16 (no swizzle needed).
-constexpr int smem_stride16(int head) { return head + 8; }
-constexpr int smem_stride8(int head) { return head + 16; }
+// Shared-memory rows of the Q/K/V tiles (flash_fwd.cuh SmemRows). Rows of a multiple of 128
+// bytes are unpadded, their 16-byte chunks XOR-swizzled by row % 8: each 128-byte line of a row
+// then lands in one aligned 128-byte span, which cp.async sends to L2 as one request, and
+// ldmatrix's 8 rows still hit 8 distinct bank groups. With a 16-byte pad per row a line straddled
+// two spans: at head 256, 4k, 177 M L2 requests and 404 M sectors against FA2's 60 M and 240 M;
+// swizzled, 54 M and 216 M (v2n ncu, r3 and r6: prefill head 256 +18-23%, decode 5-11% faster).
+// Other rows (heads 80 and 96, fp8 heads 64 and 192) keep the 16-byte pad, as does the wide form.
+constexpr bool smem_swizzled(int row_bytes, bool swizzle = true) {
+  return swizzle && row_bytes % 128 == 0;
+}
+constexpr int smem_row_bytes(int row_bytes, bool swizzle = true) {
+  return smem_swizzled(row_bytes, swizzle) ? row_bytes : row_bytes + 16;
+}
+// Row strides in elements of 16-bit tiles and bytes of fp8 tiles.
+constexpr int smem_stride16(int head, bool swizzle = true) {
+  return smem_row_bytes(2 * head, swizzle) / 2;
+}
+constexpr int smem_stride8(int head, bool swizzle = true) { return smem_row_bytes(head, swizzle); }
 
 // Kernel forms whose key tiles, when a page holds whole tiles with packed rows, are copied from
 // one address per tile (flash_fwd.cuh copy_packed_rows): the 16-bit prefill form with two
@@ -98,12 +112,21 @@ constexpr int num_stages(int head_qk, int head_v, bool fp8, bool split_keys) {
 // The wide form: Q tile, K/V stages (raw fp8 ones plus one dequantized tile for fp8) and the
 // four warps' partial scores of a tile (fp32).
 constexpr int wide_smem_bytes(int head_qk, int head_v, bool fp8) {
-  const int q = kWideBlockM * smem_stride16(head_qk) * 2;
+  const int q = kWideBlockM * smem_stride16(head_qk, false) * 2;
   const int exchange = 4 * kWideBlockM * kWideBlockN * 4;
-  const int kv16 = kWideBlockN * (smem_stride16(head_qk) + smem_stride16(head_v)) * 2;
-  const int kv8 = kWideBlockN * (smem_stride8(head_qk) + smem_stride8(head_v));
+  const int kv16 = kWideBlockN * (smem_stride16(head_qk, false) + smem_stride16(head_v, false)) * 2;
+  const int kv8 = kWideBlockN * (smem_stride8(head_qk, false) + smem_stride8(head_v, false));
   return q + exchange + (fp8 ? kWideStages * kv8 + kv16 : kWideStages * kv16);
 }
+
+// Warp pairs (the separate_kv form, flash_fwd.cuh): per pair, its probabilities [32][bn + 8]
+// (16-bit) and its two warps' row values [2][32] (fp32).
+constexpr int pair_exchange_bytes(int bn) { return 2 * (32 * (bn + 8) * 2 + 2 * 32 * 4); }
+
+// The fp8 decode form asks for at least this much shared memory: at most two CTAs per SM (227
+// KiB on SM90). Its swizzled tiles need 68 KB and 167 registers, which fit three: 64x4k 32/8 then
+// ran 17-20% slower (512 CTAs in 1.3 waves), 256x2k 1-5% faster (v2n r7).
+inline constexpr int kFp8DecodeMinSmem = 80 * 1024;
 
 constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false) {
   if (is_wide(head_qk, head_v)) return wide_smem_bytes(head_qk, head_v, fp8);
@@ -111,12 +134,16 @@ constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_key
   const int bn = tile_keys(head_qk, head_v, fp8, split_keys);
   const int q = block_m(split_keys, head_qk, head_v) * smem_stride16(head_qk) * 2;
   const int kv16 = bn * (smem_stride16(head_qk) + smem_stride16(head_v)) * 2;
+  if (separate_kv(head_qk, head_v, fp8, split_keys))
+    return q + kStages * kv16 + pair_exchange_bytes(bn);
   if (!fp8) return q + kStages * kv16;
   const int kv8 = bn * (smem_stride8(head_qk) + smem_stride8(head_v));
   // Prefill: raw fp8 stages plus one dequantized tile. Decode: raw stages only (fragments are
   // converted in registers); they also hold the epilogue's merge of the 4 warps' [16][head_v]
   // fp32 states and (m, l).
-  if (split_keys) return q + std::max(kStages * kv8, 4 * 16 * head_v * 4 + 2 * 4 * 16 * 4);
+  if (split_keys)
+    return std::max(kFp8DecodeMinSmem,
+                    q + std::max(kStages * kv8, 4 * 16 * head_v * 4 + 2 * 4 * 16 * 4));
   return q + kStages * kv8 + kv16;
 }
 // Static shared memory of a CTA: the ring of K and V row addresses and row counts (kStages + 1
