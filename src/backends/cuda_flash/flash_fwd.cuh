@@ -756,6 +756,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     for (int j = 0; j < kDvW / 8; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
   // A warp's row r within its pair's 32, and the pair's barrier (id 0 is __syncthreads').
   auto pair_row = [&](int r) { return (r / 2) * 16 + g + 8 * (r % 2); };
+  // Both pairs pass it once per tile, active or not: when a pair without rows skipped it,
+  // compute-sanitizer's racecheck reported hazards across the loop's and the epilogue's
+  // __syncthreads (v2n final run; the outputs were right).
   auto pair_sync = [&] { asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair) : "memory"); };
   // Combines v with the partner warp's values of the pair's rows (their max, or their sum).
   auto pair_exchange = [&](float(&v)[kR], bool sum) {
@@ -1022,6 +1025,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       } else {
         online_softmax(s, o, m, l, sc);
       }
+    } else if constexpr (kPairs) {
+      pair_sync();  // a pair without rows passes its tile barrier too (see pair_sync)
     }
     if constexpr (kSepKV) {
       // Tile nb + 1's page entries go into tile nb - 1's slot (its copies were issued before the
