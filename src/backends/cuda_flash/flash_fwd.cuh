@@ -5,8 +5,9 @@
 // num_stages, tile_keys). fp8 tiles are converted in registers right before the MMA in the decode
 // form (Q.K^T and P.V as fp16 MMAs), and dequantized once into a shared-memory tile in the prefill
 // form (four warps read each K/V fragment there); the scales fold into the softmax scale and the
-// output. Split-KV CTAs write fp32 partials and their LSE; a combine kernel merges them. Heads over
-// 256 use flash_wide.cuh, which shares the pieces below.
+// output. Split-KV CTAs write fp32 partials and their LSE; a combine kernel merges them. Tiles
+// whose rows are a multiple of 128 bytes are stored unpadded with swizzled 16-byte chunks
+// (SmemRows). Heads over 256 use flash_wide.cuh, which shares the pieces below.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -29,9 +29,10 @@ constexpr int block_n(int head_qk, int head_v) {
 
 // Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 and
 // 128: every K/V fragment read by ldmatrix then feeds two MMAs and each staged K/V tile serves
-// twice the rows (the FA2 layout). Wider heads keep one (the O accumulators would not fit), and
-// so do heads whose 16-byte row chunks do not divide the threads (80, 96): their copy addressing
-// is not hoisted and the two-tile kernel spills (ptxas -v).
+// twice the rows (the FA2 layout). Wider heads keep 64 rows per CTA (the O accumulators would not
+// fit; the 16-bit ones run two m-tiles per warp pair, separate_kv), and so do heads whose 16-byte
+// row chunks do not divide the threads (80, 96): their copy addressing is not hoisted and the
+// two-tile kernel spills (ptxas -v).
 constexpr int prefill_m_tiles(int head_qk, int head_v) {
   const int h = std::max(head_qk, head_v);
   return h <= 128 && 128 % (h / 8) == 0 ? 2 : 1;
@@ -49,7 +50,8 @@ constexpr bool has_split_keys_form(int head_qk, int head_v) {
 
 // Prefill over 16-bit caches with heads 129..256: FA2's schedule. K and V are single-buffered and
 // each loads under the other's math (V under Q.K^T and the softmax, the next K under P.V), so
-// 64-key tiles fit two CTAs per SM where a two-stage K+V ring only fits 32-key tiles.
+// 64-key tiles fit two CTAs per SM where a two-stage K+V ring only fits 32-key tiles. Its warps
+// work in pairs (flash_fwd.cuh): each pair holds 32 rows, each warp half of O's dims.
 constexpr bool separate_kv(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) && std::max(head_qk, head_v) > 128;
 }
