@@ -9,6 +9,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "attnkit/error.hpp"
@@ -1023,6 +1024,55 @@ TEST(CudaFlashHost, GroupDivisionIsExact) {
       ASSERT_EQ(g.mod(n, q), n % int(d)) << "n=" << n << " d=" << d;
     }
   }
+}
+
+// The shared-memory row layout the kernels address K/V/Q tiles with (tiles.hpp SmemRows), for
+// every row size a manifest head uses (16-bit and fp8 rows; 160, 192 and 80-byte rows are padded):
+// every (row, chunk) owns its own 16 bytes inside the tile; the 8 rows an ldmatrix reads at one
+// logical chunk sit in 8 distinct 16-byte bank groups; a swizzled row's 128-byte line stays in
+// one aligned 128-byte span (one L2 request per line for cp.async); and step(), the kernels'
+// constant-offset walk from a lane address, lands where at() does.
+template <int kRowBytes>
+void check_smem_rows() {
+  using R = cuda_flash::SmemRows<kRowBytes>;
+  constexpr int kChunks = kRowBytes / 16, kRows = 64;
+  const uint32_t base = 4096;  // 128-byte aligned
+  std::vector<int> owner(size_t(kRows) * R::kStride / 16, -1);
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kChunks; ++c) {
+      const int off = R::at(r, c);
+      ASSERT_EQ(off % 16, 0);
+      ASSERT_GE(off, r * R::kStride);
+      ASSERT_LT(off, (r + 1) * R::kStride) << "row " << r << " chunk " << c;
+      ASSERT_EQ(owner[off / 16], -1) << "row " << r << " chunk " << c << " shares its slot";
+      owner[off / 16] = r * kChunks + c;
+      if (R::kSwizzled) {
+        ASSERT_EQ(off / 128, (R::at(r, c & ~7)) / 128) << "a 128-byte line left its span";
+      }
+    }
+  for (int r0 = 0; r0 < kRows; r0 += 8)
+    for (int c = 0; c < kChunks; ++c) {
+      std::set<int> groups;
+      for (int i = 0; i < 8; ++i) groups.insert((R::at(r0 + i, c) / 16) % 8);
+      ASSERT_EQ(groups.size(), 8u) << "ldmatrix rows " << r0 << ".. chunk " << c << " conflict";
+    }
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 2; ++c)
+      for (int dr = 0; r + dr < kRows; dr += 8)
+        for (int dc = 0; c + dc < kChunks; dc += 2)
+          ASSERT_EQ(R::step(base + R::at(r, c), dr, dc), base + R::at(r + dr, c + dc))
+              << "row " << r << " chunk " << c << " step " << dr << ", " << dc;
+}
+TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
+  static_assert(cuda_flash::SmemRows<256>::kSwizzled && !cuda_flash::SmemRows<192>::kSwizzled);
+  check_smem_rows<64>();    // fp8 head 64
+  check_smem_rows<128>();   // 16-bit head 64, fp8 head 128
+  check_smem_rows<160>();   // 16-bit head 80
+  check_smem_rows<192>();   // 16-bit head 96, fp8 head 192
+  check_smem_rows<256>();   // 16-bit head 128, fp8 head 256
+  check_smem_rows<384>();   // 16-bit head 192
+  check_smem_rows<512>();   // 16-bit head 256
+  check_smem_rows<1024>();  // 16-bit head 512
 }
 
 // The split heuristic: one split once the CTAs fill the GPU, never an empty split (the kernel's

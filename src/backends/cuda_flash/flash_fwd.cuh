@@ -221,27 +221,6 @@ __device__ __forceinline__ CtaScales cta_scales(const FlashParams& p, int kvh) {
   return c;
 }
 
-// Byte layout of a shared-memory tile whose rows hold kRowBytes (tiles.hpp smem_row_bytes):
-// swizzled rows store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row, padded
-// ones at chunk c of a row kRowBytes + 16 long. Tiles start 128-byte aligned.
-template <int kRowBytes, bool kSwizzleOk = true>
-struct SmemRows {
-  static constexpr bool kSwizzled = smem_swizzled(kRowBytes, kSwizzleOk);
-  static constexpr int kStride = smem_row_bytes(kRowBytes, kSwizzleOk);
-  __device__ __forceinline__ static int at(int r, int c) {
-    return r * kStride + (kSwizzled ? c ^ (r & 7) : c) * 16;
-  }
-  // at(r + dr, c + dc) from a = base + at(r, c) (an ldmatrix lane address), for dr a multiple of
-  // 8 and dc sharing no bit with c below 8 (a lane's chunk 0 or 1, steps of 2): one XOR with a
-  // constant and an offset the load instruction carries.
-  __device__ __forceinline__ static uint32_t step(uint32_t a, int dr, int dc) {
-    if constexpr (kSwizzled)
-      return (a ^ uint32_t((dc & 7) << 4)) + dr * kStride + (dc >> 3) * 128;
-    else
-      return a + dr * kStride + dc * 16;
-  }
-};
-
 // Copies kRows rows of kChunks 16-byte chunks (row r from rows[r]; rows from n_valid on are
 // zero-filled, never read) into the tile at dst (layout Rows). The row addresses are read in one
 // batch before any copy is issued: one at a time, every copy waited on its shared load (v2f ncu:

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cuda_flash/flash_params.hpp"  // ATTNKIT_HD
+
 namespace attnkit::cuda_flash {
 
 inline constexpr int kThreads = 128;      // 4 warps
@@ -68,7 +70,7 @@ constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
   return separate_kv(head_qk, head_v, fp8, split_keys) ? 64 : block_n(head_qk, head_v);
 }
 
-// Shared-memory rows of the Q/K/V tiles (flash_fwd.cuh SmemRows). Rows of a multiple of 128
+// Shared-memory rows of the Q/K/V tiles (SmemRows below). Rows of a multiple of 128
 // bytes are unpadded, their 16-byte chunks XOR-swizzled by row % 8: each 128-byte line of a row
 // then lands in one aligned 128-byte span, which cp.async sends to L2 as one request, and
 // ldmatrix's 8 rows still hit 8 distinct bank groups. With a 16-byte pad per row a line straddled
@@ -86,6 +88,28 @@ constexpr int smem_stride16(int head, bool swizzle = true) {
   return smem_row_bytes(2 * head, swizzle) / 2;
 }
 constexpr int smem_stride8(int head, bool swizzle = true) { return smem_row_bytes(head, swizzle); }
+
+// Byte layout of a shared-memory tile whose rows hold kRowBytes (smem_row_bytes): swizzled rows
+// store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row, padded ones at chunk c
+// of a row kRowBytes + 16 long. Tiles start 128-byte aligned. Host code checks the invariants
+// (tests/backends/cuda_flash_test.cpp).
+template <int kRowBytes, bool kSwizzleOk = true>
+struct SmemRows {
+  static constexpr bool kSwizzled = smem_swizzled(kRowBytes, kSwizzleOk);
+  static constexpr int kStride = smem_row_bytes(kRowBytes, kSwizzleOk);
+  ATTNKIT_HD static constexpr int at(int r, int c) {
+    return r * kStride + (kSwizzled ? c ^ (r & 7) : c) * 16;
+  }
+  // at(r + dr, c + dc) from a = base + at(r, c) (an ldmatrix lane address), for dr a multiple of
+  // 8 and dc sharing no bit with c below 8 (a lane's chunk 0 or 1, steps of 2): one XOR with a
+  // constant and an offset the load instruction carries.
+  ATTNKIT_HD static constexpr uint32_t step(uint32_t a, int dr, int dc) {
+    if constexpr (kSwizzled)
+      return (a ^ uint32_t((dc & 7) << 4)) + dr * kStride + (dc >> 3) * 128;
+    else
+      return a + dr * kStride + dc * 16;
+  }
+};
 
 // Kernel forms whose key tiles, when a page holds whole tiles with packed rows, are copied from
 // one address per tile (flash_fwd.cuh copy_packed_rows): the 16-bit prefill form with two
