@@ -506,13 +506,17 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
       }
 }
 
+// A warp pair splits V's dims in 32-dim blocks, warp h taking 16-byte chunks 4 h .. 4 h + 3 of
+// every 8 (so a lane's chunk bits never carry into SmemRows::step's offsets): a warp's n8 O tile
+// j is chunk pair_half_chunk(j) + 4 h.
+__device__ __forceinline__ constexpr int pair_half_chunk(int j) { return 8 * (j / 4) + j % 4; }
+
 // O += P V from a 16-bit V tile in shared memory (layout VRows) over kKSteps 16-key steps:
 // a_frag(kk, a) supplies the probabilities' A fragments of step kk (per m-tile), ldmatrix.trans
 // reads V's B fragments. v_lane_addr: this lane's row (keys lane % 8, + 8 for lanes 8..15 and
 // 24..31) and column (+ 8 dims for lanes 16..31) of the first 16 x 16 block. O's n8 tiles 2 dn,
-// 2 dn + 1 hold the 16 dims 2 dn chunks on, or with kHalfDims (a warp pair's half of V: 32 dims
-// of every 64, tiles.hpp separate_kv) 8 (dn / 2) + 2 (dn % 2) chunks on. Only the first live_mt
-// m-tiles run (CTA-uniform).
+// 2 dn + 1 hold the 16 dims 2 dn chunks on, or with kHalfDims (a warp pair's half of V)
+// pair_half_chunk(2 dn) chunks on. Only the first live_mt m-tiles run (CTA-uniform).
 template <typename E, typename VRows, int kKSteps, bool kHalfDims = false, int kMT, int kOT,
           typename AFrag>
 __device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_frag,
@@ -524,7 +528,7 @@ __device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_
 #pragma unroll
     for (int dn = 0; dn < kOT / 2; ++dn) {
       uint32_t b[4];
-      const int dc = kHalfDims ? 8 * (dn / 2) + 2 * (dn % 2) : 2 * dn;
+      const int dc = kHalfDims ? pair_half_chunk(2 * dn) : 2 * dn;
       ldsm_x4_t(b, VRows::step(v_lane_addr, kk * 16, dc));
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
@@ -580,11 +584,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // FA2's K/V schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and
   // the softmax, the next K under P.V; two page slots. It runs on warp pairs (above).
   constexpr bool kSepKV = separate_kv(kDqk, kDv, kFp8, kWarpsSplitKeys);
-  constexpr bool kPairs = kSepKV;
   // m-tiles per warp
-  constexpr int kMT = kWarpsSplitKeys ? 1 : kPairs ? 2 : prefill_m_tiles(kDqk, kDv);
-  constexpr int kDvW = kPairs ? kDv / 2 : kDv;  // O columns of a warp
-  static_assert(!kPairs || (kBM == 32 * kMT && kDv % 64 == 0), "two pairs of 32 rows");
+  constexpr int kMT = kWarpsSplitKeys ? 1 : kSepKV ? 2 : prefill_m_tiles(kDqk, kDv);
+  constexpr int kDvW = kSepKV ? kDv / 2 : kDv;  // O columns of a warp
+  static_assert(!kSepKV || (kBM == 32 * kMT && kDv % 64 == 0), "two pairs of 32 rows");
   // Shared-memory tiles (SmemRows): Q, K and the dequantized K rows; V rows; raw fp8 rows.
   using QRows = SmemRows<kDqk * 2>;
   using VRows = SmemRows<kDv * 2>;
@@ -602,7 +605,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
   // keys of a tile whose scores one warp computes
-  constexpr int kWarpKeys = kWarpsSplitKeys ? kBN / 4 : kPairs ? kBN / 2 : kBN;
+  constexpr int kWarpKeys = kWarpsSplitKeys ? kBN / 4 : kSepKV ? kBN / 2 : kBN;
   constexpr int kStages = num_stages(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kSlots = kStages + 1;  // block-table ring: tiles in flight plus one prefetched
   static_assert(kDqk % 16 == 0 && kDv % 16 == 0, "head sizes are multiples of 16");
@@ -634,7 +637,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   float* sX = reinterpret_cast<float*>(sP + 2 * 32 * kSP);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int pair = warp / 2, half = kPairs ? warp % 2 : 0;
+  const int pair = warp / 2, half = kSepKV ? warp % 2 : 0;
   const bool e5m2 = kFp8Format == 0 ? p.kv_e5m2 != 0 : kFp8Format == 2;
   // Decode batches are the ones that split; the prefill form's code stays as it was (its combine
   // kernel still waits for it, and launches when it completes).
@@ -694,13 +697,13 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   constexpr int kR = 2 * kMT;
   const int g = lane / 4, tig = lane % 4;
   // first row of this warp in the tile, first key of its scores in a tile
-  const int wrow0 = kWarpsSplitKeys ? 0 : (kPairs ? pair : warp) * 16 * kMT;
+  const int wrow0 = kWarpsSplitKeys ? 0 : (kSepKV ? pair : warp) * 16 * kMT;
   const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : half * kWarpKeys;
   const bool warp_active = row0 + wrow0 < rows;
   // Key position of row r's query. Held in registers across the loop, except with 256 scores per
   // thread (head 64's 128-key tiles) and in the warp-pair form, where they are recomputed in the
   // tiles that need them (mask, ALiBi) to keep those kernels spill-free.
-  constexpr bool kQposRegs = kMT * kWarpKeys <= 128 && !kPairs;
+  constexpr bool kQposRegs = kMT * kWarpKeys <= 128 && !kSepKV;
   auto qpos_calc = [&](int r) {
     const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
     return (pr < rows ? p.gdiv.div(pr) : 0) + shift;
@@ -987,7 +990,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
               if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
                 s[mt][j][e] = -INFINITY;
       }
-      if constexpr (kPairs) {
+      if constexpr (kSepKV) {
         // Both warps take the max over the whole tile (their m stay equal, so the pair's
         // probabilities share one scale); each sums only its own keys into l.
         online_softmax(s, o, m, l, sc, [&](float(&mx)[kR]) { pair_exchange(mx, false); });
@@ -1005,7 +1008,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       } else {
         online_softmax(s, o, m, l, sc);
       }
-    } else if constexpr (kPairs) {
+    } else if constexpr (kSepKV) {
       pair_sync();  // a pair without rows passes its tile barrier too (see pair_sync)
     }
     if constexpr (kSepKV) {
@@ -1036,10 +1039,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                                      VRaw::at(key0 + (lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4);
 #pragma unroll
         for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
-          const uint32_t a[4] = {H::pack(s[0][2 * kk][0], s[0][2 * kk][1]),
-                                 H::pack(s[0][2 * kk][2], s[0][2 * kk][3]),
-                                 H::pack(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]),
-                                 H::pack(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3])};
+          uint32_t a[1][4];
+          p_frags<H>(s, kk, a);
 #pragma unroll
           for (int b = 0; b < kDv / 16; b += 2) {
             uint32_t r[4];
@@ -1055,14 +1056,14 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                 uint32_t e0, o0, e1, o1;
                 cvt2(r[2 * h], e0, o0);
                 cvt2(r[2 * h + 1], e1, o1);
-                H::mma(o[0][2 * (b + h)], a, e0, e1);
-                H::mma(o[0][2 * (b + h) + 1], a, o0, o1);
+                H::mma(o[0][2 * (b + h)], a[0], e0, e1);
+                H::mma(o[0][2 * (b + h) + 1], a[0], o0, o1);
               }
             }
           }
         }
       }
-      if constexpr (kPairs) {
+      if constexpr (kSepKV) {
         // This warp's half of O's columns (pv_mma_steps kHalfDims) over the tile's keys: its own
         // keys' probabilities from its registers, the partner's from sP.
         const uint32_t v_lane =
@@ -1104,10 +1105,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   }
   // A pair's row sums: each warp summed its own keys (sX's maxima were last read before the
   // loop's last barrier).
-  if constexpr (kPairs) pair_exchange(l, true);
+  if constexpr (kSepKV) pair_exchange(l, true);
   float f[kR];  // output factor per row: 1/l (times the V scale)
-  // First dim of this warp's O tile j (a warp pair's halves: pv_mma_steps kHalfDims).
-  auto o_col = [&](int j) { return kPairs ? (8 * (j / 4) + 4 * half + j % 4) * 8 : j * 8; };
+  // First dim of this warp's O tile j.
+  auto o_col = [&](int j) { return kSepKV ? (pair_half_chunk(j) + 4 * half) * 8 : j * 8; };
   float lse[kR];
   if constexpr (kWarpsSplitKeys) {
     // Merge the four warps' (m, l, O) states through shared memory (the stages are free now).
