@@ -1027,7 +1027,7 @@ TEST(CudaFlashHost, GroupDivisionIsExact) {
 }
 
 // The shared-memory row layout the kernels address K/V/Q tiles with (tiles.hpp SmemRows), for
-// every row size a manifest head uses (16-bit and fp8 rows; 160, 192 and 80-byte rows are padded):
+// every row size a manifest head uses (16-bit and fp8 rows; 64, 80, 96, 160 and 192 bytes padded):
 // every (row, chunk) owns its own 16 bytes inside the tile; the 8 rows an ldmatrix reads at one
 // logical chunk sit in 8 distinct 16-byte bank groups; a swizzled row's 128-byte line stays in
 // one aligned 128-byte span (one L2 request per line for cp.async); and step(), the kernels'
@@ -1066,6 +1066,8 @@ void check_smem_rows() {
 TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   static_assert(cuda_flash::SmemRows<256>::kSwizzled && !cuda_flash::SmemRows<192>::kSwizzled);
   check_smem_rows<64>();    // fp8 head 64
+  check_smem_rows<80>();    // fp8 head 80
+  check_smem_rows<96>();    // fp8 head 96
   check_smem_rows<128>();   // 16-bit head 64, fp8 head 128
   check_smem_rows<160>();   // 16-bit head 80
   check_smem_rows<192>();   // 16-bit head 96, fp8 head 192

@@ -889,6 +889,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     }
 
     float s[kMT][kWarpKeys / 8][4];
+    // warp pairs: this warp's probabilities as P.V A fragments, packed once for both warps' P.V
+    uint32_t pa[kSepKV ? kWarpKeys / 16 : 1][kMT][4];
     if (warp_active) {
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
@@ -994,17 +996,19 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         // Both warps take the max over the whole tile (their m stay equal, so the pair's
         // probabilities share one scale); each sums only its own keys into l.
         online_softmax(s, o, m, l, sc, [&](float(&mx)[kR]) { pair_exchange(mx, false); });
-        // This warp's probabilities for its partner, read after the barrier below.
+        // This warp's probabilities for its partner, read after the barrier below: fragment
+        // registers 0-3 are rows g, g + 8 of keys 16 kk + 2 tig, then of keys + 8.
         T* sPw = sP + pair * 32 * kSP + key0 + 2 * tig;
 #pragma unroll
-        for (int mt = 0; mt < kMT; ++mt)
+        for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
+          p_frags<E>(s, kk, pa[kk]);
 #pragma unroll
-          for (int j = 0; j < kWarpKeys / 8; ++j) {
-            *reinterpret_cast<uint32_t*>(sPw + (mt * 16 + g) * kSP + j * 8) =
-                E::pack(s[mt][j][0], s[mt][j][1]);
-            *reinterpret_cast<uint32_t*>(sPw + (mt * 16 + g + 8) * kSP + j * 8) =
-                E::pack(s[mt][j][2], s[mt][j][3]);
-          }
+          for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+              *reinterpret_cast<uint32_t*>(sPw + (mt * 16 + g + 8 * (x & 1)) * kSP + kk * 16 +
+                                           8 * (x >> 1)) = pa[kk][mt][x];
+        }
       } else {
         online_softmax(s, o, m, l, sc);
       }
@@ -1070,7 +1074,13 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
             smem_addr(sV) + VRows::at((lane & 7) + ((lane >> 3) & 1) * 8, (lane >> 4) + 4 * half);
         constexpr int kSteps = kWarpKeys / 16;
         pv_mma_steps<E, VRows, kSteps, true>(
-            o, [&](int kk, uint32_t(&a)[kMT][4]) { p_frags<E>(s, kk, a); },
+            o,
+            [&](int kk, uint32_t(&a)[kMT][4]) {
+#pragma unroll
+              for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+                for (int x = 0; x < 4; ++x) a[mt][x] = pa[kk][mt][x];
+            },
             VRows::step(v_lane, key0, 0), kMT);
         const int pkey0 = kWarpKeys - key0;
         const uint32_t p_lane =

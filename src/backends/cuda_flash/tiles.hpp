@@ -76,12 +76,15 @@ constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
 // ldmatrix's 8 rows still hit 8 distinct bank groups. With a 16-byte pad per row a line straddled
 // two spans: at head 256, 4k, 177 M L2 requests and 404 M sectors against FA2's 60 M and 240 M;
 // swizzled, 54 M and 216 M (v2n ncu, r3 and r6: prefill head 256 +18-23%, decode 5-11% faster).
-// Other rows (heads 80 and 96, fp8 heads 64 and 192) keep the 16-byte pad, as does the wide form.
+// Other rows (16-bit heads 80 and 96, fp8 heads 64, 80, 96 and 192) and the wide form's are
+// padded to an odd number of 16-byte chunks (16 bytes, or 32 for fp8 head 80's 80-byte rows, which
+// a 16-byte pad left 2-way conflicted), so 8 consecutive rows still start in 8 bank groups.
 constexpr bool smem_swizzled(int row_bytes, bool swizzle = true) {
   return swizzle && row_bytes % 128 == 0;
 }
 constexpr int smem_row_bytes(int row_bytes, bool swizzle = true) {
-  return smem_swizzled(row_bytes, swizzle) ? row_bytes : row_bytes + 16;
+  if (smem_swizzled(row_bytes, swizzle)) return row_bytes;
+  return row_bytes / 16 % 2 == 0 ? row_bytes + 16 : row_bytes + 32;
 }
 // Row strides in elements of 16-bit tiles and bytes of fp8 tiles.
 constexpr int smem_stride16(int head, bool swizzle = true) {
@@ -91,7 +94,7 @@ constexpr int smem_stride8(int head, bool swizzle = true) { return smem_row_byte
 
 // Byte layout of a shared-memory tile whose rows hold kRowBytes (smem_row_bytes): swizzled rows
 // store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row, padded ones at chunk c
-// of a row kRowBytes + 16 long. Tiles start 128-byte aligned. Host code checks the invariants
+// of a padded row. Tiles start 128-byte aligned. Host code checks the invariants
 // (tests/backends/cuda_flash_test.cpp).
 template <int kRowBytes, bool kSwizzleOk = true>
 struct SmemRows {
