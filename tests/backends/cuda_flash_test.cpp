@@ -1009,12 +1009,15 @@ TEST(CudaFlash, GpuSuite) {
 
 // CPU-only checks (run everywhere): the declaration is the manifest's, and a build without the
 // kernels says so instead of pretending.
-// The kernels map packed rows to (token, head) with GroupDiv instead of integer division: it must
-// agree with `/` for every group size a model can have and dividends over the whole int range.
-TEST(CudaFlashHost, GroupDivisionIsExact) {
+// The kernels map packed rows to (token, head) and key positions to (block, offset) with FastDiv
+// instead of integer division: it must agree with `/` for every group and block size a model can
+// have and dividends over the whole int range.
+TEST(CudaFlashHost, FastDivisionIsExact) {
   std::mt19937 rng(7);
-  for (uint32_t d = 1; d <= 4096; d = d < 64 ? d + 1 : d * 2 + 1) {
-    const cuda_flash::GroupDiv g = cuda_flash::make_group_div(d);
+  std::vector<uint32_t> divisors = {96, 128, 256, 512, 528, 784, 1024, 2048, 4096};
+  for (uint32_t d = 1; d <= 4096; d = d < 64 ? d + 1 : d * 2 + 1) divisors.push_back(d);
+  for (uint32_t d : divisors) {
+    const cuda_flash::FastDiv g = cuda_flash::make_fast_div(d);
     std::vector<int> ns = {0, 1, int(d) - 1, int(d), int(d) + 1, 2147483647, 2147483646};
     for (int i = 0; i < 2000; ++i) ns.push_back(int(rng() & 0x7fffffffu));
     for (int i = 0; i < 2000; ++i) ns.push_back(int(rng() % (64u * d)));

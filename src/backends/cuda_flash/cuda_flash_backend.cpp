@@ -243,11 +243,12 @@ class CudaFlashBackend final : public AttentionBackend {
     p.block_table = a.batch.block_table;
     p.block_table_stride = a.batch.block_table_stride;
     p.block_size = kv.block_size;
+    p.bdiv = make_fast_div(uint32_t(kv.block_size));
     p.num_seqs = a.batch.num_seqs;
     p.num_heads = L.num_heads;
     p.num_kv_heads = L.num_kv_heads;
     p.group = L.num_heads / L.num_kv_heads;
-    p.gdiv = make_group_div(uint32_t(p.group));
+    p.gdiv = make_fast_div(uint32_t(p.group));
     p.scale = L.scale;
     p.scale_log2 = L.scale * 1.4426950408889634f;
     p.softcap = L.logits_soft_cap;

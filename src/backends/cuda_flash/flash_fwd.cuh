@@ -337,22 +337,67 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   return true;
 }
 
+// One thread's walk over a CTA's packed rows when its threads copy a tile's 16-byte chunks:
+// thread tid takes chunk cc = tid % kLanes of rows r = tid / kLanes, then r + kStep, r + 2 kStep,
+// ... (kLanes: the chunks per row rounded up to a power of two; lanes past a row's chunks idle).
+// Packed row pr is query token pr / G and head pr % G of the KV head's group; the walk carries
+// both and the row's element offset from step to step, dividing once. Dividing per chunk cost ~45
+// instructions a chunk: the Q and O tiles took 1.5 key tiles' worth of instructions per warp in a
+// head-128 1k prefill CTA (v2l source counters, cuda_s6_r7/r8); v2o's walk: 6% fewer in the call.
+constexpr int chunk_lanes(int chunks) {
+  return chunks <= 8 ? 8 : 2 * chunk_lanes((chunks + 1) / 2);
+}
+template <int kChunks>
+struct RowWalk {
+  static constexpr int kLanes = chunk_lanes(kChunks);
+  static constexpr int kStep = kThreads / kLanes;
+  static_assert(kThreads % kLanes == 0, "a row's chunks fit the threads");
+  int r, cc, pr, h, group, dh;
+  int64_t off, doff, wrap;  // elements: (token, head) of row pr; per step; per head wrap
+  __device__ __forceinline__ RowWalk(const FlashParams& p, const CtaWork& w, int tid,
+                                     int64_t stride_token, int64_t stride_head)
+      : r(tid / kLanes), cc(tid % kLanes), pr(w.row0 + r), group(p.group) {
+    const int t = p.gdiv.div(pr), dt = p.gdiv.div(kStep);
+    h = p.gdiv.mod(pr, t);
+    dh = p.gdiv.mod(kStep, dt);
+    off = (w.q_start + t) * stride_token + (w.kvh * group + h) * stride_head;
+    doff = dt * stride_token + dh * stride_head;
+    wrap = stride_token - group * stride_head;
+  }
+  __device__ __forceinline__ bool active() const { return cc < kChunks; }
+  __device__ __forceinline__ void next() {
+    r += kStep;
+    pr += kStep;
+    h += dh;
+    off += doff;
+    if (h >= group) {
+      h -= group;
+      off += wrap;
+    }
+  }
+};
+
 // Copies the CTA's kBM packed query rows into sQ (layout Rows); rows past the sequence are zeros.
 template <int kBM, int kDqk, typename Rows, typename T>
 __device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork& w, T* sQ,
                                             int tid) {
-  constexpr int kChunksQ = kDqk / 8;
+  using Walk = RowWalk<kDqk / 8>;
+  static_assert(kBM % Walk::kStep == 0, "whole steps");
+  // tid through an opaque move, so that the compiler cannot share this walk's arithmetic (tid /
+  // kLanes, the swizzled offsets) with the key loop's K/V copies, which use the same row split:
+  // shared, it stays in registers across the loop, and head 64's loop kept predicates as bits of
+  // registers (7% more instructions) and ran 1-3% slower than with the move (v2o, s8 r3).
+  int tid_q;
+  asm volatile("mov.b32 %0, %1;\n" : "=r"(tid_q) : "r"(tid));
+  Walk rw(p, w, tid_q, p.q_stride_token, p.q_stride_head);
+  if (!rw.active()) return;
   const T* q = static_cast<const T*>(p.q);
-  auto copy = [&](int r, int cc, int t, int h) {
-    const bool ok = w.row0 + r < w.rows;
-    const T* src = ok ? q + (w.q_start + t) * p.q_stride_token +
-                            (w.kvh * p.group + h) * p.q_stride_head + cc * 8
-                      : q;
-    cp_async16(smem_addr(reinterpret_cast<unsigned char*>(sQ) + Rows::at(r, cc)), src, ok);
-  };
-  for (int c = tid; c < kBM * kChunksQ; c += kThreads) {
-    const int r = c / kChunksQ, pr = w.row0 + r, t = p.gdiv.div(pr);
-    copy(r, c % kChunksQ, t, p.gdiv.mod(pr, t));
+  const T* src = q + rw.cc * 8;
+  unsigned char* dst = reinterpret_cast<unsigned char*>(sQ);
+#pragma unroll
+  for (int i = 0; i < kBM / Walk::kStep; ++i, rw.next()) {
+    const bool ok = rw.pr < w.rows;
+    cp_async16(smem_addr(dst + Rows::at(rw.r, rw.cc)), ok ? src + rw.off : q, ok);
   }
 }
 
@@ -361,13 +406,17 @@ __device__ __forceinline__ void load_q_tile(const FlashParams& p, const CtaWork&
 template <int kBM, int kDv, int kSO, typename T>
 __device__ __forceinline__ void store_o_tile(const FlashParams& p, const CtaWork& w, const T* sO,
                                              int tid) {
-  constexpr int kChunks = kDv / 8;
-  T* out = static_cast<T*>(p.out);
-  auto put = [&](int r, int cc, int t, int h) {
-    if (w.row0 + r >= w.rows) return;
-    const uint4 v = *reinterpret_cast<const uint4*>(sO + r * kSO + cc * 8);
-    T* dst =
-        out + (w.q_start + t) * p.o_stride_token + (w.kvh * p.group + h) * p.o_stride_head + cc * 8;
+  using Walk = RowWalk<kDv / 8>;
+  static_assert(kBM % Walk::kStep == 0, "whole steps");
+  Walk rw(p, w, tid, p.o_stride_token, p.o_stride_head);
+  if (!rw.active()) return;
+  T* out = static_cast<T*>(p.out) + rw.cc * 8;
+  const T* src = sO + rw.r * kSO + rw.cc * 8;
+#pragma unroll
+  for (int i = 0; i < kBM / Walk::kStep; ++i, rw.next()) {
+    if (rw.pr >= w.rows) return;
+    const uint4 v = *reinterpret_cast<const uint4*>(src + i * Walk::kStep * kSO);
+    T* dst = out + rw.off;
     if (p.out_vec16) {
       *reinterpret_cast<uint4*>(dst) = v;
     } else {
@@ -377,10 +426,6 @@ __device__ __forceinline__ void store_o_tile(const FlashParams& p, const CtaWork
       d[2] = v.z;
       d[3] = v.w;
     }
-  };
-  for (int c = tid; c < kBM * kChunks; c += kThreads) {
-    const int r = c / kChunks, pr = w.row0 + r, t = p.gdiv.div(pr);
-    put(r, c % kChunks, t, p.gdiv.mod(pr, t));
   }
 }
 
@@ -407,8 +452,9 @@ __device__ __forceinline__ PageRows page_of(const FlashParams& p, const CtaWork&
   PageRows r{0, 0, nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0};
   if (tid < r.rows) {
     const int tok = nb * kBN + tid;
-    r.blk = p.block_table[int64_t(w.seq) * p.block_table_stride + tok / p.block_size];
-    r.off = tok % p.block_size;
+    const int b = p.bdiv.div(tok);
+    r.blk = p.block_table[int64_t(w.seq) * p.block_table_stride + b];
+    r.off = p.bdiv.mod(tok, b);
   }
   return r;
 }
@@ -700,10 +746,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const int wrow0 = kWarpsSplitKeys ? 0 : (kSepKV ? pair : warp) * 16 * kMT;
   const int key0 = kWarpsSplitKeys ? warp * kWarpKeys : half * kWarpKeys;
   const bool warp_active = row0 + wrow0 < rows;
-  // Key position of row r's query. Held in registers across the loop, except with 256 scores per
-  // thread (head 64's 128-key tiles) and in the warp-pair form, where they are recomputed in the
-  // tiles that need them (mask, ALiBi) to keep those kernels spill-free.
-  constexpr bool kQposRegs = kMT * kWarpKeys <= 128 && !kSepKV;
+  // Key position of row r's query. Held in registers across the loop where a warp scores fewer
+  // than 128 keys; recomputed in the tiles that need them (mask, ALiBi) in the two-m-tile forms
+  // (heads 64 and 128) and the warp-pair form, whose 255-register loops otherwise spill (v2o's
+  // head 128 spilled four row sums per tile with them in registers, one without).
+  constexpr bool kQposRegs = kMT * kWarpKeys < 128 && !kSepKV;
   auto qpos_calc = [&](int r) {
     const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
     return (pr < rows ? p.gdiv.div(pr) : 0) + shift;
@@ -1119,7 +1166,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   float f[kR];  // output factor per row: 1/l (times the V scale)
   // First dim of this warp's O tile j.
   auto o_col = [&](int j) { return kSepKV ? (pair_half_chunk(j) + 4 * half) * 8 : j * 8; };
-  float lse[kR];
+  // Natural-log LSE of row r, computed where it is stored (ptxas hoisted a precomputed array's
+  // log2f into every CTA's epilogue, with or without an LSE output).
+  auto lse_of = [&](int r) { return l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY; };
   if constexpr (kWarpsSplitKeys) {
     // Merge the four warps' (m, l, O) states through shared memory (the stages are free now).
     __syncthreads();
@@ -1190,10 +1239,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     return;
   } else {
 #pragma unroll
-    for (int r = 0; r < kR; ++r) {
-      f[r] = (l[r] > 0.f ? 1.f / l[r] : 0.f) * v_scale;
-      lse[r] = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
-    }
+    for (int r = 0; r < kR; ++r) f[r] = (l[r] > 0.f ? 1.f / l[r] : 0.f) * v_scale;
   }
   if (p.num_splits == 1) {
     // O goes through shared memory (Q and the stages are free once every warp is past this
@@ -1218,7 +1264,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         const int pr = row0 + wrow0 + (r / 2) * 16 + g + 8 * (r % 2);
         if (p.lse && tig == 0 && half == 0 && pr < rows) {
           const int t = p.gdiv.div(pr);
-          p.lse[int64_t(q_start + t) * p.num_heads + kvh * G + p.gdiv.mod(pr, t)] = lse[r];
+          p.lse[int64_t(q_start + t) * p.num_heads + kvh * G + p.gdiv.mod(pr, t)] = lse_of(r);
         }
       }
     }
@@ -1240,7 +1286,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       *reinterpret_cast<float2*>(out + o_col(j) + 2 * tig) =
           make_float2(o[mt][j][2 * i] * f[r], o[mt][j][2 * i + 1] * f[r]);
     }
-    if (tig == 0 && half == 0) p.ws_lse[row] = lse[r];
+    if (tig == 0 && half == 0) p.ws_lse[row] = lse_of(r);
   }
 }
 

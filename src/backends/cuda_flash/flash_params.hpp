@@ -11,11 +11,12 @@
 
 namespace attnkit::cuda_flash {
 
-// Division by the GQA group size as a multiply-high and two shifts (Granlund and Montgomery,
-// exact for every 32-bit unsigned dividend): packed rows map to (token, head) this way all over
-// the kernels, and a run-time integer division costs ~20 instructions (v2h: 4% of a 1k prefill's
-// stall samples were the Q tile's divisions).
-struct GroupDiv {
+// Division by a run-time constant as a multiply-high and two shifts (Granlund and Montgomery,
+// exact for every 32-bit unsigned dividend): packed rows map to (token, head) by the GQA group size
+// and key positions to (block, offset) by the block size this way all over the kernels, where an
+// integer division costs ~20 instructions (v2h: 4% of a 1k prefill's stall samples were the Q
+// tile's divisions).
+struct FastDiv {
   uint32_t d = 1, m = 1;
   int s1 = 0, s2 = 0;
   ATTNKIT_HD int div(int n) const {  // n >= 0
@@ -26,10 +27,10 @@ struct GroupDiv {
   ATTNKIT_HD int mod(int n, int q) const { return n - q * int(d); }  // q = div(n)
   ATTNKIT_HD int rem(int n) const { return mod(n, div(n)); }         // n >= 0
 };
-inline GroupDiv make_group_div(uint32_t d) {
+inline FastDiv make_fast_div(uint32_t d) {
   int l = 0;
   while ((uint64_t(1) << l) < d) ++l;  // ceil(log2 d)
-  GroupDiv g;
+  FastDiv g;
   g.d = d;
   g.m = uint32_t((uint64_t(1) << 32) * ((uint64_t(1) << l) - d) / d + 1);
   g.s1 = l < 1 ? l : 1;
@@ -57,8 +58,9 @@ struct FlashParams {
   const int32_t* block_table = nullptr;
   int block_table_stride = 0;
   int block_size = 0;
+  FastDiv bdiv;  // division by block_size
   int num_seqs = 0, num_heads = 0, num_kv_heads = 0, group = 1;
-  GroupDiv gdiv;           // division by `group`
+  FastDiv gdiv;            // division by `group`
   float scale = 0.f;       // softmax scale (natural)
   float scale_log2 = 0.f;  // scale * log2(e), the no-transform fast path
   float softcap = 0.f;     // 0 = off
