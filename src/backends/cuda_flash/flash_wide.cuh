@@ -22,15 +22,17 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   constexpr int kWQ = kDqk / 4, kWV = kDv / 4;  // this warp's share of each head
   // Padded rows (tiles.hpp smem_row_bytes): this form's addressing was not moved to SmemRows'
   // swizzle (head 512 is outside the benchmark grid; v2n measured the others).
-  constexpr int kSQ = smem_stride16(kDqk, false);  // elements
-  constexpr int kSV = smem_stride16(kDv, false);
-  constexpr int kRawQK = smem_stride8(kDqk, false);  // bytes
-  constexpr int kRawV = smem_stride8(kDv, false);
+  using QRows = SmemRows<kDqk * 2, false>;   // Q and (fp8) the dequantized K
+  using VRows16 = SmemRows<kDv * 2, false>;  // V as the tensor cores read it
+  using KRaw = SmemRows<kDqk, false>;        // raw fp8 rows
+  using VRaw = SmemRows<kDv, false>;
+  using KRows = std::conditional_t<kFp8, KRaw, QRows>;  // the copied K and V rows
+  using VRows = std::conditional_t<kFp8, VRaw, VRows16>;
+  constexpr int kSQ = QRows::kStride / 2;  // elements
+  constexpr int kSV = VRows16::kStride / 2;
+  constexpr int kRawQK = KRaw::kStride;  // bytes
+  constexpr int kRawV = VRaw::kStride;
   constexpr int kElemBytes = kFp8 ? 1 : 2;
-  using QRows = SmemRows<kDqk * 2, false>;           // Q and (fp8) the dequantized K
-  using VRows16 = SmemRows<kDv * 2, false>;          // V as the tensor cores read it
-  using KRows = SmemRows<kDqk * kElemBytes, false>;  // the copied K and V rows
-  using VRows = SmemRows<kDv * kElemBytes, false>;
   constexpr int kChunksK = kDqk * kElemBytes / 16;  // 16-byte chunks per row
   constexpr int kChunksV = kDv * kElemBytes / 16;
   constexpr int kStages = kWideStages;
