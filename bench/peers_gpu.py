@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peers of attnkit's CUDA benchmark, measured on the same GPU in the same command.
 
-    python3 bench/peers_gpu.py --out bench/results/cuda_peers.jsonl [--quick]
+    python3 bench/peers_gpu.py --out bench/results/cuda_peers.jsonl [--quick] [--suite S]
 
 Prints and writes JSON lines: first the device ceilings (device-to-device copy counting bytes read
 plus written, a read-only streaming pass, an 8192^3 bf16 matrix product), then one row per peer
@@ -122,10 +122,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--suite", choices=("all", "prefill", "decode"), default="all")
     args = p.parse_args()
     flush = torch.empty(64 << 20, device="cuda")  # 256 MiB
+    rows = [ceilings(flush)]
+    if args.suite != "decode":
+        rows.append(prefill(args, flush))
+    if args.suite != "prefill":
+        rows.append(decode(args, flush))
     with open(args.out, "w") as f:
-        for row in [ceilings(flush)] + list(prefill(args, flush)) + list(decode(args, flush)):
+        for row in rows[:1] + [r for gen in rows[1:] for r in gen]:
             line = json.dumps(row)
             print(line, flush=True)
             f.write(line + "\n")

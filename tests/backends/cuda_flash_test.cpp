@@ -814,6 +814,32 @@ TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
   run_case(c, 10);
 }
 
+// The plan keeps two split counts and run() settles on one with the cache it is given: pages
+// that hold whole 16-bit tiles take kLoneCtaTilesPaged's count (on a 132-SM GPU, 1x32k 32/4
+// runs 32 splits at page 64 and 64 at page 16). Both are checked against the reference.
+TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
+  int splits[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    Case c{.name = i ? "1x32k 32/4 page 64" : "1x32k 32/4 page 16",
+           .hq = 32,
+           .hkv = 4,
+           .block = i ? 64 : 16,
+           .seqs = {{1, 32768}}};
+    PreparedCase pc(c, 40 + i);
+    pc.be->run(pc.r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    splits[i] = cuda_flash_planned_splits(*pc.be);
+    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+            c.name + " (splits " + std::to_string(splits[i]) + ")");
+  }
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  if (sms == 132) {
+    EXPECT_EQ(splits[0], 64);
+    EXPECT_EQ(splits[1], 32);
+  }
+}
+
 // Capture one run in a CUDA graph, then replan and replay with other lengths (same number of
 // sequences, no more rows than captured): the kernels read every length on the device.
 TEST_F(CudaFlash, GraphCaptureReplanReplay) {
@@ -1100,6 +1126,12 @@ TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
   EXPECT_EQ(num_splits_heuristic(192, 32, 132, 2), 1);
   EXPECT_EQ(num_splits_heuristic(192, 1024, 132, 2), 4);
   EXPECT_EQ(num_splits_heuristic(512, 64, 132, 2), 1);
+  // Lone CTAs over pages that hold whole 16-bit tiles run up to 16 tiles: 1x32k 32/4 in 32
+  // splits (one CTA per SM) instead of 64; 32/8 and 1x128k keep their counts.
+  using cuda_flash::kLoneCtaTilesPaged;
+  EXPECT_EQ(num_splits_heuristic(4, 512, 132, 2, kLoneCtaTilesPaged), 32);
+  EXPECT_EQ(num_splits_heuristic(8, 512, 132, 2, kLoneCtaTilesPaged), 32);
+  EXPECT_EQ(num_splits_heuristic(4, 2048, 132, 2, kLoneCtaTilesPaged), 64);
   for (int64_t ctas : {1, 3, 4, 7, 8, 32, 100, 211, 212}) {
     for (int tiles : {1, 3, 4, 5, 16, 79, 128, 511, 512, 2048, 100000}) {
       const int s = num_splits_heuristic(ctas, tiles, 132, 2);

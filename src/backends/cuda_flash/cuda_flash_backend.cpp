@@ -133,22 +133,32 @@ class CudaFlashBackend final : public AttentionBackend {
     const int per_sm = ctas_per_sm(
         smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys) +
                           flash_static_smem_bytes(layer.head_size, hv, false, split_keys));
-    int splits = num_splits_heuristic(ctas, (max_k + bn - 1) / bn, sm_count_, per_sm);
-    if (options_.force_num_splits > 0) splits = std::min(options_.force_num_splits, kMaxSplits);
-    if (int64_t(b.num_seqs) * splits > 65535)
+    const int tiles = (max_k + bn - 1) / bn;
+    int splits = num_splits_heuristic(ctas, tiles, sm_count_, per_sm);
+    // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
+    // hold whole tiles is kept beside the default one, and the workspace fits either.
+    int splits_paged =
+        split_keys ? num_splits_heuristic(ctas, tiles, sm_count_, per_sm, kLoneCtaTilesPaged)
+                   : splits;
+    if (options_.force_num_splits > 0)
+      splits = splits_paged = std::min(options_.force_num_splits, kMaxSplits);
+    if (int64_t(b.num_seqs) * std::max(splits, splits_paged) > 65535)
       throw Unsupported(fmt::format("CUDA_FLASH plan: num_seqs x splits = {} exceeds 65535",
-                                    int64_t(b.num_seqs) * splits));
+                                    int64_t(b.num_seqs) * std::max(splits, splits_paged)));
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = std::max(1, (max_rows + bm - 1) / bm);
     plan_.split_keys = split_keys;
     plan_.splits = splits;
+    plan_.splits_paged = splits_paged;
+    plan_.tile_keys = bn;
     plan_.head_qk = layer.head_size;
     plan_.head_v = hv;
     plan_.num_heads = layer.num_heads;
+    const int most = std::max(splits, splits_paged);
     plan_.workspace =
-        splits > 1 ? size_t(splits) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float)
-                   : 0;
+        most > 1 ? size_t(most) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float) : 0;
+    run_splits_ = 0;
     plan_.valid = true;
   }
 
@@ -258,16 +268,20 @@ class CudaFlashBackend final : public AttentionBackend {
     int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
-    p.num_splits = plan_.splits;
+    const int splits = kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
+                           ? plan_.splits_paged
+                           : plan_.splits;
+    run_splits_ = splits;
+    p.num_splits = splits;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
-    if (plan_.splits > 1) {
+    if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
-      p.ws_lse = p.ws_o + size_t(plan_.splits) * plan_.total_q * L.num_heads * hv;
+      p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
     }
     launch_flash(inst, p, plan_.grid_m, plan_.split_keys && flash_has_split_keys(inst), stream);
     check_cuda(cudaGetLastError(), "flash kernel launch");
-    if (plan_.splits > 1) {
+    if (splits > 1) {
       launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
       check_cuda(cudaGetLastError(), "combine kernel launch");
     }
@@ -308,18 +322,20 @@ class CudaFlashBackend final : public AttentionBackend {
     check_cuda(cudaGetLastError(), "kv write kernel launch");
   }
 
-  int planned_splits() const { return plan_.splits; }
+  int planned_splits() const { return run_splits_ ? run_splits_ : plan_.splits; }
 
  private:
   struct Plan {
     bool valid = false;
     int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
+    int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
     bool split_keys = false;
     size_t workspace = 0;
   };
   CudaFlashOptions options_;
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0;
   Plan plan_;
+  int run_splits_ = 0;  // the count the last run() launched with (0: none since the plan)
 };
 
 class CudaPageZeroer final : public BlockZeroer {

@@ -24,7 +24,8 @@ struct CudaFlashOptions {
 // sequence's q_len x group <= 16) need decode-shaped batches at replay.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
-// The split-KV count of the backend's last plan (1 = no split); 0 if `b` is not CUDA_FLASH.
+// The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
+// settles the plan's count with the cache's page size and dtype); 0 if `b` is not CUDA_FLASH.
 int cuda_flash_planned_splits(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout

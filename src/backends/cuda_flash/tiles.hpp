@@ -207,9 +207,16 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 // fp8 at page 16, and of 63 tiles (1x128k) lost 2.4-17 us: hence the limit of 8.
 // kCtaFixedTiles: ~12 us of ramp and tail against ~2 us per 64-key tile (a fit over 1x32k and
 // 16x8k, bench/NOTES.md v2j) is ~6 tiles; 4 picks the same counts at every benchmark shape.
+// kLoneCtaTilesPaged: a lone decode-form CTA over a 16-bit cache whose pages hold whole tiles
+// (each tile one contiguous run, three in flight) keeps its pace through 16 tiles: 1x32k 32/4 at
+// 32 splits ran 31.9 / 25.6 us (write / clean L2) against 64 splits' 33.0 / 26.9 at page 128,
+// 32.2 / 26.1 against 33.2 / 27.2 at page 64, but 35.1 / 28.9 against 33.3 / 27.3 at page 16
+// (each tile four 4 KB runs), and fp8 (two stages) lost at every page (v2n sweep, s7 r11).
 inline constexpr int kCtaFixedTiles = 4;
 inline constexpr int kLoneCtaTiles = 8;
-constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm) {
+inline constexpr int kLoneCtaTilesPaged = 16;
+constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int per_sm,
+                                   int lone_tiles = kLoneCtaTiles) {
   const int64_t slots = int64_t(num_sms) * per_sm;
   if (ctas <= 0 || ctas * 10 >= slots * 8 || kv_tiles < 4) return 1;
   const int max_splits = std::min(kMaxSplits, kv_tiles / 2);
@@ -227,7 +234,7 @@ constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int 
     best_cost = -1;
     for (int s = 1; s <= max_splits && ctas * s <= slots; ++s) {
       int64_t on_sm = (ctas * s + num_sms - 1) / num_sms;
-      if (on_sm == 1 && len(s) > kLoneCtaTiles) on_sm = std::min(2, per_sm);
+      if (on_sm == 1 && len(s) > lone_tiles) on_sm = std::min(2, per_sm);
       const int64_t cost = on_sm * len(s) + kCtaFixedTiles;
       if (best_cost < 0 || cost < best_cost) {
         best = s;
