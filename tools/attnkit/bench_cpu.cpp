@@ -1,11 +1,11 @@
 // `attnkit bench --device cpu`: CPU_FLASH prefill GFLOP/s and decode GB/s, one JSON object per
 // line, beside two ceilings measured in the same run: OpenBLAS fp32 sgemm (loaded at run time,
-// so the build needs no BLAS) and a multi-threaded read-bandwidth loop over more than 4x L3.
+// so the build needs no BLAS) and a multi-threaded read-bandwidth loop over more than 4x L3;
+// decode rows also carry their own bytes read in their own runs with no arithmetic.
 // Protocol: random inputs, one warm-up, median of the timed repeats, and a sampled fp64 check of
 // each benchmarked configuration (rows of the very run that was timed) before a row counts.
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <immintrin.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,6 +23,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
@@ -106,6 +109,7 @@ std::optional<double> sgemm_gflops(int n, int repeats) {
 // ones elsewhere. A core's read rate follows its load width here (2-vCPU VM, s9: sequential 28.6-
 // 30.4 GB/s against 27.0 with 8-byte loads; the decode's 4 KiB runs 22.7-22.9 against 16.6), so
 // the ceilings use the widest loads the core has.
+#if defined(__x86_64__)
 __attribute__((target("avx512f"))) uint64_t sum_bytes_avx512(const uint8_t* p, int64_t bytes) {
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
   int64_t o = 0;
@@ -118,6 +122,7 @@ __attribute__((target("avx512f"))) uint64_t sum_bytes_avx512(const uint8_t* p, i
   _mm512_store_si512(lanes, _mm512_add_epi64(a, b));
   return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
 }
+#endif
 uint64_t sum_bytes_scalar(const uint8_t* p, int64_t bytes) {
   const auto* w = reinterpret_cast<const uint64_t*>(p);
   uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -127,7 +132,10 @@ uint64_t sum_bytes_scalar(const uint8_t* p, int64_t bytes) {
 }
 using SumBytesFn = uint64_t (*)(const uint8_t*, int64_t);
 SumBytesFn sum_bytes() {
-  return __builtin_cpu_supports("avx512f") ? sum_bytes_avx512 : sum_bytes_scalar;
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return sum_bytes_avx512;
+#endif
+  return sum_bytes_scalar;
 }
 
 double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
@@ -419,7 +427,7 @@ int run_cpu_bench(const BenchOptions& o) {
         {"bytes", bw_bytes},
         {"l3_bytes", l3},
         {"threads", threads},
-        {"loads", sum_bytes() == sum_bytes_avx512 ? "64-byte (AVX-512)" : "8-byte"},
+        {"loads", sum_bytes() == sum_bytes_scalar ? "8-byte" : "64-byte (AVX-512)"},
         {"gbs", bw}});
 
   std::vector<Shape> shapes;

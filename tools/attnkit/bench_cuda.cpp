@@ -407,8 +407,8 @@ json ceilings(Timer& T) {
 // buffer of that size, the best of a few grid sizes, under both protocols (`probe_ms`,
 // `probe_ms_clean_l2`). Launch, DRAM ramp and write-back land in both calls, so the decode's time
 // over the probe's is what the kernel adds to a plain read: on the H200, 64 MiB (1x32k 32/4) read
-// in 21.9 us against the decode's 31.0 us (s9). At large batch the decode kernel is as fast or up
-// to 5% faster (the probe is not a bound there).
+// in 21.9 us against the decode's 31.0 us (s9). At large batch the decode kernel is within a few
+// percent of it (faster under the write protocol, slower with a clean L2): no bound there.
 struct ProbeMs {
   double ms, ms_clean_l2;
 };
