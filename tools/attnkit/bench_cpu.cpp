@@ -106,9 +106,10 @@ std::optional<double> sgemm_gflops(int n, int repeats) {
 }
 
 // Sums `bytes` (a multiple of 64, 64-byte aligned): 64-byte loads where the CPU has AVX-512, 8-byte
-// ones elsewhere. A core's read rate follows its load width here (2-vCPU VM, s9: sequential 28.6-
-// 30.4 GB/s against 27.0 with 8-byte loads; the decode's 4 KiB runs 22.7-22.9 against 16.6), so
-// the ceilings use the widest loads the core has.
+// ones elsewhere. On this 2-vCPU VM a core reads the decode's page runs at the rate its load width
+// allows (s9: 21.4 GB/s with 64-byte loads, 16.8 with 32-byte and 16.6 with 8-byte ones;
+// sequentially they differ by 1-2%; bench/results/cpu_2026-11-30_s9_*), so the ceilings use the
+// widest loads the core has.
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) uint64_t sum_bytes_avx512(const uint8_t* p, int64_t bytes) {
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
@@ -138,6 +139,24 @@ SumBytesFn sum_bytes() {
   return sum_bytes_scalar;
 }
 
+// Median seconds of `repeats` passes (after one warm-up pass) in which `threads` threads each run
+// read(th) at once; what they return is kept, so the reads cannot be dropped.
+template <typename Read>
+double parallel_read_seconds(int threads, int repeats, const Read& read) {
+  std::vector<double> t;
+  volatile uint64_t sink = 0;
+  for (int rep = 0; rep <= repeats; ++rep) {
+    std::vector<std::thread> ts;
+    std::vector<uint64_t> sums(size_t(threads), 0);
+    const double t0 = now_s();
+    for (int th = 0; th < threads; ++th) ts.emplace_back([&, th] { sums[size_t(th)] = read(th); });
+    for (auto& x : ts) x.join();
+    if (rep > 0) t.push_back(now_s() - t0);
+    for (uint64_t s : sums) sink = sink + s;
+  }
+  return median(t);
+}
+
 double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
   const int64_t n = bytes / 64 * 8;  // 64-bit words, whole 64-byte lines
   // Same memory as the KV caches below: 2 MiB aligned, transparent huge pages requested.
@@ -149,23 +168,11 @@ double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
   madvise(buf.get(), alloc, MADV_HUGEPAGE);
   for (int64_t i = 0; i < n; ++i) buf.get()[i] = uint64_t(i);
   const SumBytesFn sum = sum_bytes();
-  std::vector<double> t;
-  volatile uint64_t sink = 0;
-  for (int rep = 0; rep <= repeats; ++rep) {
-    std::vector<std::thread> ts;
-    std::vector<uint64_t> sums(size_t(threads), 0);
-    const double t0 = now_s();
-    for (int th = 0; th < threads; ++th)
-      ts.emplace_back([&, th] {
-        const int64_t lo = n / 8 * th / threads * 8, hi = n / 8 * (th + 1) / threads * 8;
-        sums[size_t(th)] =
-            sum(reinterpret_cast<const uint8_t*>(buf.get() + lo), (hi - lo) * int64_t(8));
-      });
-    for (auto& x : ts) x.join();
-    if (rep > 0) t.push_back(now_s() - t0);  // the first pass is the warm-up
-    for (uint64_t s : sums) sink = sink + s;
-  }
-  return double(n * 8) / median(t) * 1e-9;
+  const double sec = parallel_read_seconds(threads, repeats, [&](int th) {
+    const int64_t lo = n / 8 * th / threads * 8, hi = n / 8 * (th + 1) / threads * 8;
+    return sum(reinterpret_cast<const uint8_t*>(buf.get() + lo), (hi - lo) * int64_t(8));
+  });
+  return double(n * 8) / sec * 1e-9;
 }
 
 // ---- attention configurations ----------------------------------------------------------------
@@ -354,35 +361,24 @@ double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repe
   const int64_t units = int64_t(s.batch) * s.kv_heads * tiles;
   const int bps = r.a.batch.block_table_stride;
   const SumBytesFn sum = sum_bytes();
-  std::vector<double> t;
-  volatile uint64_t sink = 0;
-  for (int rep = 0; rep <= repeats; ++rep) {
-    std::vector<std::thread> ts;
-    std::vector<uint64_t> sums(size_t(threads), 0);
-    const double t0 = now_s();
-    for (int th = 0; th < threads; ++th)
-      ts.emplace_back([&, th] {
-        uint64_t acc = 0;
-        for (int64_t u = units * th / threads; u < units * (th + 1) / threads; ++u) {
-          const int64_t item = u / tiles, tile = u % tiles;
-          const int seq = int(item / s.kv_heads), h = int(item % s.kv_heads);
-          const int j1 = int(std::min<int64_t>(s.kv_len, (tile + 1) * 64));
-          for (const uint8_t* base :
-               {static_cast<const uint8_t*>(kv.k), static_cast<const uint8_t*>(kv.v)})
-            for (int j = int(tile * 64); j < j1;) {
-              const int blk = r.table[size_t(seq) * bps + j / s.page], off = j % s.page;
-              const int n = std::min(s.page - off, j1 - j);
-              acc += sum(base + blk * kv.stride_block + h * kv.stride_head + off * row, n * row);
-              j += n;
-            }
+  const double sec = parallel_read_seconds(threads, repeats, [&](int th) {
+    uint64_t acc = 0;
+    for (int64_t u = units * th / threads; u < units * (th + 1) / threads; ++u) {
+      const int64_t item = u / tiles, tile = u % tiles;
+      const int seq = int(item / s.kv_heads), h = int(item % s.kv_heads);
+      const int j1 = int(std::min<int64_t>(s.kv_len, (tile + 1) * 64));
+      for (const uint8_t* base :
+           {static_cast<const uint8_t*>(kv.k), static_cast<const uint8_t*>(kv.v)})
+        for (int j = int(tile * 64); j < j1;) {
+          const int blk = r.table[size_t(seq) * bps + j / s.page], off = j % s.page;
+          const int n = std::min(s.page - off, j1 - j);
+          acc += sum(base + blk * kv.stride_block + h * kv.stride_head + off * row, n * row);
+          j += n;
         }
-        sums[size_t(th)] = acc;
-      });
-    for (auto& x : ts) x.join();
-    if (rep > 0) t.push_back(now_s() - t0);  // the first pass is the warm-up
-    for (uint64_t v : sums) sink = sink + v;
-  }
-  return double(r.kbuf.size() + r.vbuf.size()) / median(t) * 1e-9;
+    }
+    return acc;
+  });
+  return double(r.kbuf.size() + r.vbuf.size()) / sec * 1e-9;
 }
 
 double tolerance(DType dt) {

@@ -415,7 +415,7 @@ struct ProbeMs {
 ProbeMs read_probe_ms(Timer& T, size_t bytes) {
   static std::map<size_t, ProbeMs> memo;
   if (auto it = memo.find(bytes); it != memo.end()) return it->second;
-  constexpr int kMaxCtas = 132 * 16;
+  constexpr int kMaxCtas = kProbeCtas * 2;
   Buf x(std::max<size_t>(bytes, 16)), sink(kMaxCtas * 4);
   cuda_flash::launch_fill_random(x.p, int64_t(x.n / 4), 4, 4, 11, 1.f, nullptr);
   ck(cudaMemset(sink.p, 0, sink.n), "memset");

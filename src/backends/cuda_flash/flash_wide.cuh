@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
     const int pr = row0 + mt * 16 + g + 8 * i;
     if (pr >= rows) continue;
     const float f = (l[r] > 0.f ? 1.f / l[r] : 0.f) * v_scale;  // 0 for rows that saw no key
-    const float lse = l[r] > 0.f ? (m[r] + __log2f(l[r])) * kLn2 : -INFINITY;
+    const float lse = row_lse(m[r], l[r]);
     const int t = p.gdiv.div(pr), tok = q_start + t, h = kvh * G + p.gdiv.mod(pr, t);
     if (p.num_splits == 1) {
       T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + warp * kWV;

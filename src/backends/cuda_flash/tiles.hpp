@@ -211,7 +211,8 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 // (each tile one contiguous run, three in flight) keeps its pace through 16 tiles: 1x32k 32/4 at
 // 32 splits ran 31.9 / 25.6 us (write / clean L2) against 64 splits' 33.0 / 26.9 at page 128,
 // 32.2 / 26.1 against 33.2 / 27.2 at page 64, but 35.1 / 28.9 against 33.3 / 27.3 at page 16
-// (each tile four 4 KB runs), and fp8 (two stages) lost at every page (v2n sweep, s7 r11).
+// (each tile four 4 KB runs); fp8 (two stages) lost at pages 16 and 64 and, with a clean L2, at
+// 128 (v2n sweep, s7 r11).
 inline constexpr int kCtaFixedTiles = 4;
 inline constexpr int kLoneCtaTiles = 8;
 inline constexpr int kLoneCtaTilesPaged = 16;
