@@ -18,6 +18,7 @@ write-back of the flush's dirty lines lands in the timed call).
 FLOPs = 4*B*H*Sq*Sk*D (halved for causal); decode bytes = K and V read = 2*B*Sk*Hkv*D*2.
 """
 import argparse
+import itertools
 import json
 import sys
 
@@ -125,13 +126,13 @@ def main():
     p.add_argument("--suite", choices=("all", "prefill", "decode"), default="all")
     args = p.parse_args()
     flush = torch.empty(64 << 20, device="cuda")  # 256 MiB
-    rows = [ceilings(flush)]
+    suites = [[ceilings(flush)]]
     if args.suite != "decode":
-        rows.append(prefill(args, flush))
+        suites.append(prefill(args, flush))
     if args.suite != "prefill":
-        rows.append(decode(args, flush))
+        suites.append(decode(args, flush))
     with open(args.out, "w") as f:
-        for row in rows[:1] + [r for gen in rows[1:] for r in gen]:
+        for row in itertools.chain(*suites):
             line = json.dumps(row)
             print(line, flush=True)
             f.write(line + "\n")
