@@ -317,6 +317,15 @@ std::vector<Case> cases() {
   heads_split.gran = ScaleGranularity::kPerHead, heads_split.sinks = true, heads_split.wl = 2000;
   heads_split.seqs = {{1, 3000}, {1, 2500}};
   v.push_back(heads_split);
+  // Block sizes that are not powers of two (addressing by division, not shift): 48 keeps the
+  // AMX direct path (16-key groups inside a block), 12 does not.
+  Case b48{"decode_block_48_gqa"};
+  b48.hq = 8, b48.hkv = 2, b48.d = b48.dv = 128, b48.block = 48;
+  b48.seqs = {{1, 300}, {1, 97}, {3, 145}};
+  v.push_back(b48);
+  Case b12{"prefill_block_12"};
+  b12.block = 12, b12.seqs = {{29, 29}, {1, 61}};
+  v.push_back(b12);
   Case empty{"empty_rows_sinks"};
   empty.sinks = true, empty.seqs = {{4, 0}, {6, 3}};  // causal q_len > k_len: first rows empty
   v.push_back(empty);

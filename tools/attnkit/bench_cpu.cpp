@@ -453,7 +453,10 @@ int run_cpu_bench(const BenchOptions& o) {
     shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
     shapes.push_back(
         {"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
-    shapes.push_back({"decode", 1, 1, kv_len * 4, 16, 1, 128, bf, kbf, true});  // split-KV
+    // Split-KV: one sequence, one KV head, as many cache bytes as the GQA rows (above L3; at
+    // 4 x kv_len it fitted in L3 and was no DRAM row).
+    const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;
+    shapes.push_back({"decode", 1, 1, split_len, 16, 1, 128, bf, kbf, true});
   }
 
   auto backend = make_cpu_flash_backend();

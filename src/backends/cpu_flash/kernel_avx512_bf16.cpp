@@ -309,7 +309,7 @@ struct PathAmx : PathBf16 {
         _mm512_storeu_si512(ap + ((g * 2) * 16 + r) * 16, b);
         _mm512_storeu_si512(ap + ((g * 2 + 1) * 16 + r) * 16, _mm512_slli_epi32(b, 16));
       }
-      if (kn == 16 && k0 % rows.block_size + 16 <= rows.block_size) {
+      if (kn == 16 && rows.slot_of(k0) + 16 <= rows.block_size) {
         vg[g] = rows.row(k0);
         vstride[g] = rows.s_token;
       } else {

@@ -297,15 +297,24 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // the paged cache (one per block and head), where hardware prefetchers stop.
   const int64_t k_row_bytes = kv_bytes_per_head_vector(kv.dtype, L.dtype, d);
   const int64_t v_row_bytes = kv_bytes_per_head_vector(kv.dtype, L.dtype, dv);
-  auto prefetch_tile = [&](int from, int to) {
-    for (int n = from; n < to; ++n) {
-      const uint8_t* kr = krows.row(n);
-      for (int64_t b = 0; b < k_row_bytes; b += 64) prefetch(kr + b);
-      if (kv.v) {
-        const uint8_t* vr = vrows.row(n);
-        for (int64_t b = 0; b < v_row_bytes; b += 64) prefetch(vr + b);
+  // Rows of one block lie at a fixed stride: addresses by block, not by row (row() per row cost
+  // more than the prefetches in cache); rows stored back to back (HND) make one byte run.
+  auto prefetch_rows = [](const CacheRows& rows, int64_t row_bytes, int from, int to) {
+    for (int n = from, e; n < to; n = e) {
+      e = std::min(to, (rows.block_of(n) + 1) * rows.block_size);
+      const uint8_t* r = rows.row(n);
+      if (rows.s_token == row_bytes) {
+        const int64_t run = int64_t(e - n) * row_bytes;
+        for (int64_t b = 0; b < run; b += 64) prefetch(r + b);
+      } else {
+        for (int i = n; i < e; ++i, r += rows.s_token)
+          for (int64_t b = 0; b < row_bytes; b += 64) prefetch(r + b);
       }
     }
+  };
+  auto prefetch_tile = [&](int from, int to) {
+    prefetch_rows(krows, k_row_bytes, from, to);
+    if (kv.v) prefetch_rows(vrows, v_row_bytes, from, to);
   };
   // Tiles end at multiples of kKeyTile (only the first one is short), so that every later tile
   // starts a 16-key group of the cache (the AMX direct-scores path needs that).
