@@ -511,7 +511,7 @@ TEST(CpuFlash, Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference) {
 // docs/semantics.md says; Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference covers NaN).
 TEST(CpuFlash, EveryFiniteFp8CodeDequantizesExactly) {
   const int n = 4, bs = 16;
-  for (int d : {64, 80})  // 80: rows that end in a half (16-code) conversion step
+  for (int d : {64, 80, 96})  // 80: a 16-code step at the row end; 96 (AMX): a 32-code one
     for (KvCacheDType kd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2}) {
       const bool e5m2 = kd == KvCacheDType::kFp8E5M2;
       auto finite = [&](int c) { return e5m2 ? (c & 0x7c) != 0x7c : (c & 0x7f) != 0x7f; };

@@ -75,7 +75,8 @@ bool isa_supported(Isa isa) {
     case Isa::kAvx512Bf16:
       return avx512 && __builtin_cpu_supports("avx512bf16");
     case Isa::kAmxBf16:
-      return avx512 && __builtin_cpu_supports("avx512bf16") && amx_usable();
+      return avx512 && __builtin_cpu_supports("avx512bf16") &&
+             __builtin_cpu_supports("avx512vbmi") && amx_usable();
   }
   return false;
 #else
