@@ -1,7 +1,8 @@
 // `attnkit bench --device cpu`: CPU_FLASH prefill GFLOP/s and decode GB/s, one JSON object per
 // line, beside two ceilings measured in the same run: OpenBLAS fp32 sgemm (loaded at run time,
 // so the build needs no BLAS) and a multi-threaded read-bandwidth loop over more than 4x L3;
-// decode rows also carry their own bytes read in their own runs with no arithmetic.
+// decode rows also carry their own bytes read in their own runs with no arithmetic; decode_l2
+// rows time one thread over a cache that stays in its L2 (the arithmetic without DRAM).
 // Protocol: random inputs, one warm-up, median of the timed repeats, and a sampled fp64 check of
 // each benchmarked configuration (rows of the very run that was timed) before a row counts.
 #include <dlfcn.h>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 #if defined(__x86_64__)
@@ -178,7 +180,7 @@ double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
 // ---- attention configurations ----------------------------------------------------------------
 
 struct Shape {
-  const char* kind;  // prefill | decode
+  const char* kind;  // prefill | decode | decode_l2 (one thread, the cache in its L2)
   int batch, q_len, kv_len, heads, kv_heads, head_size;
   DType dtype;
   KvCacheDType kv_dtype;
@@ -457,26 +459,47 @@ int run_cpu_bench(const BenchOptions& o) {
     // 4 x kv_len it fitted in L3 and was no DRAM row).
     const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;
     shapes.push_back({"decode", 1, 1, split_len, 16, 1, 128, bf, kbf, true});
+    // The arithmetic alone: one thread over a 1 MB cache (one KV head, GQA 4) that stays in its
+    // L2. On a machine whose cores fetch from DRAM no faster than they compute, the DRAM rows
+    // hide changes in here (bench/NOTES.md, CPU s10).
+    shapes.push_back({"decode_l2", 1, 1, 2048, 4, 1, 128, bf, kbf, true});
+    shapes.push_back({"decode_l2", 1, 1, 4096, 4, 1, 128, bf, KvCacheDType::kFp8E4M3, true});
   }
 
   auto backend = make_cpu_flash_backend();
+  CpuFlashOptions one_thread;
+  one_thread.num_threads = 1;
+  auto backend_1t = make_cpu_flash_backend(one_thread);
   const char* isa_env = std::getenv("ATTNKIT_CPU_ISA");
   const std::string isa =
       isa_env && *isa_env ? isa_env : std::string(cpu_flash::to_string(cpu_flash::detect_isa()));
+  cpu_set_t all_cpus;
+  const bool have_affinity = sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0;
   for (const Shape& s : shapes) {
+    const bool in_l2 = std::string_view(s.kind) == "decode_l2";
+    AttentionBackend& be = in_l2 ? *backend_1t : *backend;
+    // decode_l2 runs on the calling thread: kept on one core, so that its L2 keeps the cache.
+    if (const int cpu = sched_getcpu(); in_l2 && have_affinity && cpu >= 0) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      sched_setaffinity(0, sizeof(one), &one);
+    } else if (have_affinity) {
+      sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
+    }
     BenchRun r;
     build(s, r);
-    backend->plan(r.a.batch, r.a.layer);
-    r.ws.resize(backend->workspace_bytes() + 64);
+    be.plan(r.a.batch, r.a.layer);
+    r.ws.resize(be.workspace_bytes() + 64);
     r.a.workspace = r.ws.data();
-    backend->run(r.a);  // warm-up, and the run the check samples
+    be.run(r.a);  // warm-up, and the run the check samples
     const double err = sampled_error(s, r);
     const bool ok = err <= tolerance(s.dtype);
-    const int repeats = o.quick ? 3 : (s.kind[0] == 'p' ? 5 : 9);
+    const int repeats = o.quick ? 3 : (s.kind[0] == 'p' ? 5 : in_l2 ? 201 : 9);
     std::vector<double> t;
     for (int i = 0; i < repeats; ++i) {
       const double t0 = now_s();
-      backend->run(r.a);
+      be.run(r.a);
       t.push_back(now_s() - t0);
     }
     const double sec = median(t);
@@ -486,7 +509,7 @@ int run_cpu_bench(const BenchOptions& o) {
     json row{{"kind", s.kind},
              {"backend", "CPU_FLASH"},
              {"isa", isa},
-             {"threads", threads},
+             {"threads", in_l2 ? 1 : threads},
              {"batch", s.batch},
              {"q_len", s.q_len},
              {"kv_len", s.kv_len},
@@ -508,7 +531,7 @@ int run_cpu_bench(const BenchOptions& o) {
              {"max_abs_err", err}};
     // The ceiling a kind is held to: prefill the GEMM rate, decode the read bandwidth.
     if (ok && s.kind[0] == 'p' && gemm) row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
-    if (ok && s.kind[0] == 'd') {
+    if (ok && std::string_view(s.kind) == "decode") {
       row["fraction_of_bw"] = kv_bytes / sec * 1e-9 / bw;
       const double pattern = pattern_read_gbs(s, r, threads, repeats);
       row["pattern_read_gbs"] = pattern;
