@@ -16,8 +16,8 @@ enum class Isa { kScalar, kAvx2, kAvx512, kAvx512Bf16, kAmxBf16 };
 std::string_view to_string(Isa isa);
 // Best variant this CPU and OS support: AVX-512 needs F/BW/VL/DQ (+AVX512_BF16 for the bf16
 // variant), AVX2 needs AVX2/FMA/F16C; AMX needs AMX-TILE/AMX-BF16 and AVX512_VBMI (fp8 staging)
-// on top of the bf16 variant
-// and the OS's permission for the tile state (requested once per process).
+// on top of the bf16 variant, and the OS's permission for the tile state (requested once per
+// process).
 Isa detect_isa();
 bool isa_supported(Isa isa);
 }  // namespace cpu_flash
