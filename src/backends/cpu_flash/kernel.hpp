@@ -85,8 +85,8 @@ struct CacheRows {
   const int32_t* table;  // this sequence's block-table row
   int block_size, kv_head;
   // Block and slot of key n (n >= 0): a shift and a mask for the usual power-of-two block sizes
-  // instead of a division (~20 cycles; with the prefetch's block runs, one-thread decode in
-  // cache +5-15%, results/cpu_2026-11-30_s10_incache_driver.txt).
+  // instead of a division (with the prefetch's block runs, one-thread decode in cache +5-15%,
+  // results/cpu_2026-11-30_s10_incache_driver.txt).
   int block_of(int n) const {
     return (block_size & (block_size - 1)) == 0 ? n >> std::countr_zero(unsigned(block_size))
                                                 : n / block_size;

@@ -111,6 +111,10 @@ struct PathBf16 {
     return _mm512_ternarylogic_epi32(v, _mm512_slli_epi16(b, 8), _mm512_set1_epi16(int16_t(0x8000)),
                                      0xf8);
   }
+  // Staged rows nt..ntp of a tile (past the sequence) are zero: slots there may hold anything.
+  static void zero_staged_tail(uint16_t* dst, int nt, int ntp, int d) {
+    if (ntp > nt) std::memset(dst + int64_t(nt) * d, 0, size_t(ntp - nt) * d * 2);
+  }
   // fp8 rows -> bf16 rows (exact: e4m3/e5m2 values, subnormals included, are bf16 normals),
   // zero rows from nt to ntp.
   static void stage_rows(KvCacheDType dt, const CacheRows& rows, int n0, int nt, int ntp, int d,
@@ -118,12 +122,9 @@ struct PathBf16 {
     const uint16_t* tb = fp8_table(dt == KvCacheDType::kFp8E5M2);
     const __m512i t[4] = {_mm512_load_si512(tb), _mm512_load_si512(tb + 32),
                           _mm512_load_si512(tb + 64), _mm512_load_si512(tb + 96)};
-    for (int n = 0; n < ntp; ++n) {
+    zero_staged_tail(dst, nt, ntp, d);
+    for (int n = 0; n < nt; ++n) {
       uint16_t* o = dst + int64_t(n) * d;
-      if (n >= nt) {
-        std::memset(o, 0, size_t(d) * 2);
-        continue;
-      }
       const uint8_t* src = rows.row(n0 + n);
       int i = 0;
       for (; i + 32 <= d; i += 32)
@@ -255,12 +256,9 @@ struct PathAmx : PathBf16 {
     const __m512i h0 = _mm512_load_si512(tables.hi[f]), h1 = _mm512_load_si512(tables.hi[f] + 64);
     const __m512i l0 = _mm512_load_si512(tables.lo[f]), l1 = _mm512_load_si512(tables.lo[f] + 64);
     const __m512i order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
-    for (int n = 0; n < ntp; ++n) {
+    zero_staged_tail(dst, nt, ntp, d);
+    for (int n = 0; n < nt; ++n) {
       uint16_t* o = dst + int64_t(n) * d;
-      if (n >= nt) {
-        std::memset(o, 0, size_t(d) * 2);
-        continue;
-      }
       const uint8_t* src = rows.row(n0 + n);
       for (int i = 0; i < d; i += 64) {
         const int left = d - i;  // a multiple of 16
