@@ -25,8 +25,6 @@ struct OpBf16 {
   }
 };
 
-alignas(64) inline const uint16_t kZeroRow[1024] = {};
-
 void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c);
 
@@ -50,8 +48,7 @@ struct PathBf16 {
     const uint32_t* r[16];
     for (int nb = 0; nb < ntp; nb += 16) {
       for (int i = 0; i < 16; ++i)
-        r[i] = reinterpret_cast<const uint32_t*>(
-            nb + i < nt ? rows.row(n0 + nb + i) : reinterpret_cast<const uint8_t*>(kZeroRow));
+        r[i] = reinterpret_cast<const uint32_t*>(nb + i < nt ? rows.row(n0 + nb + i) : kZeroRow);
       int c = 0;
       for (; c + 16 <= pairs; c += 16) Simd::transpose(r, c, kt + int64_t(c) * ntp + nb, ntp);
       for (; c < pairs; ++c)
@@ -67,10 +64,9 @@ struct PathBf16 {
     const __m512i lo = _mm512_load_si512(kLo);
     const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
     for (int n = 0; n < ntp; n += 2) {
-      const auto* a = reinterpret_cast<const uint16_t*>(
-          n < nt ? rows.row(n0 + n) : reinterpret_cast<const uint8_t*>(kZeroRow));
-      const auto* b = reinterpret_cast<const uint16_t*>(
-          n + 1 < nt ? rows.row(n0 + n + 1) : reinterpret_cast<const uint8_t*>(kZeroRow));
+      const auto* a = reinterpret_cast<const uint16_t*>(n < nt ? rows.row(n0 + n) : kZeroRow);
+      const auto* b =
+          reinterpret_cast<const uint16_t*>(n + 1 < nt ? rows.row(n0 + n + 1) : kZeroRow);
       uint32_t* dst = vp + int64_t(n / 2) * dv;
       int j = 0;
       for (; j + 32 <= dv; j += 32) {
@@ -426,7 +422,7 @@ struct PathAmx : PathBf16 {
 namespace attnkit::cpu_flash::isa_avx512_bf16 {
 void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
-  gemm<OpBf16>(M, N, K, A, lda, B, ldb, C, ldc, load_c);
+  gemm<OpBf16>(M, N, K, A, lda, StridedRows<uint32_t>{B, ldb}, C, ldc, load_c);
 }
 }  // namespace attnkit::cpu_flash::isa_avx512_bf16
 

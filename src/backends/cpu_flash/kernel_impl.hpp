@@ -106,16 +106,33 @@ inline void load_q_f32(const void* src, DType dt, int n, float* dst) {
 }
 
 // ---- micro-GEMM: C[M][N] (+)= A[M][K] (broadcast) x B[K][N] (vectors), N % W == 0 ----------
-template <class Op, int MR, int NR>
-inline void gemm_block(int K, const typename Op::A* A, int64_t lda, const typename Op::B* B,
-                       int64_t ldb, float* C, int64_t ldc, bool load_c) {
+// B's rows: a packed tile at a fixed stride, or rows where they lie (row pointers).
+template <class E>
+struct StridedRows {
+  const E* p;
+  int64_t ld;
+  const E* row(int k) const { return p + k * ld; }
+  StridedRows col(int c) const { return {p + c, ld}; }
+};
+template <class E>
+struct TableRows {
+  const E* const* rows;
+  int64_t c0;
+  const E* row(int k) const { return rows[k] + c0; }
+  TableRows col(int c) const { return {rows, c0 + c}; }
+};
+
+template <class Op, int MR, int NR, class BR>
+inline void gemm_block(int K, const typename Op::A* A, int64_t lda, BR B, float* C, int64_t ldc,
+                       bool load_c) {
   F acc[MR][NR];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NR; ++j)
       acc[i][j] = load_c ? Simd::load(C + i * ldc + j * W) : Simd::zero();
   for (int k = 0; k < K; ++k) {
     typename Op::BVec b[NR];
-    for (int j = 0; j < NR; ++j) b[j] = Op::load_b(B + k * ldb + j * W);
+    const typename Op::B* bk = B.row(k);
+    for (int j = 0; j < NR; ++j) b[j] = Op::load_b(bk + j * W);
     for (int i = 0; i < MR; ++i) {
       const typename Op::AVec av = Op::bcast_a(A + i * lda + k);
       for (int j = 0; j < NR; ++j) acc[i][j] = Op::madd(acc[i][j], av, b[j]);
@@ -125,27 +142,27 @@ inline void gemm_block(int K, const typename Op::A* A, int64_t lda, const typena
     for (int j = 0; j < NR; ++j) Simd::store(C + i * ldc + j * W, acc[i][j]);
 }
 
-template <class Op, int MR>
-inline void gemm_rows(int mr, int nv, int K, const typename Op::A* A, int64_t lda,
-                      const typename Op::B* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
+template <class Op, int MR, class BR>
+inline void gemm_rows(int mr, int nv, int K, const typename Op::A* A, int64_t lda, BR B, float* C,
+                      int64_t ldc, bool load_c) {
   if constexpr (MR > 0) {
-    if (mr != MR) return gemm_rows<Op, MR - 1>(mr, nv, K, A, lda, B, ldb, C, ldc, load_c);
+    if (mr != MR) return gemm_rows<Op, MR - 1>(mr, nv, K, A, lda, B, C, ldc, load_c);
     if (nv == Op::NR)
-      gemm_block<Op, MR, Op::NR>(K, A, lda, B, ldb, C, ldc, load_c);
+      gemm_block<Op, MR, Op::NR>(K, A, lda, B, C, ldc, load_c);
     else
       for (int j = 0; j < nv; ++j)
-        gemm_block<Op, MR, 1>(K, A, lda, B + j * W, ldb, C + j * W, ldc, load_c);
+        gemm_block<Op, MR, 1>(K, A, lda, B.col(j * W), C + j * W, ldc, load_c);
   }
 }
 
-template <class Op>
-inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda, const typename Op::B* B,
-                 int64_t ldb, float* C, int64_t ldc, bool load_c) {
+template <class Op, class BR>
+inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda, BR B, float* C,
+                 int64_t ldc, bool load_c) {
   for (int n0 = 0; n0 < N; n0 += Op::NR * W) {
     const int nv = std::min(Op::NR, (N - n0) / W);
     for (int m0 = 0; m0 < M; m0 += Op::MR) {
       const int mr = std::min(Op::MR, M - m0);
-      gemm_rows<Op, Op::MR>(mr, nv, K, A + m0 * lda, lda, B + n0, ldb, C + m0 * ldc + n0, ldc,
+      gemm_rows<Op, Op::MR>(mr, nv, K, A + m0 * lda, lda, B.col(n0), C + m0 * ldc + n0, ldc,
                             load_c);
     }
   }
@@ -170,31 +187,52 @@ struct PathF32 {
   static constexpr bool kDirectScores = false;
   static void gemm(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
                    float* C, int64_t ldc, bool load_c) {
-    ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, B, ldb, C, ldc, load_c);
+    ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, StridedRows<float>{B, ldb}, C, ldc, load_c);
+  }
+  // fp32 storage: K is transposed and V multiplied from the rows where they lie in the cache
+  // (copying each tile's rows first cost 11% of an fp32 prefill; results/cpu_2026-11-30_s11_*).
+  static bool in_place(const AttentionArgs& a, int n) {
+    return a.kv.dtype == KvCacheDType::kAuto && a.layer.dtype == DType::kFloat32 &&
+           n * 4 <= kZeroRowBytes;
   }
   static void load_q(const void* src, DType dt, int d, float* dst) { load_q_f32(src, dt, d, dst); }
   // Kt[d][ntp] from the tile's rows (zero past nt).
   static void pack_k(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int d,
                      float* stage, float* kt) {
-    std::array<const uint32_t*, W> r{};
-    for (int n = 0; n < ntp; ++n) {
-      float* dst = stage + int64_t(n) * d;
-      if (n < nt)
-        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
-                    rows.scales ? rows.scale_row(n0 + n) : nullptr, d, dst);
-      else
-        std::memset(dst, 0, size_t(d) * 4);
+    const bool direct = in_place(a, d);
+    if (!direct) {
+      for (int n = 0; n < ntp; ++n) {
+        float* dst = stage + int64_t(n) * d;
+        if (n < nt)
+          dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
+                      rows.scales ? rows.scale_row(n0 + n) : nullptr, d, dst);
+        else
+          std::memset(dst, 0, size_t(d) * 4);
+      }
     }
+    std::array<const uint32_t*, W> r{};
     for (int nb = 0; nb < ntp; nb += W) {
-      for (int i = 0; i < W; ++i)
-        r[i] = reinterpret_cast<const uint32_t*>(stage + int64_t(nb + i) * d);
+      for (int i = 0; i < W; ++i) {
+        const int n = nb + i;
+        const void* row = !direct  ? static_cast<const void*>(stage + int64_t(n) * d)
+                          : n < nt ? static_cast<const void*>(rows.row(n0 + n))
+                                   : static_cast<const void*>(kZeroRow);
+        r[i] = static_cast<const uint32_t*>(row);
+      }
       for (int c = 0; c < d; c += W)
         Simd::transpose(r.data(), c, reinterpret_cast<uint32_t*>(kt) + int64_t(c) * ntp + nb, ntp);
     }
   }
-  // Vs[ntp][dv] (zero rows past nt: never touch cache slots past the sequence).
+  // Vs[ntp][dv] (zero rows past nt: never touch cache slots past the sequence); in place, the
+  // tile's row addresses instead (gemm_v).
   static void pack_v(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int dv,
-                     float* stage, float* vs) {
+                     float*, float* vs) {
+    if (in_place(a, dv)) {
+      const float** t = reinterpret_cast<const float**>(vs);
+      for (int n = 0; n < ntp; ++n)
+        t[n] = reinterpret_cast<const float*>(n < nt ? rows.row(n0 + n) : kZeroRow);
+      return;
+    }
     for (int n = 0; n < ntp; ++n) {
       float* dst = vs + int64_t(n) * dv;
       if (n < nt)
@@ -203,6 +241,16 @@ struct PathF32 {
       else
         std::memset(dst, 0, size_t(dv) * 4);
     }
+  }
+  // O[M][N] += P[M][K] x V[K][N] from pack_v's tile.
+  static void gemm_v(const AttentionArgs& a, int M, int N, int K, const float* P, int64_t ldp,
+                     const float* vs, float* O) {
+    if (in_place(a, N))
+      ATTNKIT_ISA_NS::gemm<Op>(M, N, K, P, ldp,
+                               TableRows<float>{reinterpret_cast<const float* const*>(vs), 0}, O, N,
+                               true);
+    else
+      gemm(M, N, K, P, ldp, vs, N, O, N, true);
   }
   static void store_p(const float* p, int n, float* dst) {
     if (p != dst) std::memcpy(dst, p, size_t(n) * 4);
@@ -312,7 +360,13 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       }
     }
   };
+  // Items with more rows (prefill) skip it: there each tile's arithmetic covers the hardware
+  // prefetchers' fetch, and the prefetches only cost (bf16 prefill in L3 +15-20% without them;
+  // 64-row chunks over a 1 GB cache and fp32 prefill unchanged; GQA-32 decode 5% slower
+  // without them; results/cpu_2026-11-30_s11_*).
+  const bool prefetching = rows_c <= kPrefetchMaxRows;
   auto prefetch_tile = [&](int from, int to) {
+    if (!prefetching) return;
     prefetch_rows(krows, k_row_bytes, from, to);
     if (kv.v) prefetch_rows(vrows, v_row_bytes, from, to);
   };
@@ -440,8 +494,11 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
       std::memset(p + int64_t(rows_n) * ntp, 0,
                   sizeof(typename Path::PElem) * size_t(rows_c - rows_n) * ntp);
-    Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o, dv,
-               true);
+    if constexpr (requires { &Path::gemm_v; })
+      Path::gemm_v(a, rows_c, dv, ntp, p, ntp, vs, o);
+    else
+      Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o,
+                 dv, true);
   }
 
   // A NaN or infinity in a V element meets a zero half of the A dwords on the direct path and
