@@ -72,13 +72,15 @@ struct Simd {
                                _mm256_cmp_ps(key, _mm256_set1_ps(hi), _CMP_LE_OQ));
     return _mm256_blendv_ps(_mm256_set1_ps(kNegInf), x, in);
   }
-  static void cvt_bf16(const uint16_t* s, float* d) {
+  static F load_bf16(const uint16_t* s) {
     const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
-    _mm256_storeu_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
   }
-  static void cvt_f16(const uint16_t* s, float* d) {
-    _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))));
+  static F load_f16(const uint16_t* s) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   }
+  static void cvt_bf16(const uint16_t* s, float* d) { _mm256_storeu_ps(d, load_bf16(s)); }
+  static void cvt_f16(const uint16_t* s, float* d) { _mm256_storeu_ps(d, load_f16(s)); }
   // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
   // NaN code (magnitude 0x7f, else read as 480) gets fp16's all-ones exponent: NaN.
   static void cvt_e4m3(const uint8_t* s, float* d) {
@@ -95,9 +97,15 @@ struct Simd {
     _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_slli_epi16(b, 8)));
   }
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
+    transpose_rows(
+        [&](int i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col)); }, dst,
+        ld);
+  }
+  // The same with row i's 8 dwords given as row(i) (rows converted as they load).
+  template <class Row>
+  static void transpose_rows(Row row, uint32_t* dst, int64_t ld) {
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; ++i)
-      r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col));
+    for (int i = 0; i < 8; ++i) r[i] = row(i);
     for (int i = 0; i < 4; ++i) {
       t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);

@@ -57,7 +57,7 @@ struct PathBf16 {
   }
   // Vp[ntp / 2][dv] dwords: dword (p, j) = (V[2p][j], V[2p + 1][j]).
   static void pack_v(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int ntp, int dv,
-                     float*, uint32_t* vp) {
+                     int, float*, uint32_t* vp) {
     alignas(64) static constexpr uint16_t kLo[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
                                                      37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
                                                      11, 43, 12, 44, 13, 45, 14, 46, 15, 47};

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu_flash/kernel.hpp"
 
@@ -49,16 +50,19 @@ inline const Luts& luts() {
   return l;
 }
 
+// The storage of a cache dtype: kAuto is the model dtype, and stays kAuto for fp32.
+inline KvCacheDType stored_dtype(KvCacheDType dt, DType model) {
+  if (dt != KvCacheDType::kAuto) return dt;
+  return model == DType::kFloat16    ? KvCacheDType::kFloat16
+         : model == DType::kBFloat16 ? KvCacheDType::kBFloat16
+                                     : KvCacheDType::kAuto;
+}
+
 // Stored value of one cache row as fp32 (per-tensor/per-head scales are applied by the caller;
 // nvfp4 block scales here). n is a multiple of 16.
 inline void dequant_row(KvCacheDType dt, DType model, const uint8_t* src, const uint8_t* bscale,
                         int n, float* dst) {
-  if (dt == KvCacheDType::kAuto) {  // model-dtype storage
-    dt = model == DType::kFloat16    ? KvCacheDType::kFloat16
-         : model == DType::kBFloat16 ? KvCacheDType::kBFloat16
-                                     : KvCacheDType::kAuto;
-  }
-  switch (dt) {
+  switch (stored_dtype(dt, model)) {
     case KvCacheDType::kAuto:  // fp32
       std::memcpy(dst, src, size_t(n) * 4);
       return;
@@ -168,18 +172,40 @@ inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda, BR B
   }
 }
 
-struct OpF32 {
+// Cache rows the fp32 path reads in place, converting exactly as it loads.
+enum class RowKind { kNone, kF32, kF16, kBf16 };
+template <RowKind K>
+using RowElem = std::conditional_t<K == RowKind::kF32, float, uint16_t>;
+template <RowKind K>
+inline F load_row(const RowElem<K>* p) {
+  if constexpr (K == RowKind::kF32)
+    return Simd::load(p);
+  else if constexpr (K == RowKind::kF16)
+    return Simd::load_f16(p);
+  else
+    return Simd::load_bf16(p);
+}
+
+// fp32 FMAs with B rows stored as K (fp32 for the packed tiles).
+template <RowKind K>
+struct OpF32From {
   using A = float;
-  using B = float;
+  using B = RowElem<K>;
   using AVec = F;
   using BVec = F;
   static constexpr int MR = Simd::kMR, NR = Simd::kNR;
   static AVec bcast_a(const float* p) { return Simd::set1(*p); }
-  static BVec load_b(const float* p) { return Simd::load(p); }
+  static BVec load_b(const B* p) { return load_row<K>(p); }
   static F madd(F acc, AVec a, BVec b) { return Simd::fma(a, b, acc); }
 };
+using OpF32 = OpF32From<RowKind::kF32>;
 
 // ---- fp32 path: any cache dtype, fp32 FMAs ------------------------------------------------
+// fp32, fp16 and bf16 rows are read where they lie in the cache: K converted inside its
+// transposes, V inside the P.V product's loads (with more rows than one register block, V's
+// conversion would repeat per block: those rows are converted once into a tile instead). Copying
+// each tile's rows first cost 11% of an fp32 prefill and most of a 16-bit decode's time
+// (results/cpu_2026-11-30_s11_*).
 struct PathF32 {
   using Op = OpF32;
   static constexpr int kPack = 1;  // values per A/B element
@@ -189,48 +215,77 @@ struct PathF32 {
                    float* C, int64_t ldc, bool load_c) {
     ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, StridedRows<float>{B, ldb}, C, ldc, load_c);
   }
-  // fp32 storage: K is transposed and V multiplied from the rows where they lie in the cache
-  // (copying each tile's rows first cost 11% of an fp32 prefill; results/cpu_2026-11-30_s11_*).
-  static bool in_place(const AttentionArgs& a, int n) {
-    return a.kv.dtype == KvCacheDType::kAuto && a.layer.dtype == DType::kFloat32 &&
-           n * 4 <= kZeroRowBytes;
+  // How rows of n elements are read in place (kNone: converted into a tile first).
+  static RowKind row_kind(const AttentionArgs& a, int n) {
+    switch (stored_dtype(a.kv.dtype, a.layer.dtype)) {
+      case KvCacheDType::kAuto:
+        return n * 4 <= kZeroRowBytes ? RowKind::kF32 : RowKind::kNone;
+      case KvCacheDType::kFloat16:
+        return n * 2 <= kZeroRowBytes ? RowKind::kF16 : RowKind::kNone;
+      case KvCacheDType::kBFloat16:
+        return n * 2 <= kZeroRowBytes ? RowKind::kBf16 : RowKind::kNone;
+      default:
+        return RowKind::kNone;
+    }
+  }
+  static RowKind v_kind(const AttentionArgs& a, int dv, int m) {
+    const RowKind k = row_kind(a, dv);
+    return k == RowKind::kF32 || m <= Op::MR ? k : RowKind::kNone;
+  }
+  template <class Fn>
+  static void with_kind(RowKind k, Fn&& fn) {
+    switch (k) {
+      case RowKind::kF32:
+        return fn(std::integral_constant<RowKind, RowKind::kF32>{});
+      case RowKind::kF16:
+        return fn(std::integral_constant<RowKind, RowKind::kF16>{});
+      case RowKind::kBf16:
+        return fn(std::integral_constant<RowKind, RowKind::kBf16>{});
+      case RowKind::kNone:
+        return;
+    }
   }
   static void load_q(const void* src, DType dt, int d, float* dst) { load_q_f32(src, dt, d, dst); }
+  // Kt[d][ntp] from the rows row(n), n < ntp, stored as K.
+  template <RowKind K, class Row>
+  static void transpose_k(Row row, int ntp, int d, float* kt) {
+    std::array<const RowElem<K>*, W> r{};
+    for (int nb = 0; nb < ntp; nb += W) {
+      for (int i = 0; i < W; ++i) r[i] = row(nb + i);
+      for (int c = 0; c < d; c += W)
+        Simd::transpose_rows([&](int i) { return load_row<K>(r[i] + c); },
+                             reinterpret_cast<uint32_t*>(kt) + int64_t(c) * ntp + nb, ntp);
+    }
+  }
   // Kt[d][ntp] from the tile's rows (zero past nt).
   static void pack_k(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int d,
                      float* stage, float* kt) {
-    const bool direct = in_place(a, d);
-    if (!direct) {
-      for (int n = 0; n < ntp; ++n) {
-        float* dst = stage + int64_t(n) * d;
-        if (n < nt)
-          dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
-                      rows.scales ? rows.scale_row(n0 + n) : nullptr, d, dst);
-        else
-          std::memset(dst, 0, size_t(d) * 4);
-      }
+    const RowKind kind = row_kind(a, d);
+    with_kind(kind, [&](auto k) {
+      constexpr RowKind kKind = decltype(k)::value;
+      using E = RowElem<kKind>;
+      transpose_k<kKind>(
+          [&](int n) { return reinterpret_cast<const E*>(n < nt ? rows.row(n0 + n) : kZeroRow); },
+          ntp, d, kt);
+    });
+    if (kind != RowKind::kNone) return;
+    for (int n = 0; n < ntp; ++n) {
+      float* dst = stage + int64_t(n) * d;
+      if (n < nt)
+        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
+                    rows.scales ? rows.scale_row(n0 + n) : nullptr, d, dst);
+      else
+        std::memset(dst, 0, size_t(d) * 4);
     }
-    std::array<const uint32_t*, W> r{};
-    for (int nb = 0; nb < ntp; nb += W) {
-      for (int i = 0; i < W; ++i) {
-        const int n = nb + i;
-        const void* row = !direct  ? static_cast<const void*>(stage + int64_t(n) * d)
-                          : n < nt ? static_cast<const void*>(rows.row(n0 + n))
-                                   : static_cast<const void*>(kZeroRow);
-        r[i] = static_cast<const uint32_t*>(row);
-      }
-      for (int c = 0; c < d; c += W)
-        Simd::transpose(r.data(), c, reinterpret_cast<uint32_t*>(kt) + int64_t(c) * ntp + nb, ntp);
-    }
+    transpose_k<RowKind::kF32>([&](int n) { return stage + int64_t(n) * d; }, ntp, d, kt);
   }
-  // Vs[ntp][dv] (zero rows past nt: never touch cache slots past the sequence); in place, the
-  // tile's row addresses instead (gemm_v).
+  // Vs[ntp][dv] for the P.V product of m rows (zero rows past nt: never touch cache slots past
+  // the sequence); in place, the tile's row addresses instead (gemm_v).
   static void pack_v(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int dv,
-                     float*, float* vs) {
-    if (in_place(a, dv)) {
-      const float** t = reinterpret_cast<const float**>(vs);
-      for (int n = 0; n < ntp; ++n)
-        t[n] = reinterpret_cast<const float*>(n < nt ? rows.row(n0 + n) : kZeroRow);
+                     int m, float*, float* vs) {
+    if (v_kind(a, dv, m) != RowKind::kNone) {
+      const void** t = reinterpret_cast<const void**>(vs);
+      for (int n = 0; n < ntp; ++n) t[n] = n < nt ? rows.row(n0 + n) : kZeroRow;
       return;
     }
     for (int n = 0; n < ntp; ++n) {
@@ -242,15 +297,17 @@ struct PathF32 {
         std::memset(dst, 0, size_t(dv) * 4);
     }
   }
-  // O[M][N] += P[M][K] x V[K][N] from pack_v's tile.
+  // O[M][N] += P[M][K] x V[K][N] from pack_v's tile (pack_v had m = M).
   static void gemm_v(const AttentionArgs& a, int M, int N, int K, const float* P, int64_t ldp,
                      const float* vs, float* O) {
-    if (in_place(a, N))
-      ATTNKIT_ISA_NS::gemm<Op>(M, N, K, P, ldp,
-                               TableRows<float>{reinterpret_cast<const float* const*>(vs), 0}, O, N,
-                               true);
-    else
-      gemm(M, N, K, P, ldp, vs, N, O, N, true);
+    const RowKind kind = v_kind(a, N, M);
+    with_kind(kind, [&](auto k) {
+      constexpr RowKind kKind = decltype(k)::value;
+      using E = RowElem<kKind>;
+      ATTNKIT_ISA_NS::gemm<OpF32From<kKind>>(
+          M, N, K, P, ldp, TableRows<E>{reinterpret_cast<const E* const*>(vs), 0}, O, N, true);
+    });
+    if (kind == RowKind::kNone) gemm(M, N, K, P, ldp, vs, N, O, N, true);
   }
   static void store_p(const float* p, int n, float* dst) {
     if (p != dst) std::memcpy(dst, p, size_t(n) * 4);
@@ -432,7 +489,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         kr = &ks, vr = &vs_rows, r0 = 0;
       }
     }
-    if (!direct_pv) Path::pack_v(a, *vr, r0, nt, ntp, dv, stage, vs);
+    if (!direct_pv) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
     if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
         Path::direct_scores(*kr, r0, nt, ntp, d, reinterpret_cast<const uint32_t*>(stage), rows_c,

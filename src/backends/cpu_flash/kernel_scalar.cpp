@@ -1,4 +1,5 @@
 // Portable variant: no SIMD assumptions (W = 1).
+#include <bit>
 #include <cmath>
 
 #include "backends/cpu_flash/kernel.hpp"
@@ -26,12 +27,18 @@ struct Simd {
   static F mask_range(F key, float lo, float hi, F x) {
     return key >= lo && key <= hi ? x : kNegInf;
   }
-  static void cvt_bf16(const uint16_t* s, float* d) { *d = bf16_bits_to_float(*s); }
-  static void cvt_f16(const uint16_t* s, float* d) { *d = fp16_bits_to_float(*s); }
+  static F load_bf16(const uint16_t* s) { return bf16_bits_to_float(*s); }
+  static F load_f16(const uint16_t* s) { return fp16_bits_to_float(*s); }
+  static void cvt_bf16(const uint16_t* s, float* d) { *d = load_bf16(s); }
+  static void cvt_f16(const uint16_t* s, float* d) { *d = load_f16(s); }
   static void cvt_e4m3(const uint8_t* s, float* d) { *d = fp8_e4m3_to_float(*s); }
   static void cvt_e5m2(const uint8_t* s, float* d) { *d = fp8_e5m2_to_float(*s); }
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t) {
     *dst = rows[0][col];
+  }
+  template <class Row>
+  static void transpose_rows(Row row, uint32_t* dst, int64_t) {
+    *dst = std::bit_cast<uint32_t>(row(0));
   }
 };
 

@@ -49,14 +49,16 @@ struct Simd {
                          _mm512_cmp_ps_mask(key, _mm512_set1_ps(hi), _CMP_LE_OQ);
     return _mm512_mask_blend_ps(in, _mm512_set1_ps(-__builtin_inff()), x);
   }
-  static void cvt_bf16(const uint16_t* s, float* d) {
+  static F load_bf16(const uint16_t* s) {
     const __m512i v =
         _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
-    _mm512_storeu_ps(d, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
   }
-  static void cvt_f16(const uint16_t* s, float* d) {
-    _mm512_storeu_ps(d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))));
+  static F load_f16(const uint16_t* s) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
   }
+  static void cvt_bf16(const uint16_t* s, float* d) { _mm512_storeu_ps(d, load_bf16(s)); }
+  static void cvt_f16(const uint16_t* s, float* d) { _mm512_storeu_ps(d, load_f16(s)); }
   // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
   // NaN code (magnitude 0x7f, else read as 480) becomes an fp16 NaN.
   static void cvt_e4m3(const uint8_t* s, float* d) {
@@ -74,8 +76,13 @@ struct Simd {
   }
   // dst[c * ld + i] = rows[i][col + c] for a 16 x 16 block of dwords.
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
+    transpose_rows([&](int i) { return _mm512_loadu_ps(rows[i] + col); }, dst, ld);
+  }
+  // The same with row i's 16 dwords given as row(i) (rows converted as they load).
+  template <class Row>
+  static void transpose_rows(Row row, uint32_t* dst, int64_t ld) {
     __m512i r[16], t[16];
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + col);
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_castps_si512(row(i));
     for (int i = 0; i < 8; ++i) {
       t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
