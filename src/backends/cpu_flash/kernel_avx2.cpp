@@ -83,19 +83,21 @@ struct Simd {
   static void cvt_f16(const uint16_t* s, float* d) { _mm256_storeu_ps(d, load_f16(s)); }
   // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
   // NaN code (magnitude 0x7f, else read as 480) gets fp16's all-ones exponent: NaN.
-  static void cvt_e4m3(const uint8_t* s, float* d) {
+  static F load_e4m3(const uint8_t* s) {
     const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
     const __m128i m = _mm_and_si128(b, _mm_set1_epi16(0x7f));
     const __m128i nan =
         _mm_and_si128(_mm_cmpeq_epi16(m, _mm_set1_epi16(0x7f)), _mm_set1_epi16(0x7c00));
     const __m128i h = _mm_or_si128(_mm_or_si128(_mm_slli_epi16(m, 7), nan),
                                    _mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8));
-    _mm256_storeu_ps(d, _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.f)));
+    return _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.f));
   }
-  static void cvt_e5m2(const uint8_t* s, float* d) {
+  static F load_e5m2(const uint8_t* s) {
     const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
-    _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_slli_epi16(b, 8)));
+    return _mm256_cvtph_ps(_mm_slli_epi16(b, 8));
   }
+  static void cvt_e4m3(const uint8_t* s, float* d) { _mm256_storeu_ps(d, load_e4m3(s)); }
+  static void cvt_e5m2(const uint8_t* s, float* d) { _mm256_storeu_ps(d, load_e5m2(s)); }
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
     transpose_rows(
         [&](int i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col)); }, dst,

@@ -172,18 +172,25 @@ inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda, BR B
   }
 }
 
-// Cache rows the fp32 path reads in place, converting exactly as it loads.
-enum class RowKind { kNone, kF32, kF16, kBf16 };
+// Cache rows the fp32 path reads in place, converting exactly as it loads (fp8 scales are
+// folded in by the caller, as for dequant_row).
+enum class RowKind { kNone, kF32, kF16, kBf16, kE4m3, kE5m2 };
 template <RowKind K>
-using RowElem = std::conditional_t<K == RowKind::kF32, float, uint16_t>;
+using RowElem = std::conditional_t<
+    K == RowKind::kF32, float,
+    std::conditional_t<K == RowKind::kF16 || K == RowKind::kBf16, uint16_t, uint8_t>>;
 template <RowKind K>
 inline F load_row(const RowElem<K>* p) {
   if constexpr (K == RowKind::kF32)
     return Simd::load(p);
   else if constexpr (K == RowKind::kF16)
     return Simd::load_f16(p);
-  else
+  else if constexpr (K == RowKind::kBf16)
     return Simd::load_bf16(p);
+  else if constexpr (K == RowKind::kE4m3)
+    return Simd::load_e4m3(p);
+  else
+    return Simd::load_e5m2(p);
 }
 
 // fp32 FMAs with B rows stored as K (fp32 for the packed tiles).
@@ -201,7 +208,7 @@ struct OpF32From {
 using OpF32 = OpF32From<RowKind::kF32>;
 
 // ---- fp32 path: any cache dtype, fp32 FMAs ------------------------------------------------
-// fp32, fp16 and bf16 rows are read where they lie in the cache: K converted inside its
+// fp32, fp16, bf16 and fp8 rows are read where they lie in the cache: K converted inside its
 // transposes, V inside the P.V product's loads (with more rows than one register block, V's
 // conversion would repeat per block: those rows are converted once into a tile instead). Copying
 // each tile's rows first cost 11% of an fp32 prefill and most of a 16-bit decode's time
@@ -224,6 +231,10 @@ struct PathF32 {
         return n * 2 <= kZeroRowBytes ? RowKind::kF16 : RowKind::kNone;
       case KvCacheDType::kBFloat16:
         return n * 2 <= kZeroRowBytes ? RowKind::kBf16 : RowKind::kNone;
+      case KvCacheDType::kFp8E4M3:
+        return n <= kZeroRowBytes ? RowKind::kE4m3 : RowKind::kNone;
+      case KvCacheDType::kFp8E5M2:
+        return n <= kZeroRowBytes ? RowKind::kE5m2 : RowKind::kNone;
       default:
         return RowKind::kNone;
     }
@@ -241,6 +252,10 @@ struct PathF32 {
         return fn(std::integral_constant<RowKind, RowKind::kF16>{});
       case RowKind::kBf16:
         return fn(std::integral_constant<RowKind, RowKind::kBf16>{});
+      case RowKind::kE4m3:
+        return fn(std::integral_constant<RowKind, RowKind::kE4m3>{});
+      case RowKind::kE5m2:
+        return fn(std::integral_constant<RowKind, RowKind::kE5m2>{});
       case RowKind::kNone:
         return;
     }
