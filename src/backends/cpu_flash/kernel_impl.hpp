@@ -261,6 +261,18 @@ struct PathF32 {
     }
   }
   static void load_q(const void* src, DType dt, int d, float* dst) { load_q_f32(src, dt, d, dst); }
+  // dst[ntp][n]: the tile's rows as fp32, zero past nt (cache slots past the sequence are never
+  // read).
+  static void dequant_rows(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
+                           int n, float* dst) {
+    for (int r = 0; r < ntp; ++r, dst += n) {
+      if (r < nt)
+        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + r),
+                    rows.scales ? rows.scale_row(n0 + r) : nullptr, n, dst);
+      else
+        std::memset(dst, 0, size_t(n) * 4);
+    }
+  }
   // Kt[d][ntp] from the rows row(n), n < ntp, stored as K.
   template <RowKind K, class Row>
   static void transpose_k(Row row, int ntp, int d, float* kt) {
@@ -284,33 +296,21 @@ struct PathF32 {
           ntp, d, kt);
     });
     if (kind != RowKind::kNone) return;
-    for (int n = 0; n < ntp; ++n) {
-      float* dst = stage + int64_t(n) * d;
-      if (n < nt)
-        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
-                    rows.scales ? rows.scale_row(n0 + n) : nullptr, d, dst);
-      else
-        std::memset(dst, 0, size_t(d) * 4);
-    }
+    dequant_rows(a, rows, n0, nt, ntp, d, stage);
     transpose_k<RowKind::kF32>([&](int n) { return stage + int64_t(n) * d; }, ntp, d, kt);
   }
-  // Vs[ntp][dv] for the P.V product of m rows (zero rows past nt: never touch cache slots past
-  // the sequence); in place, the tile's row addresses instead (gemm_v).
+  // Vs[ntp][dv] for the P.V product of m rows; in place, the tile's row addresses instead
+  // (gemm_v).
   static void pack_v(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp, int dv,
                      int m, float*, float* vs) {
-    if (v_kind(a, dv, m) != RowKind::kNone) {
-      const void** t = reinterpret_cast<const void**>(vs);
-      for (int n = 0; n < ntp; ++n) t[n] = n < nt ? rows.row(n0 + n) : kZeroRow;
-      return;
-    }
-    for (int n = 0; n < ntp; ++n) {
-      float* dst = vs + int64_t(n) * dv;
-      if (n < nt)
-        dequant_row(a.kv.dtype, a.layer.dtype, rows.row(n0 + n),
-                    rows.scales ? rows.scale_row(n0 + n) : nullptr, dv, dst);
-      else
-        std::memset(dst, 0, size_t(dv) * 4);
-    }
+    const RowKind kind = v_kind(a, dv, m);
+    with_kind(kind, [&](auto k) {
+      using E = RowElem<decltype(k)::value>;
+      const E** t = reinterpret_cast<const E**>(vs);
+      for (int n = 0; n < ntp; ++n)
+        t[n] = reinterpret_cast<const E*>(n < nt ? rows.row(n0 + n) : kZeroRow);
+    });
+    if (kind == RowKind::kNone) dequant_rows(a, rows, n0, nt, ntp, dv, vs);
   }
   // O[M][N] += P[M][K] x V[K][N] from pack_v's tile (pack_v had m = M).
   static void gemm_v(const AttentionArgs& a, int M, int N, int K, const float* P, int64_t ldp,
