@@ -15,6 +15,7 @@
 
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
+#include "attnkit/log.hpp"
 #include "attnkit/numeric.hpp"
 #include "backends/cpu_flash/cpu_flash_backend.hpp"
 #include "backends/cpu_reference/cpu_reference_backend.hpp"
@@ -353,6 +354,82 @@ TEST(CpuFlash, SingleThreadEqualsPool) {
   const Result b = run_case(c, cpu_flash::detect_isa(), 3);
   EXPECT_LE(a.max_err, tolerance(c, cpu_flash::detect_isa()));
   EXPECT_LE(b.max_err, tolerance(c, cpu_flash::detect_isa()));
+}
+
+// A cache whose rows could all start on 64-byte lines but does not is read correctly (the same
+// output as aligned) and warned about once per process; an aligned one is not.
+TEST(CpuFlash, WarnsOnceAboutAnUnalignedCache) {
+  constexpr int kD = 64, kBlock = 16, kLen = 40, kHeads = 4;
+  const int64_t row = kD * 2, blocks = (kLen + kBlock - 1) / kBlock;
+  const size_t bytes = size_t(row * kBlock * blocks);
+  std::vector<uint8_t> kstore(bytes + 128), vstore(bytes + 128);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<uint16_t> kvals(bytes / 2), vvals(bytes / 2), q(kHeads * kD), out(kHeads * kD);
+  for (auto& x : kvals) x = float_to_bf16_bits(nd(rng));
+  for (auto& x : vvals) x = float_to_bf16_bits(nd(rng));
+  for (auto& x : q) x = float_to_bf16_bits(nd(rng));
+  std::vector<int32_t> cu{0, 1}, used{kLen}, table(static_cast<size_t>(blocks));
+  std::iota(table.begin(), table.end(), 0);
+  AttentionArgs a;
+  a.q = q.data();
+  a.q_stride_token = kHeads * kD;
+  a.q_stride_head = kD;
+  a.out = out.data();
+  a.out_stride_token = kHeads * kD;
+  a.out_stride_head = kD;
+  a.batch.num_seqs = 1;
+  a.batch.total_q = 1;
+  a.batch.max_seqlen_q = 1;
+  a.batch.max_seqlen_k = kLen;
+  a.batch.cu_seqlens_q = cu.data();
+  a.batch.seqused_k = used.data();
+  a.batch.block_table = table.data();
+  a.batch.block_table_stride = int(blocks);
+  a.layer.num_heads = kHeads;
+  a.layer.num_kv_heads = 1;
+  a.layer.head_size = a.layer.head_size_v = kD;
+  a.layer.dtype = DType::kBFloat16;
+  a.layer.scale = 0.125f;
+  a.layer.causal = true;
+  KvCacheView& kv = a.kv;
+  kv.dtype = KvCacheDType::kBFloat16;
+  kv.num_blocks = int(blocks);
+  kv.block_size = kBlock;
+  kv.num_kv_heads = 1;
+  kv.head_size = kv.head_size_v = kD;
+  kv.stride_token = kv.v_stride_token = row;
+  kv.stride_head = kv.v_stride_head = row * kBlock;
+  kv.stride_block = kv.v_stride_block = row * kBlock;
+  auto run_at = [&](int offset) {
+    auto at = [&](std::vector<uint8_t>& s) {
+      const uintptr_t p = reinterpret_cast<uintptr_t>(s.data());
+      return s.data() + ((64 - p % 64) % 64) + offset;
+    };
+    uint8_t* k = at(kstore);
+    uint8_t* v = at(vstore);
+    std::memcpy(k, kvals.data(), bytes);
+    std::memcpy(v, vvals.data(), bytes);
+    kv.k = k;
+    kv.v = v;
+    auto be = make_cpu_flash_backend();
+    be->plan(a.batch, a.layer);
+    be->run(a);
+    return out;
+  };
+  reset_warn_once();
+  ScopedLogCapture log;
+  const std::vector<uint16_t> aligned = run_at(0);
+  EXPECT_EQ(log.text().find("not 64-byte aligned"), std::string::npos) << log.text();
+  EXPECT_EQ(run_at(16), aligned);
+  EXPECT_EQ(run_at(32), aligned);
+  const std::string text = log.text();
+  EXPECT_NE(text.find("CPU_FLASH: the KV cache is not 64-byte aligned (k at 16"), std::string::npos)
+      << text;
+  int said = 0;
+  for (size_t at = 0; (at = text.find("not 64-byte aligned", at)) != std::string::npos; ++at)
+    ++said;
+  EXPECT_EQ(said, 1) << text;
 }
 
 TEST(CpuFlash, RejectsUnsupportedHeadSize) {
