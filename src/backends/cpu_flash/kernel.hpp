@@ -19,7 +19,6 @@ namespace attnkit::cpu_flash {
 // Tile sizes, shared by the planner (scratch, split granularity) and the kernels.
 constexpr int kKeyTile = 64;  // keys per inner tile
 constexpr int kSplitMinKeys = 512;
-constexpr int kPrefetchMaxRows = 32;  // items with more rows leave K/V to the hardware prefetchers
 
 // Query rows (token x query head of one KV head) per work item. The fp32-FMA path (fp32 and fp16
 // models) takes 128: each tile's K transposes and fixed costs then serve twice the rows (fp32

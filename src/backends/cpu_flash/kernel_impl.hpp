@@ -432,13 +432,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       }
     }
   };
-  // Items with more rows (prefill) skip it: there each tile's arithmetic covers the hardware
-  // prefetchers' fetch, and the prefetches only cost (bf16 prefill in L3 +15-20% without them;
-  // 64-row chunks over a 1 GB cache and fp32 prefill unchanged; GQA-32 decode 5% slower
-  // without them; results/cpu_2026-11-30_s11_*).
-  const bool prefetching = rows_c <= kPrefetchMaxRows;
+  // Every item, prefill too: without them 16- and 64-token chunks over a 1 GB cache ran 3-10%
+  // slower, while prefill in L3 gained 0-5% (session 11, results/cpu_2026-11-30_s11_*).
   auto prefetch_tile = [&](int from, int to) {
-    if (!prefetching) return;
     prefetch_rows(krows, k_row_bytes, from, to);
     if (kv.v) prefetch_rows(vrows, v_row_bytes, from, to);
   };
