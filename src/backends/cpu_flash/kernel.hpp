@@ -17,13 +17,9 @@
 namespace attnkit::cpu_flash {
 
 // Tile sizes, shared by the planner (scratch, split granularity) and the kernels.
-constexpr int kKeyTile = 64;  // keys per inner tile
+constexpr int kKeyTile = 64;     // keys per inner tile
+constexpr int kRowsTarget = 64;  // query rows (token x query head of one KV head) per work item
 constexpr int kSplitMinKeys = 512;
-
-// Query rows (token x query head of one KV head) per work item. The fp32-FMA path (fp32 and fp16
-// models) takes 128: each tile's K transposes and fixed costs then serve twice the rows (fp32
-// prefill +4-8% against 64; 256 gave 3% more but halves the items again). The bf16 path: 64.
-inline int rows_target(DType model) { return model == DType::kBFloat16 ? 64 : 128; }
 
 // Zeros that stand in for a tile's rows past the sequence where the kernels read rows in place
 // (any row of at most kZeroRowBytes; cache slots past seqused_k are never read).
@@ -114,7 +110,7 @@ struct CacheRows {
 };
 
 // out[base + i] = v[i] * factor for i < n (v null: 0) in the model dtype; one loop per dtype (a
-// switch per element cost 4% of an fp32 prefill).
+// switch per element took 4% of an fp32 prefill's profile samples).
 inline void store_out_row(void* out, DType dt, int64_t base, const float* v, float factor, int n) {
   auto val = [&](int i) { return v ? v[i] * factor : 0.f; };
   switch (dt) {
