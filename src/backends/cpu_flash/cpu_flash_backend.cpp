@@ -213,7 +213,7 @@ class CpuFlashBackend final : public AttentionBackend {
     merges_.clear();
     partial_rows_ = 0;
     const int g = L.num_heads / L.num_kv_heads;
-    const int tq = std::max(1, cpu_flash::kRowsTarget / g);
+    const int tq = std::max(1, cpu_flash::rows_target(L.dtype) / g);
     int max_rows = 1;
     struct Base {
       WorkItem w;

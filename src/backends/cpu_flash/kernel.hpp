@@ -17,9 +17,14 @@
 namespace attnkit::cpu_flash {
 
 // Tile sizes, shared by the planner (scratch, split granularity) and the kernels.
-constexpr int kKeyTile = 64;     // keys per inner tile
-constexpr int kRowsTarget = 64;  // query rows (token x query head of one KV head) per work item
+constexpr int kKeyTile = 64;  // keys per inner tile
 constexpr int kSplitMinKeys = 512;
+
+// Query rows (token x query head of one KV head) per work item. The fp32-FMA path (fp32 and fp16
+// models) takes 128: each tile's K transposes and fixed costs then serve twice the rows (bench
+// prefill, three alternating rounds: fp32 +6-15%, fp16 +7-12% against 64;
+// results/cpu_2026-11-30_s11_rows_ab.jsonl). The bf16 path: 64.
+inline int rows_target(DType model) { return model == DType::kBFloat16 ? 64 : 128; }
 
 // Zeros that stand in for a tile's rows past the sequence where the kernels read rows in place
 // (any row of at most kZeroRowBytes; cache slots past seqused_k are never read).
