@@ -8,7 +8,8 @@
 //   S[rows][keys] = Q[rows][d] x Kt[d][keys]      (K tile packed transposed once per tile,
 //                                                   shared by every query head of the group)
 //   O[rows][dv]  += P[rows][keys] x V[keys][dv]
-// fp32 path: K/V dequantized to fp32 (any cache dtype), fp32 FMAs.
+// fp32 path: fp32 FMAs over any cache dtype; fp32/fp16/bf16/fp8 rows are converted as they load
+// (K inside its transposes, V inside P.V's B loads), nvfp4 rows through a converted tile.
 // bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
 // AMX path, decode-sized rows: both products read K and V rows as they lie in the cache.
 #pragma once
