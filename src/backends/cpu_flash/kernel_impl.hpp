@@ -9,7 +9,8 @@
 //                                                   shared by every query head of the group)
 //   O[rows][dv]  += P[rows][keys] x V[keys][dv]
 // fp32 path: fp32 FMAs over any cache dtype; fp32/fp16/bf16/fp8 rows are converted as they load
-// (K inside its transposes, V inside P.V's B loads), nvfp4 rows through a converted tile.
+// (K inside its transposes; V inside P.V's B loads for decode-sized items, else into a tile once),
+// nvfp4 rows through converted tiles.
 // bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
 // AMX path, decode-sized rows: both products read K and V rows as they lie in the cache.
 #pragma once
