@@ -22,7 +22,7 @@ constexpr int kSplitMinKeys = 512;
 
 // Query rows (token x query head of one KV head) per work item. The fp32-FMA path (fp32 and fp16
 // models) takes 128: each tile's K transposes and fixed costs then serve twice the rows (bench
-// prefill, three alternating rounds: fp32 +6-15%, fp16 +7-12% against 64;
+// prefill, three alternating rounds against 64: fp32 +10% on the mean, fp16 +11%;
 // results/cpu_2026-11-30_s11_rows_ab.jsonl). The bf16 path: 64.
 inline int rows_target(DType model) { return model == DType::kBFloat16 ? 64 : 128; }
 

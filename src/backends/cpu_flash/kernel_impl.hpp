@@ -434,8 +434,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       }
     }
   };
-  // Every item, prefill too: without them 16- and 64-token chunks over a 1 GB cache ran 3-10%
-  // slower, while prefill in L3 gained 0-5% (session 11, results/cpu_2026-11-30_s11_*).
+  // Every item, prefill too: without them 16-token chunks over a 1 GB cache ran 8-10% slower
+  // (64-token chunks 0-10%), while prefill in L3 moved by -1..+5% (session 11,
+  // results/cpu_2026-11-30_s11_prefill_driver.txt).
   auto prefetch_tile = [&](int from, int to) {
     prefetch_rows(krows, k_row_bytes, from, to);
     if (kv.v) prefetch_rows(vrows, v_row_bytes, from, to);
