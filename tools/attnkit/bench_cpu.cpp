@@ -455,6 +455,9 @@ int run_cpu_bench(const BenchOptions& o) {
     shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
     shapes.push_back(
         {"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
+    // Speculative decoding: 4 query tokens per sequence with GQA 8, 32 rows per work item (two
+    // 16-row blocks on the AMX direct path); half the KV heads, so twice the sequences.
+    shapes.push_back({"decode", b * 2, 4, kv_len, 32, 4, 128, bf, kbf, true});
     // Split-KV: one sequence, one KV head, as many cache bytes as the GQA rows (above L3; at
     // 4 x kv_len it fitted in L3 and was no DRAM row).
     const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;

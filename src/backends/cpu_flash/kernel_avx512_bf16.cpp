@@ -218,9 +218,10 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
 }
 
 // The AMX path: the bf16 path's packing and softmax, AMX products; 16-row, 32-key granularity.
-// With at most 16 query rows (decode), scores come transposed, S^T = K Q^T, with the K rows
-// loaded as A tiles straight from the cache (16 keys of a block at stride_token): no K packing;
-// and P V takes the V rows as B tiles straight from the cache too (direct_pv): no V packing.
+// Per block of 16 query rows (items of up to 32 rows), scores come transposed, S^T = K Q^T, with
+// the K rows loaded as A tiles straight from the cache (16 keys of a block at stride_token): no K
+// packing; and P V takes the V rows as B tiles straight from the cache too (direct_pv): no V
+// packing.
 struct PathAmx : PathBf16 {
   static constexpr int kRowAlign = 16, kKeyAlign = 32;
   static constexpr bool kDirectScores = true;
@@ -339,7 +340,8 @@ struct PathAmx : PathBf16 {
   // (unpermute_o restores them). Groups of 16 keys that are not one contiguous run in the
   // cache (block edge, end of the range) are copied to `vtail` first, zero-padded: slots past
   // the sequence may hold anything (NaN times a zero probability is NaN). `ap` holds the A
-  // tiles ([group][even/odd][16 rows][16 dwords]); rows from rows_n on must be zero.
+  // tiles ([group][even/odd][16 rows][16 dwords]); its rows from rows_n on are padding, left as
+  // they are: a row of A reaches only the same row of O, and O's padding rows are never read.
   static void direct_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
                         int rows_n, uint32_t* ap, uint16_t* vtail, float* o) {
     const int groups = (nt + 15) / 16;

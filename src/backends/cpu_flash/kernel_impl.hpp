@@ -12,7 +12,8 @@
 // (K inside its transposes; V inside P.V's B loads for decode-sized items, else into a tile once),
 // nvfp4 rows through converted tiles.
 // bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
-// AMX path, decode-sized rows: both products read K and V rows as they lie in the cache.
+// AMX path, items of up to 32 rows in blocks of 16: both products read K and V rows as they lie
+// in the cache.
 #pragma once
 
 #include <array>
@@ -476,12 +477,28 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
                           &zero_block,
                           1 << 30,
                           0};
-  bool direct = false;  // scores from K rows as they lie in the cache (AMX, decode-sized rows)
+  // Scores from K rows as they lie in the cache (AMX) for items of up to 32 rows (decode, GQA up
+  // to 32 or speculative tokens), in blocks of 16 rows, one Q^T B tile each: later blocks find
+  // the tile's K and V rows in L1. Against the packed path (K and V repacked per tile, one GEMM
+  // over all rows), one thread with the cache in L2: GQA 17-32 decode +20-30%, 8 query tokens
+  // with GQA 4 +22%. 64-row (prefill) items gained 14-24% on a 2-core VM but lost 6-11% on 16
+  // cores (results/cpu_2026-11-30_s12_direct_blocks.txt), so they keep the packed path.
+  constexpr int kDirectRows = 32;
+  bool direct = false;
+  int blocks = 0;
+  // Q^T of block b in the stage's first half (two blocks: 16 d of its 64 max(d, dv) floats).
+  auto qt_of = [&](int b) { return reinterpret_cast<uint32_t*>(stage) + int64_t(b) * 8 * d; };
   if constexpr (Path::kDirectScores) {
-    direct = rows_c <= 16 && (staged || kv.block_size % 16 == 0);
-    if (direct) Path::pack_qt(qs, rows_c, d / 2, reinterpret_cast<uint32_t*>(stage));
+    direct = rows_c <= kDirectRows && (staged || kv.block_size % 16 == 0);
+    if (direct) {
+      blocks = rows_c / 16;
+      for (int b = 0; b < blocks; ++b)
+        Path::pack_qt(reinterpret_cast<const uint32_t*>(qs) + int64_t(b) * 8 * d, 16, d / 2,
+                      qt_of(b));
+    }
   }
-  // P.V from V rows as they lie in the cache (AMX, decode-sized rows): O's dims permuted.
+  // P.V from V rows as they lie in the cache (AMX, the same items), block by block: O's dims
+  // permuted.
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0;
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
@@ -506,8 +523,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (!direct_pv) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
     if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
-        Path::direct_scores(*kr, r0, nt, ntp, d, reinterpret_cast<const uint32_t*>(stage), rows_c,
-                            s, reinterpret_cast<float*>(p));
+        for (int b = 0; b < blocks; ++b)
+          Path::direct_scores(*kr, r0, nt, ntp, d, qt_of(b), 16, s + int64_t(b) * 16 * ntp,
+                              reinterpret_cast<float*>(p));
     } else {
       Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
       Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
@@ -559,7 +577,11 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     }
     if (direct_pv) {
       if constexpr (Path::kDirectScores)
-        Path::direct_pv(*vr, r0, nt, dv, s, ntp, rows_n, ap, vtail, o);
+        for (int b = 0; b < blocks; ++b) {
+          const int rb = std::min(16, rows_n - 16 * b);
+          Path::direct_pv(*vr, r0, nt, dv, s + int64_t(b) * 16 * ntp, ntp, rb, ap, vtail,
+                          o + int64_t(b) * 16 * dv);
+        }
       continue;
     }
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
