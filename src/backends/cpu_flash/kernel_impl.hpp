@@ -487,14 +487,15 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   bool direct = false;
   int blocks = 0;
   // Q^T of block b in the stage's first half (two blocks: 16 d of its 64 max(d, dv) floats).
-  auto qt_of = [&](int b) { return reinterpret_cast<uint32_t*>(stage) + int64_t(b) * 8 * d; };
+  auto qt_of = [&](int b) {
+    return reinterpret_cast<uint32_t*>(stage) + int64_t(b) * 16 * (d / 2);
+  };
   if constexpr (Path::kDirectScores) {
     direct = rows_c <= kDirectRows && (staged || kv.block_size % 16 == 0);
     if (direct) {
       blocks = rows_c / 16;
       for (int b = 0; b < blocks; ++b)
-        Path::pack_qt(reinterpret_cast<const uint32_t*>(qs) + int64_t(b) * 8 * d, 16, d / 2,
-                      qt_of(b));
+        Path::pack_qt(qs + int64_t(b) * 16 * (d / 2), 16, d / 2, qt_of(b));
     }
   }
   // P.V from V rows as they lie in the cache (AMX, the same items), block by block: O's dims
