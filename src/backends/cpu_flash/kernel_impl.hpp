@@ -12,8 +12,8 @@
 // (K inside its transposes; V inside P.V's B loads for decode-sized items, else into a tile once),
 // nvfp4 rows through converted tiles.
 // bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
-// AMX path, items of up to 32 rows in blocks of 16: both products read K and V rows as they lie
-// in the cache.
+// AMX path, in blocks of 16 rows: scores read K rows as they lie in the cache (items of up to 64
+// rows), and so does P.V for V rows (up to 32).
 #pragma once
 
 #include <array>
@@ -477,16 +477,18 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
                           &zero_block,
                           1 << 30,
                           0};
-  // Scores from K rows as they lie in the cache (AMX) for items of up to 32 rows (decode, GQA up
-  // to 32 or speculative tokens), in blocks of 16 rows, one Q^T B tile each: later blocks find
-  // the tile's K and V rows in L1. Against the packed path (K and V repacked per tile, one GEMM
-  // over all rows), one thread with the cache in L2: GQA 17-32 decode +20-30%, 8 query tokens
-  // with GQA 4 +22%. 64-row (prefill) items gained 14-24% on a 2-core VM but lost 6-11% on 16
-  // cores (results/cpu_2026-11-30_s12_direct_blocks.txt), so they keep the packed path.
-  constexpr int kDirectRows = 32;
+  // Scores from K rows as they lie in the cache (AMX) for items of up to 64 rows (every item of
+  // the bf16 path but a lone token of GQA > 64), in blocks of 16 rows, one Q^T B tile each:
+  // later blocks find the tile's K rows in L1, and no K tile is packed. P.V reads the cache's V
+  // rows too for up to 32 rows; above that it would multiply V twice per block (even and odd
+  // dims), and packing V once is cheaper. Against the packed path for all rows above 16: GQA
+  // 17-32 decode +20-30% (one thread in L2), GQA 48 +15%, bf16 prefill +10-18% on a 2-vCPU VM
+  // and +3-12% on 16 cores, where direct P.V at 64 rows lost 2-11%
+  // (results/cpu_2026-11-30_s12_direct_blocks.txt).
+  constexpr int kDirectRows = 64, kDirectPvRows = 32;
   bool direct = false;
   int blocks = 0;
-  // Q^T of block b in the stage's first half (two blocks: 16 d of its 64 max(d, dv) floats).
+  // Q^T of block b in the stage's first half (up to 4 blocks: 32 d of its 64 max(d, dv) floats).
   auto qt_of = [&](int b) {
     return reinterpret_cast<uint32_t*>(stage) + int64_t(b) * 16 * (d / 2);
   };
@@ -498,9 +500,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         Path::pack_qt(qs + int64_t(b) * 16 * (d / 2), 16, d / 2, qt_of(b));
     }
   }
-  // P.V from V rows as they lie in the cache (AMX, the same items), block by block: O's dims
+  // P.V from V rows as they lie in the cache (AMX, up to kDirectPvRows), block by block: O's dims
   // permuted.
-  const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0;
+  const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
