@@ -317,6 +317,15 @@ std::vector<Case> cases() {
   mla.mla = true, mla.hq = 16, mla.d = 576, mla.dv = 512, mla.block = 64;
   mla.seqs = {{1, 700}, {2, 65}};
   v.push_back(mla);
+  // Items of 33-64 rows (AMX: direct scores, packed P.V) and above 64 (GQA 128: direct scores in
+  // eight 16-row blocks).
+  Case g48{"decode_gqa_48_rows"};
+  g48.hq = 48, g48.hkv = 1, g48.d = g48.dv = 128, g48.seqs = {{1, 300}, {3, 70}};
+  v.push_back(g48);
+  Case mla128{"mla_128_heads"};
+  mla128.mla = true, mla128.hq = 128, mla128.d = 576, mla128.dv = 512, mla128.block = 64;
+  mla128.seqs = {{1, 300}, {2, 97}};
+  v.push_back(mla128);
   Case heads{"decode_batched_gqa_alibi"};
   heads.hq = 8, heads.hkv = 4, heads.d = heads.dv = 128, heads.alibi = true;
   heads.seqs = {{1, 300}, {1, 77}, {1, 1}, {1, 0}, {1, 513}, {1, 64}, {1, 129}, {1, 16}};

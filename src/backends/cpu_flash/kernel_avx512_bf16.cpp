@@ -218,7 +218,7 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
 }
 
 // The AMX path: the bf16 path's packing and softmax, AMX products; 16-row, 32-key granularity.
-// Per block of 16 query rows (items of up to 64 rows), scores come transposed, S^T = K Q^T, with
+// Per block of 16 query rows (items of up to 128 rows), scores come transposed, S^T = K Q^T, with
 // the K rows loaded as A tiles straight from the cache (16 keys of a block at stride_token): no K
 // packing; and for up to 32 rows P V takes the V rows as B tiles straight from the cache too
 // (direct_pv): no V packing.

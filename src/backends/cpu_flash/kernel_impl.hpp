@@ -12,7 +12,7 @@
 // (K inside its transposes; V inside P.V's B loads for decode-sized items, else into a tile once),
 // nvfp4 rows through converted tiles.
 // bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
-// AMX path, in blocks of 16 rows: scores read K rows as they lie in the cache (items of up to 64
+// AMX path, in blocks of 16 rows: scores read K rows as they lie in the cache (items of up to 128
 // rows), and so does P.V for V rows (up to 32).
 #pragma once
 
@@ -477,18 +477,18 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
                           &zero_block,
                           1 << 30,
                           0};
-  // Scores from K rows as they lie in the cache (AMX) for items of up to 64 rows (every item of
-  // the bf16 path but a lone token of GQA > 64), in blocks of 16 rows, one Q^T B tile each:
-  // later blocks find the tile's K rows in L1, and no K tile is packed. P.V reads the cache's V
-  // rows too for up to 32 rows; above that it would multiply V twice per block (even and odd
-  // dims), and packing V once is cheaper. Against the packed path for all rows above 16: GQA
-  // 17-32 decode +20-30% (one thread in L2), GQA 48 +15%, bf16 prefill +10-18% on a 2-vCPU VM
-  // and +3-12% on 16 cores, where direct P.V at 64 rows lost 2-11%
-  // (results/cpu_2026-11-30_s12_direct_blocks.txt).
-  constexpr int kDirectRows = 64, kDirectPvRows = 32;
+  // Scores from K rows as they lie in the cache (AMX) for items of up to 128 rows (every item of
+  // the bf16 path up to GQA 128), in blocks of 16 rows, one Q^T B tile each: later blocks find
+  // the tile's K rows in L1, and no K tile is packed. P.V reads the cache's V rows too for up to
+  // 32 rows; above that it would multiply V twice per block (even and odd dims), and packing V
+  // once is cheaper. Against the packed path for all rows above 16: GQA 17-32 decode +20-30%
+  // (one thread in L2), GQA 48 +15%, GQA 71-128 +0-12%, MLA with 128 heads +15-20%; bf16
+  // prefill +10-18% on a 2-vCPU VM and +3-12% on 16 cores, where direct P.V at 64 rows lost
+  // 2-11% (results/cpu_2026-11-30_s12_direct_blocks.txt).
+  constexpr int kDirectRows = 128, kDirectPvRows = 32;
   bool direct = false;
   int blocks = 0;
-  // Q^T of block b in the stage's first half (up to 4 blocks: 32 d of its 64 max(d, dv) floats).
+  // Q^T of block b in the stage's first half (8 blocks: 64 d of its 64 max(d, dv) floats).
   auto qt_of = [&](int b) {
     return reinterpret_cast<uint32_t*>(stage) + int64_t(b) * 16 * (d / 2);
   };
