@@ -488,7 +488,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   constexpr int kDirectRows = 128, kDirectPvRows = 32;
   bool direct = false;
   int blocks = 0;
-  // Q^T of block b in the stage's first half (8 blocks: 64 d of its 64 max(d, dv) floats).
+  // Q^T of block b in the stage's first half (at most 8 blocks: 64 d floats of its 64 max(d, dv)).
   auto qt_of = [&](int b) {
     return reinterpret_cast<uint32_t*>(stage) + int64_t(b) * 16 * (d / 2);
   };
