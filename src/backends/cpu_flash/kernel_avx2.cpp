@@ -79,8 +79,6 @@ struct Simd {
   static F load_f16(const uint16_t* s) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   }
-  static void cvt_bf16(const uint16_t* s, float* d) { _mm256_storeu_ps(d, load_bf16(s)); }
-  static void cvt_f16(const uint16_t* s, float* d) { _mm256_storeu_ps(d, load_f16(s)); }
   // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
   // NaN code (magnitude 0x7f, else read as 480) gets fp16's all-ones exponent: NaN.
   static F load_e4m3(const uint8_t* s) {
@@ -96,8 +94,6 @@ struct Simd {
     const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
     return _mm256_cvtph_ps(_mm_slli_epi16(b, 8));
   }
-  static void cvt_e4m3(const uint8_t* s, float* d) { _mm256_storeu_ps(d, load_e4m3(s)); }
-  static void cvt_e5m2(const uint8_t* s, float* d) { _mm256_storeu_ps(d, load_e5m2(s)); }
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
     transpose_rows(
         [&](int i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + col)); }, dst,

@@ -61,6 +61,34 @@ inline KvCacheDType stored_dtype(KvCacheDType dt, DType model) {
                                      : KvCacheDType::kAuto;
 }
 
+// Cache rows the fp32 path reads in place, converting exactly as it loads (fp8 scales are
+// folded in by the caller, as for dequant_row).
+enum class RowKind { kNone, kF32, kF16, kBf16, kE4m3, kE5m2 };
+template <RowKind K>
+using RowElem = std::conditional_t<
+    K == RowKind::kF32, float,
+    std::conditional_t<K == RowKind::kF16 || K == RowKind::kBf16, uint16_t, uint8_t>>;
+template <RowKind K>
+inline F load_row(const RowElem<K>* p) {
+  if constexpr (K == RowKind::kF32)
+    return Simd::load(p);
+  else if constexpr (K == RowKind::kF16)
+    return Simd::load_f16(p);
+  else if constexpr (K == RowKind::kBf16)
+    return Simd::load_bf16(p);
+  else if constexpr (K == RowKind::kE4m3)
+    return Simd::load_e4m3(p);
+  else
+    return Simd::load_e5m2(p);
+}
+
+// n elements (a multiple of W) of a row stored as K, as fp32.
+template <RowKind K>
+inline void convert_row(const void* src, int n, float* dst) {
+  const auto* s = static_cast<const RowElem<K>*>(src);
+  for (int i = 0; i < n; i += W) Simd::store(dst + i, load_row<K>(s + i));
+}
+
 // Stored value of one cache row as fp32 (per-tensor/per-head scales are applied by the caller;
 // nvfp4 block scales here). n is a multiple of 16.
 inline void dequant_row(KvCacheDType dt, DType model, const uint8_t* src, const uint8_t* bscale,
@@ -70,19 +98,13 @@ inline void dequant_row(KvCacheDType dt, DType model, const uint8_t* src, const 
       std::memcpy(dst, src, size_t(n) * 4);
       return;
     case KvCacheDType::kFloat16:
-      for (int i = 0; i < n; i += W)
-        Simd::cvt_f16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
-      return;
+      return convert_row<RowKind::kF16>(src, n, dst);
     case KvCacheDType::kBFloat16:
-      for (int i = 0; i < n; i += W)
-        Simd::cvt_bf16(reinterpret_cast<const uint16_t*>(src) + i, dst + i);
-      return;
+      return convert_row<RowKind::kBf16>(src, n, dst);
     case KvCacheDType::kFp8E4M3:
-      for (int i = 0; i < n; i += W) Simd::cvt_e4m3(src + i, dst + i);
-      return;
+      return convert_row<RowKind::kE4m3>(src, n, dst);
     case KvCacheDType::kFp8E5M2:
-      for (int i = 0; i < n; i += W) Simd::cvt_e5m2(src + i, dst + i);
-      return;
+      return convert_row<RowKind::kE5m2>(src, n, dst);
     case KvCacheDType::kNvfp4: {
       const Luts& t = luts();
       for (int g = 0; g < n / 16; ++g) {
@@ -104,11 +126,9 @@ inline void load_q_f32(const void* src, DType dt, int n, float* dst) {
       std::memcpy(dst, src, size_t(n) * 4);
       return;
     case DType::kFloat16:
-      for (int i = 0; i < n; i += W) Simd::cvt_f16(static_cast<const uint16_t*>(src) + i, dst + i);
-      return;
+      return convert_row<RowKind::kF16>(src, n, dst);
     case DType::kBFloat16:
-      for (int i = 0; i < n; i += W) Simd::cvt_bf16(static_cast<const uint16_t*>(src) + i, dst + i);
-      return;
+      return convert_row<RowKind::kBf16>(src, n, dst);
   }
 }
 
@@ -173,27 +193,6 @@ inline void gemm(int M, int N, int K, const typename Op::A* A, int64_t lda, BR B
                             load_c);
     }
   }
-}
-
-// Cache rows the fp32 path reads in place, converting exactly as it loads (fp8 scales are
-// folded in by the caller, as for dequant_row).
-enum class RowKind { kNone, kF32, kF16, kBf16, kE4m3, kE5m2 };
-template <RowKind K>
-using RowElem = std::conditional_t<
-    K == RowKind::kF32, float,
-    std::conditional_t<K == RowKind::kF16 || K == RowKind::kBf16, uint16_t, uint8_t>>;
-template <RowKind K>
-inline F load_row(const RowElem<K>* p) {
-  if constexpr (K == RowKind::kF32)
-    return Simd::load(p);
-  else if constexpr (K == RowKind::kF16)
-    return Simd::load_f16(p);
-  else if constexpr (K == RowKind::kBf16)
-    return Simd::load_bf16(p);
-  else if constexpr (K == RowKind::kE4m3)
-    return Simd::load_e4m3(p);
-  else
-    return Simd::load_e5m2(p);
 }
 
 // fp32 FMAs with B rows stored as K (fp32 for the packed tiles).

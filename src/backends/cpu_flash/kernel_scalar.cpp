@@ -29,12 +29,8 @@ struct Simd {
   }
   static F load_bf16(const uint16_t* s) { return bf16_bits_to_float(*s); }
   static F load_f16(const uint16_t* s) { return fp16_bits_to_float(*s); }
-  static void cvt_bf16(const uint16_t* s, float* d) { *d = load_bf16(s); }
-  static void cvt_f16(const uint16_t* s, float* d) { *d = load_f16(s); }
   static F load_e4m3(const uint8_t* s) { return fp8_e4m3_to_float(*s); }
   static F load_e5m2(const uint8_t* s) { return fp8_e5m2_to_float(*s); }
-  static void cvt_e4m3(const uint8_t* s, float* d) { *d = load_e4m3(s); }
-  static void cvt_e5m2(const uint8_t* s, float* d) { *d = load_e5m2(s); }
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t) {
     *dst = rows[0][col];
   }

@@ -57,8 +57,6 @@ struct Simd {
   static F load_f16(const uint16_t* s) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
   }
-  static void cvt_bf16(const uint16_t* s, float* d) { _mm512_storeu_ps(d, load_bf16(s)); }
-  static void cvt_f16(const uint16_t* s, float* d) { _mm512_storeu_ps(d, load_f16(s)); }
   // e4m3 -> fp16 bits: (magnitude << 7) is the same number scaled by 2^-8 (subnormals too). The
   // NaN code (magnitude 0x7f, else read as 480) becomes an fp16 NaN.
   static F load_e4m3(const uint8_t* s) {
@@ -74,8 +72,6 @@ struct Simd {
     const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
     return _mm512_cvtph_ps(_mm256_slli_epi16(b, 8));
   }
-  static void cvt_e4m3(const uint8_t* s, float* d) { _mm512_storeu_ps(d, load_e4m3(s)); }
-  static void cvt_e5m2(const uint8_t* s, float* d) { _mm512_storeu_ps(d, load_e5m2(s)); }
   // dst[c * ld + i] = rows[i][col + c] for a 16 x 16 block of dwords.
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {
     transpose_rows([&](int i) { return _mm512_loadu_ps(rows[i] + col); }, dst, ld);
