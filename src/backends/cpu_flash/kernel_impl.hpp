@@ -480,10 +480,10 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // the bf16 path up to GQA 128), in blocks of 16 rows, one Q^T B tile each: later blocks find
   // the tile's K rows in L1, and no K tile is packed. P.V reads the cache's V rows too for up to
   // 32 rows; above that it would multiply V twice per block (even and odd dims), and packing V
-  // once is cheaper. Against the packed path for all rows above 16: GQA 17-32 decode +20-30%
-  // (one thread in L2), GQA 48 +15%, GQA 71-128 +0-12%, MLA with 128 heads +15-20%; bf16
-  // prefill +10-18% on a 2-vCPU VM and +3-12% on 16 cores, where direct P.V at 64 rows lost
-  // 2-11% (results/cpu_2026-11-30_s12_direct_blocks.txt).
+  // once is cheaper. Against the packed path for all rows above 16, one thread in L2: GQA 17-32
+  // decode +16-35%, GQA 48 +12-14%, GQA 71-128 +5-12%, MLA with 128 heads +18-20%; bf16 prefill
+  // +10-18% on a 2-vCPU VM and +3-12% on 16 cores, where direct P.V at 64 rows lost 2-11%
+  // (results/cpu_2026-11-30_s12_direct_blocks.txt).
   constexpr int kDirectRows = 128, kDirectPvRows = 32;
   bool direct = false;
   int blocks = 0;
