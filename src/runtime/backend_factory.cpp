@@ -5,6 +5,7 @@
 #include "backends/cpu_flash/cpu_flash_backend.hpp"
 #include "backends/cpu_reference/cpu_reference_backend.hpp"
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "backends/cuda_mla/cuda_mla_backend.hpp"
 #include "core/strings.hpp"
 #include "stacks/stacks.hpp"
 
@@ -27,6 +28,7 @@ std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const Laye
   if (iequals(name, "CPU_REFERENCE")) return make_cpu_reference_backend();
   if (iequals(name, "CPU_FLASH")) return make_cpu_flash_backend();
   if (iequals(name, "CUDA_FLASH")) return make_cuda_flash_backend();
+  if (iequals(name, "CUDA_MLA")) return make_cuda_mla_backend();
   throw Unsupported(fmt::format("backend {} is declared for planning but its kernels are not in "
                                 "this release; use plan/explain for it, or pick another backend",
                                 decl->name()),

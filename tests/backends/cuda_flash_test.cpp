@@ -20,6 +20,9 @@
 #include "backends/cuda_flash/flash_params.hpp"
 #include "backends/cuda_flash/manifest.hpp"
 #include "backends/cuda_flash/tiles.hpp"
+#include "backends/cuda_mla/capabilities.hpp"
+#include "backends/cuda_mla/cuda_mla_backend.hpp"
+#include "backends/cuda_mla/manifest.hpp"
 
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
@@ -102,6 +105,8 @@ struct Case {
   int force_splits = 0;
   int out_pad = 0;       // extra elements per output head that must stay untouched
   float k_growth = 0.f;  // key j of a sequence has its K row scaled by 1 + k_growth * j
+  // CUDA_MLA: one latent cache (no V tensor; V = the first head_v elements of each K row).
+  bool mla = false;
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -154,7 +159,7 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
                         j % c.block);
   const int nk = int(P.slots.size());
   P.k_src.resize(size_t(nk) * c.hkv * c.head);
-  P.v_src.resize(size_t(nk) * c.hkv * P.hv);
+  P.v_src.resize(c.mla ? 0 : size_t(nk) * c.hkv * P.hv);
   const float amp = is_fp8(c.kv) ? 3.f : 1.f;  // exercise the fp8 range
   for (auto& x : P.k_src) x = U(rng) * amp;
   for (auto& x : P.v_src) x = U(rng) * amp;
@@ -171,7 +176,7 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
   P.stride_tok = int64_t(c.head) * P.elem;
   P.stride_head = P.stride_tok * c.block;
   P.stride_block = P.stride_head * c.hkv;
-  P.vstride_tok = int64_t(P.hv) * P.elem;
+  P.vstride_tok = c.mla ? 0 : int64_t(P.hv) * P.elem;
   P.vstride_head = P.vstride_tok * c.block;
   P.vstride_block = P.vstride_head * c.hkv;
   // Poison the whole cache with NaN; only written slots may be read.
@@ -189,12 +194,12 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
   fill_nan(poison_k);
   fill_nan(poison_v);
   P.dk = upload(poison_k);
-  P.dv = upload(poison_v);
+  if (!c.mla) P.dv = upload(poison_v);
   if (c.gran != ScaleGranularity::kNone) {
     const int n = c.gran == ScaleGranularity::kPerHead ? c.hkv : 1;
     for (int i = 0; i < n; ++i) {
       P.k_scale.push_back(0.25f + 0.125f * i);
-      P.v_scale.push_back(0.5f + 0.25f * i);
+      if (!c.mla) P.v_scale.push_back(0.5f + 0.25f * i);  // MLA: the latent's one scale
     }
     P.dks = upload(P.k_scale);
     P.dvs = upload(P.v_scale);
@@ -213,7 +218,7 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
 
   KvCacheView& v = P.view;
   v.k = P.dk.p;
-  v.v = P.dv.p;
+  v.v = P.dv.p;  // null for MLA
   v.dtype = c.kv;
   v.num_blocks = P.num_blocks;
   v.block_size = c.block;
@@ -236,7 +241,7 @@ void write_cache(Problem& P, AttentionBackend& be) {
   DevBuf ks = upload(P.k_src), vs = upload(P.v_src);
   KvWriteArgs w;
   w.k = ks.p;
-  w.v = vs.p;
+  w.v = vs.p;  // null for MLA (the latent rows are K's)
   w.dtype = DType::kFloat32;
   w.num_tokens = int(P.slots.size());
   w.k_stride_token = int64_t(P.c.hkv) * P.c.head;
@@ -248,7 +253,7 @@ void write_cache(Problem& P, AttentionBackend& be) {
   be.write_kv(w, nullptr);
   ck(cudaDeviceSynchronize());
   P.k_cache = download<uint8_t>(P.dk, P.dk.n);
-  P.v_cache = download<uint8_t>(P.dv, P.dv.n);
+  if (!P.c.mla) P.v_cache = download<uint8_t>(P.dv, P.dv.n);
 }
 
 AttentionLayerParams layer_of(const Problem& P, bool device) {
@@ -310,7 +315,7 @@ Outputs reference(const Problem& P) {
   a.lse = o.lse.data();
   a.kv = P.view;
   a.kv.k = k.data();
-  a.kv.v = v.data();
+  a.kv.v = P.c.mla ? nullptr : v.data();
   a.kv.k_scale = P.k_scale.empty() ? nullptr : P.k_scale.data();
   a.kv.v_scale = P.v_scale.empty() ? nullptr : P.v_scale.data();
   a.batch = b;
@@ -433,7 +438,7 @@ struct PreparedCase {
     build(P, c, rng);
     CudaFlashOptions opt;
     opt.force_num_splits = c.force_splits;
-    be = make_cuda_flash_backend(opt);
+    be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
   }
@@ -809,6 +814,88 @@ TEST_F(CudaFlash, WideHead512) {
   run_case(heuristic, 36);
 }
 
+// CUDA_MLA: the wide form over a latent cache, V read out of the K tile (576 / 512). The
+// heads of a token are the rows of one KV head's group: 128 heads are four 32-row CTAs, 16 heads
+// half of one.
+TEST_F(CudaFlash, MlaLatentDecode) {
+  const Case base{.head = 576, .head_v = 512, .hkv = 1, .mla = true};
+  Case c128 = base;
+  c128.name = "mla bf16 128 heads page 64";
+  c128.hq = 128;
+  c128.block = 64;
+  c128.seqs = kAwkwardDecode;
+  run_case(c128, 50);
+  Case fp8 = base;
+  fp8.name = "mla fp8 e4m3 per-tensor fp16 16 heads split x7";
+  fp8.dtype = DType::kFloat16;
+  fp8.kv = KvCacheDType::kFp8E4M3;
+  fp8.gran = ScaleGranularity::kPerTensor;
+  fp8.hq = 16;
+  fp8.seqs = {{1, 1013}, {1, 0}, {1, 97}, {1, 1}};
+  fp8.force_splits = 7;
+  run_case(fp8, 51);
+  Case e5m2 = base;
+  e5m2.name = "mla fp8 e5m2 bf16 24 heads page 32 (heuristic splits)";
+  e5m2.kv = KvCacheDType::kFp8E5M2;
+  e5m2.gran = ScaleGranularity::kPerTensor;
+  e5m2.hq = 24;
+  e5m2.block = 32;
+  e5m2.seqs = {{1, 3001}};
+  run_case(e5m2, 52);
+  // Chunked prefill over the latent cache (causal, bottom-right): rows of several tokens.
+  Case chunk = base;
+  chunk.name = "mla chunked prefill fp16 16 heads";
+  chunk.dtype = DType::kFloat16;
+  chunk.kv = KvCacheDType::kFloat16;
+  chunk.hq = 16;
+  chunk.block = 16;
+  chunk.seqs = {{5, 97}, {17, 300}, {1, 1}, {3, 0}};
+  chunk.out_pad = 8;
+  run_case(chunk, 53);
+}
+
+// The latent cache has no V tensor: CUDA_MLA refuses a view with one and CUDA_FLASH one without.
+TEST_F(CudaFlash, MlaAndFlashRefuseTheOtherCacheForm) {
+  std::mt19937 rng(54);
+  Problem P;
+  build(P, Case{.name = "d128", .hq = 4, .hkv = 1, .seqs = {{1, 10}}}, rng);
+  auto mla = make_cuda_mla_backend();
+  DeviceRun r;
+  prepare_run(P, *mla, r);
+  try {
+    mla->run(r.args, nullptr);
+    ADD_FAILURE() << "CUDA_MLA ran a cache with a V tensor";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("no V tensor"), std::string::npos) << e.what();
+  }
+  auto flash = make_cuda_flash_backend();
+  prepare_run(P, *flash, r);
+  r.args.kv.v = nullptr;
+  EXPECT_THROW(flash->run(r.args, nullptr), InvalidArgument);
+}
+
+// One MLA decode step with splits captured in a graph and replayed twice over poisoned outputs.
+TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
+  Case c{.name = "mla graph decode",
+         .head = 576,
+         .head_v = 512,
+         .hq = 16,
+         .hkv = 1,
+         .block = 64,
+         .seqs = {{1, 2000}, {1, 700}, {1, 0}},
+         .force_splits = 5,
+         .mla = true};
+  PreparedCase pc(c, 55);
+  ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 5);
+  CapturedRun g(*pc.be, pc.r.args);
+  const Outputs ref = reference(pc.P);
+  for (int replay = 1; replay <= 2; ++replay) {
+    pc.r.poison_out();
+    g.replay();
+    compare(pc.P, ref, pc.r.out, pc.r.lse, "mla graph replay " + std::to_string(replay));
+  }
+}
+
 TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
   Case c{.name = "one long decode (heuristic splits)", .hq = 8, .hkv = 1, .seqs = {{1, 5000}}};
   run_case(c, 10);
@@ -1170,6 +1257,27 @@ TEST(CudaFlashDeclaration, DerivedFromManifest) {
   EXPECT_TRUE(invalid_reasons(caps, spec, h100).empty());
   ASSERT_FALSE(cuda_flash_generations().empty());
   EXPECT_EQ(cuda_flash_generations()[0].name, "v2");
+}
+
+// CUDA_MLA states its manifest: head 576 / 512 over MLA layers only, both dtypes, 16-bit and fp8
+// latent caches; a 16-bit cache of the other dtype has no kernel.
+TEST(CudaFlashDeclaration, MlaDerivedFromManifest) {
+  const Capabilities& caps = cuda_mla_capabilities();
+  EXPECT_EQ(caps.head_sizes.sizes, std::vector<int>{576});
+  EXPECT_EQ(caps.mla, MlaSupport::kMlaOnly);
+  EXPECT_EQ(cuda_mla::kMlaManifest.size(), caps.dtypes.size() * 2);
+  LayerSpec spec;
+  spec.num_heads = 128;
+  spec.num_kv_heads = 1;
+  spec.mla = MlaDims{512, 128, 64, 128, 1536, false};
+  spec.head_size = 576;
+  spec.head_size_v = 512;
+  const DeviceInfo h200 = device_from_name("h200");
+  EXPECT_TRUE(invalid_reasons(caps, spec, h200).empty());
+  spec.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  EXPECT_TRUE(invalid_reasons(caps, spec, h200).empty());
+  spec.kv_cache_dtype = KvCacheDType::kFloat16;  // bf16 model over an fp16 cache
+  EXPECT_FALSE(invalid_reasons(caps, spec, h200).empty());
 }
 
 TEST(CudaFlashDeclaration, BuildReportsKernels) {

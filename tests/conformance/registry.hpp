@@ -15,6 +15,7 @@
 #include "backends/cuda_flash/capabilities.hpp"
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "backends/cuda_mla/capabilities.hpp"
+#include "backends/cuda_mla/cuda_mla_backend.hpp"
 #include "harness.hpp"
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include "cuda_memory.hpp"
@@ -89,7 +90,12 @@ inline const std::vector<BackendEntry>& backends_under_test() {
       BackendEntry e;
       e.name = "CUDA_MLA";
       e.capabilities = []() -> const Capabilities& { return cuda_mla_capabilities(); };
-      e.requires_gpu = true;  // declared for planning only: no factory until it has kernels
+      e.factory = [] { return make_cuda_mla_backend(); };
+      e.requires_gpu = true;
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+      e.gpu_available = cuda_gpu_present;
+      e.memory = [] { return std::unique_ptr<MemorySpace>(std::make_unique<CudaMemory>()); };
+#endif
       v.push_back(std::move(e));
     }
     return v;

@@ -123,14 +123,12 @@ TEST_F(NativeCatalog, MlaOnCuda) {
   const Selection& sel = s.select(deepseek());
   EXPECT_EQ(sel.backend, "CUDA_MLA");
   EXPECT_EQ(sel.variant, "");
-  // plan_details says CUDA_MLA is planning-only, then reports the MLA prefill path.
+  // plan_details reports the MLA prefill path (decompressed K/V through the flash kernels).
   ASSERT_TRUE(cat.plan_details);
   auto details = cat.plan_details(deepseek(), s.device(), {}, sel);
-  ASSERT_EQ(details.size(), 2u);
-  EXPECT_EQ(details[0].first, "note");
-  EXPECT_THAT(details[0].second, HasSubstr("not in this release"));
-  EXPECT_EQ(details[1].first, "MLA prefill");
-  EXPECT_THAT(details[1].second, HasSubstr("qk 192 / v 128"));
+  ASSERT_EQ(details.size(), 1u);
+  EXPECT_EQ(details[0].first, "MLA prefill");
+  EXPECT_THAT(details[0].second, HasSubstr("qk 192 / v 128"));
   EXPECT_TRUE(cat.plan_details(llama(), s.device(), {}, s.select(llama())).empty());
 }
 

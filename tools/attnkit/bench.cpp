@@ -1,4 +1,4 @@
-// `attnkit bench [--device cpu|cuda] [--suite prefill|decode|all] [--quick] [--out FILE]`.
+// `attnkit bench [--device cpu|cuda] [--suite prefill|decode|mla|all] [--quick] [--out FILE]`.
 #include "bench.hpp"
 
 #include <string>
@@ -17,8 +17,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--device", opts->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}, CLI::ignore_case))
       ->capture_default_str();
-  cmd->add_option("--suite", opts->suite, "prefill, decode or all")
-      ->check(CLI::IsMember({"prefill", "decode", "all"}, CLI::ignore_case))
+  cmd->add_option("--suite", opts->suite, "prefill, decode, mla (cuda: CUDA_MLA decode) or all")
+      ->check(CLI::IsMember({"prefill", "decode", "mla", "all"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
   cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
@@ -32,6 +32,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       throw InvalidArgument(
           "bench: --splits and --decode-grid apply to --device cuda only (the CPU suite has its "
           "own grid)");
+    if (opts->device != "cuda" && opts->suite == "mla")
+      throw InvalidArgument(
+          "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");
     *exit_code = opts->device == "cuda" ? run_cuda_bench(*opts) : run_cpu_bench(*opts);
   });
 }

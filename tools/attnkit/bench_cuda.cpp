@@ -30,6 +30,7 @@
 
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_mla/cuda_mla_backend.hpp"
 #endif
 
 namespace attnkit::cli {
@@ -146,12 +147,20 @@ class Timer {
 
 float bf16_at(const std::vector<uint16_t>& v, size_t i) { return bf16_bits_to_float(v[i]); }
 
-// One attention problem over a paged cache: bf16 activations, bf16 or fp8 e4m3 KV.
+// One attention problem over a paged cache: bf16 activations, bf16 or fp8 e4m3 KV. MLA shapes
+// (CUDA_MLA) read one latent cache: head 576 (hkv 1), V = the first 512 elements of each row.
 struct Shape {
-  std::string kind;  // prefill | decode
+  std::string kind;  // prefill | decode | mla_decode
   int batch, hq, hkv, head, seq_q, seq_k, page;
   bool causal;
   KvCacheDType kv;
+  bool mla() const { return kind == "mla_decode"; }
+  int head_v() const { return mla() ? 512 : head; }
+  // K/V bytes a step reads (the latent once for MLA)
+  double kv_bytes() const {
+    const int elem = kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
+    return double(batch) * seq_k * hkv * (mla() ? head : 2.0 * head) * elem;
+  }
 };
 
 struct Arena {  // reused device buffers, grown on demand
@@ -171,17 +180,17 @@ int kind_of(KvCacheDType d) { return d == KvCacheDType::kFp8E4M3 ? 2 : 1; }
 double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, int bt_stride,
                      int elem, float scale, float kscale, float vscale) {
   double worst = 0;
-  const int D = s.head;
+  const int D = s.head, Dv = s.head_v();
   for (int seq : {0, s.batch - 1})
     for (int qi : {0, s.seq_q - 1})
       for (int h : {0, s.hq - 1}) {
         const int g = h / (s.hq / s.hkv);
         const int64_t tok = int64_t(seq) * s.seq_q + qi;
-        std::vector<uint16_t> q(D), o(D);
+        std::vector<uint16_t> q(D), o(Dv);
         ck(cudaMemcpy(q.data(), A.q.as<uint16_t>() + (tok * s.hq + h) * D, D * 2,
                       cudaMemcpyDeviceToHost),
            "q row");
-        ck(cudaMemcpy(o.data(), A.out.as<uint16_t>() + (tok * s.hq + h) * D, D * 2,
+        ck(cudaMemcpy(o.data(), A.out.as<uint16_t>() + (tok * s.hq + h) * Dv, Dv * 2,
                       cudaMemcpyDeviceToHost),
            "out row");
         const int pos = s.seq_k - s.seq_q + qi;
@@ -195,10 +204,12 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
           ck(cudaMemcpy(kb.data() + p * head_bytes, A.k.as<uint8_t>() + off, head_bytes,
                         cudaMemcpyDeviceToHost),
              "k page");
-          ck(cudaMemcpy(vb.data() + p * head_bytes, A.v.as<uint8_t>() + off, head_bytes,
-                        cudaMemcpyDeviceToHost),
-             "v page");
+          if (!s.mla())
+            ck(cudaMemcpy(vb.data() + p * head_bytes, A.v.as<uint8_t>() + off, head_bytes,
+                          cudaMemcpyDeviceToHost),
+               "v page");
         }
+        if (s.mla()) vb = kb;  // V = the leading Dv elements of each latent row
         auto val = [&](const std::vector<uint8_t>& b, int j, int d) -> double {
           const size_t i = size_t(j) * D + d;
           if (elem == 1) return fp8_e4m3_to_float(b[i]);
@@ -215,14 +226,14 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
           mx = std::max(mx, logit[j]);
         }
         double z = 0;
-        std::vector<double> ref(D, 0.0);
+        std::vector<double> ref(Dv, 0.0);
         for (int j = 0; j < nk; ++j) {
           const double w = std::exp(logit[j] - mx);
           z += w;
-          for (int d = 0; d < D; ++d) ref[d] += w * val(vb, j, d);
+          for (int d = 0; d < Dv; ++d) ref[d] += w * val(vb, j, d);
         }
         double num = 0, den = 0;
-        for (int d = 0; d < D; ++d) {
+        for (int d = 0; d < Dv; ++d) {
           const double r = ref[d] / z * vscale, gval = bf16_at(o, d);
           if (!std::isfinite(gval)) return INFINITY;
           num += (gval - r) * (gval - r);
@@ -234,23 +245,24 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
 }
 
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits) {
-  const int D = s.head, elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
+  const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const int64_t tq = int64_t(s.batch) * s.seq_q;
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;
   const int64_t blocks = int64_t(s.batch) * pages_per_seq;
   const int64_t head_bytes = int64_t(s.page) * D * elem;
   const size_t cache_bytes = size_t(blocks) * s.hkv * head_bytes;
   A.need(A.q, tq * s.hq * D * 2);
-  A.need(A.out, tq * s.hq * D * 2);
+  A.need(A.out, tq * s.hq * Dv * 2);
   A.need(A.lse, tq * s.hq * 4);
   A.need(A.k, cache_bytes);
-  A.need(A.v, cache_bytes);
+  if (!s.mla()) A.need(A.v, cache_bytes);
   void* st = nullptr;
   cuda_flash::launch_fill_random(A.q.p, tq * s.hq * D, 2, 1, seed, 1.f, st);
   cuda_flash::launch_fill_random(A.k.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 1,
                                  elem == 1 ? 4.f : 1.f, st);
-  cuda_flash::launch_fill_random(A.v.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
-                                 elem == 1 ? 4.f : 1.f, st);
+  if (!s.mla())
+    cuda_flash::launch_fill_random(A.v.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
+                                   elem == 1 ? 4.f : 1.f, st);
   std::vector<int32_t> cu(s.batch + 1), used(s.batch, s.seq_k);
   for (int i = 0; i <= s.batch; ++i) cu[i] = int32_t(i * s.seq_q);
   std::vector<int32_t> perm(blocks);
@@ -262,7 +274,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   put(A.cu, cu);
   put(A.used, used);
   put(A.bt, perm);
-  const float kscale = elem == 1 ? 0.5f : 1.f, vscale = elem == 1 ? 0.25f : 1.f;
+  // MLA's latent has one scale, used for K and V.
+  const float kscale = elem == 1 ? 0.5f : 1.f, vscale = elem == 1 && !s.mla() ? 0.25f : kscale;
   if (elem == 1) {
     A.need(A.scale, 8);
     put(A.scale, std::vector<float>{kscale, vscale});
@@ -270,7 +283,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
 
   CudaFlashOptions opt;
   opt.force_num_splits = force_splits;
-  auto be = make_cuda_flash_backend(opt);
+  auto be = s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
   AttentionBatch hb;
   hb.num_seqs = s.batch;
   hb.total_q = int(tq);
@@ -283,9 +296,10 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   AttentionLayerParams L;
   L.num_heads = s.hq;
   L.num_kv_heads = s.hkv;
-  L.head_size = L.head_size_v = D;
+  L.head_size = D;
+  L.head_size_v = Dv;
   L.dtype = DType::kBFloat16;
-  L.scale = 1.f / std::sqrt(float(D));
+  L.scale = 1.f / std::sqrt(float(s.mla() ? 192 : D));  // MLA: nope + rope of the prefill head
   L.causal = s.causal;
   const auto p0 = std::chrono::steady_clock::now();
   be->plan(hb, L);
@@ -298,24 +312,30 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   a.q_stride_token = int64_t(s.hq) * D;
   a.q_stride_head = D;
   a.out = A.out.p;
-  a.out_stride_token = int64_t(s.hq) * D;
-  a.out_stride_head = D;
+  a.out_stride_token = int64_t(s.hq) * Dv;
+  a.out_stride_head = Dv;
   a.lse = A.lse.as<float>();
   KvCacheView& kv = a.kv;
   kv.k = A.k.p;
-  kv.v = A.v.p;
   kv.dtype = s.kv;
   kv.num_blocks = int(blocks);
   kv.block_size = s.page;
   kv.num_kv_heads = s.hkv;
-  kv.head_size = kv.head_size_v = D;
-  kv.stride_token = kv.v_stride_token = int64_t(D) * elem;
-  kv.stride_head = kv.v_stride_head = head_bytes;
-  kv.stride_block = kv.v_stride_block = head_bytes * s.hkv;
+  kv.head_size = D;
+  kv.head_size_v = Dv;
+  kv.stride_token = int64_t(D) * elem;
+  kv.stride_head = head_bytes;
+  kv.stride_block = head_bytes * s.hkv;
+  if (!s.mla()) {
+    kv.v = A.v.p;
+    kv.v_stride_token = kv.stride_token;
+    kv.v_stride_head = kv.stride_head;
+    kv.v_stride_block = kv.stride_block;
+  }
   if (elem == 1) {
     kv.scale_granularity = ScaleGranularity::kPerTensor;
     kv.k_scale = A.scale.as<float>();
-    kv.v_scale = A.scale.as<float>() + 1;
+    if (!s.mla()) kv.v_scale = A.scale.as<float>() + 1;
   }
   a.batch = hb;
   a.batch.cu_seqlens_q = A.cu.as<int32_t>();
@@ -325,7 +345,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   a.workspace = A.ws.p;
 
   // Correctness first: poison, run once, check sampled rows in fp64.
-  ck(cudaMemset(A.out.p, 0xff, tq * s.hq * D * 2), "poison");
+  ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
   be->run(a, nullptr);
   ck(cudaDeviceSynchronize(), "check run");
   const double err = sampled_check(s, A, perm, pages_per_seq, elem, L.scale, kscale, vscale);
@@ -338,6 +358,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"heads_q", s.hq},
               {"heads_kv", s.hkv},
               {"head_dim", D},
+              {"head_dim_v", Dv},
               {"seq_q", s.seq_q},
               {"seq_k", s.seq_k},
               {"causal", s.causal},
@@ -354,7 +375,9 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   } else {
     // Decode also under the clean-L2 protocol, launched and replayed from a CUDA graph (what
     // serving engines do; one layer's split-KV kernel and combine).
-    const double bytes = double(s.batch) * s.seq_k * s.hkv * 2.0 * D * elem;
+    const double bytes = s.kv_bytes();
+    if (s.mla())  // Q.K^T over 576 and P.V over 512 per (head, key)
+      row["TFLOPs"] = 2.0 * s.batch * s.hq * double(s.seq_k) * (D + Dv) / ms / 1e9;
     const double clean = T.median_ms(call, reps, L2::kClean);
     const double graph = T.median_ms(call, reps, L2::kClean, true);
     row["GBps"] = bytes / ms / 1e6;
@@ -467,9 +490,8 @@ int run_cuda_bench(const BenchOptions& o) {
   auto go = [&](const Shape& s, int reps) {
     json row = run_shape(s, A, T, reps, seed++, o.splits);
     if (!row["ok"].get<bool>()) ++failures;
-    if (s.kind == "decode") {
-      const int elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
-      const ProbeMs f = read_probe_ms(T, size_t(s.batch) * s.seq_k * s.hkv * 2 * s.head * elem);
+    if (s.kind != "prefill") {
+      const ProbeMs f = read_probe_ms(T, size_t(s.kv_bytes()));
       row["probe_ms"] = f.ms;
       row["probe_ms_clean_l2"] = f.ms_clean_l2;
     }
@@ -496,6 +518,17 @@ int run_cuda_bench(const BenchOptions& o) {
       for (int hkv : {8, 4})
         for (auto [b, ctx] : grid)
           for (int page : pages) go({"decode", b, 32, hkv, 128, 1, ctx, page, true, kv}, 50);
+  }
+  if (o.suite == "mla" || o.suite == "all") {
+    // CUDA_MLA decode over a DeepSeek-V3 latent cache (page 64): 128 heads (one GPU) and 16 (the
+    // heads of one GPU under 8-way tensor parallelism).
+    const std::vector<std::pair<int, int> > grid =
+        o.quick
+            ? std::vector<std::pair<int, int> >{{1, 32768}, {64, 4096}}
+            : std::vector<std::pair<int, int> >{{1, 32768}, {16, 8192}, {64, 4096}, {128, 4096}};
+    for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
+      for (int hq : {128, 16})
+        for (auto [b, ctx] : grid) go({"mla_decode", b, hq, 1, 576, 1, ctx, 64, true, kv}, 20);
   }
   return failures == 0 ? 0 : 1;
 }

@@ -11,7 +11,7 @@
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
 
-#include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_flash/family.hpp"
 #include "backends/cuda_flash/manifest.hpp"
 #include "backends/cuda_flash/tiles.hpp"
 #endif
@@ -34,9 +34,9 @@ namespace {
 
 using namespace cuda_flash;
 
-void check_cuda(cudaError_t e, const char* what) {
+void check_cuda(cudaError_t e, const char* what, std::string_view backend = "CUDA_FLASH") {
   if (e != cudaSuccess)
-    throw Error(fmt::format("CUDA_FLASH: {} failed: {}", what, cudaGetErrorString(e)));
+    throw Error(fmt::format("{}: {} failed: {}", backend, what, cudaGetErrorString(e)));
 }
 
 int storage_kind(KvCacheDType d) {
@@ -68,48 +68,50 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 class CudaFlashBackend final : public AttentionBackend {
  public:
-  explicit CudaFlashBackend(const CudaFlashOptions& options) : options_(options) {
+  CudaFlashBackend(const FlashFamily& fam, const CudaFlashOptions& options)
+      : fam_(fam), options_(options) {
     int dev = 0;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       cudaGetLastError();
-      throw Unsupported("CUDA_FLASH: no CUDA device is visible");
+      throw Unsupported(fmt::format("{}: no CUDA device is visible", fam_.name));
     }
-    check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+    check_cuda(cudaGetDevice(&dev), "cudaGetDevice", fam_.name);
     cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+    check_cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties", fam_.name);
     if (prop.major < 8)
-      throw Unsupported(fmt::format("CUDA_FLASH v2 needs compute capability >= 8.0; {} is {}.{}",
+      throw Unsupported(fmt::format("{} needs compute capability >= 8.0; {} is {}.{}", fam_.name,
                                     prop.name, prop.major, prop.minor));
     sm_count_ = prop.multiProcessorCount;
     cc_major_ = prop.major;
     smem_per_sm_ = int(prop.sharedMemPerMultiprocessor);
-    prepare_flash_kernels();
-    check_cuda(cudaGetLastError(), "setting kernel shared-memory limits");
+    fam_.prepare();
+    check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
 
-  std::string_view name() const override { return "CUDA_FLASH"; }
-  const Capabilities& capabilities() const override { return cuda_flash_capabilities(); }
+  std::string_view name() const override { return fam_.name; }
+  const Capabilities& capabilities() const override { return fam_.capabilities(); }
 
   void plan(const AttentionBatch& b, const AttentionLayerParams& layer) override {
     plan_ = {};  // a plan that throws leaves no usable plan behind
     if (layer.num_heads <= 0 || layer.num_kv_heads <= 0 || layer.num_heads % layer.num_kv_heads)
-      throw InvalidArgument(fmt::format(
-          "CUDA_FLASH plan: num_heads ({}) must be a positive multiple of num_kv_heads ({})",
-          layer.num_heads, layer.num_kv_heads));
+      throw InvalidArgument(
+          fmt::format("{} plan: num_heads ({}) must be a positive multiple of num_kv_heads ({})",
+                      fam_.name, layer.num_heads, layer.num_kv_heads));
     if (b.num_seqs < 0 || (b.num_seqs > 0 && (!b.cu_seqlens_q || !b.seqused_k)))
-      throw InvalidArgument("CUDA_FLASH plan: host batch needs cu_seqlens_q and seqused_k");
+      throw InvalidArgument(
+          fmt::format("{} plan: host batch needs cu_seqlens_q and seqused_k", fam_.name));
     if (b.num_seqs > 0 && b.cu_seqlens_q[0] != 0)
       throw InvalidArgument(
-          fmt::format("CUDA_FLASH plan: cu_seqlens_q[0] must be 0 (got {})", b.cu_seqlens_q[0]));
+          fmt::format("{} plan: cu_seqlens_q[0] must be 0 (got {})", fam_.name, b.cu_seqlens_q[0]));
     for (int s = 0; s < b.num_seqs; ++s) {
       if (b.cu_seqlens_q[s + 1] < b.cu_seqlens_q[s])
-        throw InvalidArgument(fmt::format(
-            "CUDA_FLASH plan: cu_seqlens_q must be non-decreasing (entry {} is {} after {})", s + 1,
-            b.cu_seqlens_q[s + 1], b.cu_seqlens_q[s]));
+        throw InvalidArgument(
+            fmt::format("{} plan: cu_seqlens_q must be non-decreasing (entry {} is {} after {})",
+                        fam_.name, s + 1, b.cu_seqlens_q[s + 1], b.cu_seqlens_q[s]));
       if (b.seqused_k[s] < 0)
         throw InvalidArgument(
-            fmt::format("CUDA_FLASH plan: seqused_k[{}] = {} must be >= 0", s, b.seqused_k[s]));
+            fmt::format("{} plan: seqused_k[{}] = {} must be >= 0", fam_.name, s, b.seqused_k[s]));
     }
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     const int group = layer.num_heads / layer.num_kv_heads;
@@ -121,7 +123,8 @@ class CudaFlashBackend final : public AttentionBackend {
     // Decode form (16-row tiles, the warps split each key tile) when every sequence's packed
     // rows fit one such tile; else the prefill form (128 rows, 32 per warp; 64 rows for heads
     // 80, 96 and 129..256). Heads over 256 have one form: 32 rows, warps split the head dims.
-    const bool split_keys = has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
+    const bool split_keys =
+        !fam_.v_in_k && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
     const int bm = block_m(split_keys, layer.head_size, hv);
     int64_t ctas = 0;
     for (int s = 0; s < b.num_seqs; ++s) {
@@ -131,7 +134,7 @@ class CudaFlashBackend final : public AttentionBackend {
     // The KV dtype is not known here: 16-bit tiles stand in for fp8 ones in this estimate.
     const int bn = tile_keys(layer.head_size, hv, false, split_keys);
     const int per_sm = ctas_per_sm(
-        smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys) +
+        smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys, fam_.v_in_k) +
                           flash_static_smem_bytes(layer.head_size, hv, false, split_keys));
     const int tiles = (max_k + bn - 1) / bn;
     int splits = num_splits_heuristic(ctas, tiles, sm_count_, per_sm);
@@ -143,7 +146,7 @@ class CudaFlashBackend final : public AttentionBackend {
     if (options_.force_num_splits > 0)
       splits = splits_paged = std::min(options_.force_num_splits, kMaxSplits);
     if (int64_t(b.num_seqs) * std::max(splits, splits_paged) > 65535)
-      throw Unsupported(fmt::format("CUDA_FLASH plan: num_seqs x splits = {} exceeds 65535",
+      throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
                                     int64_t(b.num_seqs) * std::max(splits, splits_paged)));
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
@@ -168,58 +171,79 @@ class CudaFlashBackend final : public AttentionBackend {
     const AttentionLayerParams& L = a.layer;
     const KvCacheView& kv = a.kv;
     const int hv = L.head_size_v ? L.head_size_v : L.head_size;
-    if (!plan_.valid) throw InvalidArgument("CUDA_FLASH run: plan() was not called");
+    if (!plan_.valid)
+      throw InvalidArgument(fmt::format("{} run: plan() was not called", fam_.name));
     if (a.batch.num_seqs != plan_.num_seqs || a.batch.total_q != plan_.total_q ||
         L.head_size != plan_.head_qk || hv != plan_.head_v || L.num_heads != plan_.num_heads)
       throw InvalidArgument(fmt::format(
-          "CUDA_FLASH run: batch/layer (seqs {}, query rows {}, heads {}, head {}/{}) differ from "
+          "{} run: batch/layer (seqs {}, query rows {}, heads {}, head {}/{}) differ from "
           "the plan (seqs {}, query rows {}, heads {}, head {}/{})",
-          a.batch.num_seqs, a.batch.total_q, L.num_heads, L.head_size, hv, plan_.num_seqs,
-          plan_.total_q, plan_.num_heads, plan_.head_qk, plan_.head_v));
+          fam_.name, a.batch.num_seqs, a.batch.total_q, L.num_heads, L.head_size, hv,
+          plan_.num_seqs, plan_.total_q, plan_.num_heads, plan_.head_qk, plan_.head_v));
     if (a.batch.num_seqs == 0) return;
-    if (!a.q || !a.out || !kv.k || !kv.v)
+    if (!a.q || !a.out || !kv.k)
+      throw InvalidArgument(fmt::format("{} run: q, out and k must be non-null", fam_.name));
+    if (bool(kv.v) == fam_.v_in_k)
       throw InvalidArgument(
-          "CUDA_FLASH run: q, out, k and v must be non-null (MLA-style v == "
-          "nullptr is CUDA_MLA's)");
+          fam_.v_in_k ? fmt::format("{} run: the latent cache has no V tensor (v must be null: V "
+                                    "is the first head_size_v elements of each K row)",
+                                    fam_.name)
+                      : fmt::format("{} run: v must be non-null (a cache without V, MLA's latent "
+                                    "one, is CUDA_MLA's)",
+                                    fam_.name));
+    // V's rows: its own tensor, or the K rows themselves (their leading head_v elements).
+    const KvCacheView vv = [&] {
+      KvCacheView c = kv;
+      if (fam_.v_in_k) {
+        c.v = kv.k;
+        c.v_stride_block = kv.stride_block;
+        c.v_stride_head = kv.stride_head;
+        c.v_stride_token = kv.stride_token;
+        c.v_scale = kv.k_scale;
+      }
+      return c;
+    }();
     if (kv.num_kv_heads != L.num_kv_heads || kv.head_size != L.head_size ||
         (kv.head_size_v ? kv.head_size_v : kv.head_size) != hv)
       throw InvalidArgument(fmt::format(
-          "CUDA_FLASH run: cache (kv heads {}, head {}/{}) disagrees with the layer ({}, {}/{})",
+          "{} run: cache (kv heads {}, head {}/{}) disagrees with the layer ({}, {}/{})", fam_.name,
           kv.num_kv_heads, kv.head_size, kv.head_size_v, L.num_kv_heads, L.head_size, hv));
     if (kv.block_size <= 0)
       throw InvalidArgument(
-          fmt::format("CUDA_FLASH run: block_size {} must be positive", kv.block_size));
+          fmt::format("{} run: block_size {} must be positive", fam_.name, kv.block_size));
     KvKind kind{};
     if (!kv_kind_for(kv.dtype, L.dtype, &kind) || kv.dtype == KvCacheDType::kAuto)
-      throw Unsupported(fmt::format("CUDA_FLASH: kv_cache_dtype {} with dtype {} is not built",
+      throw Unsupported(fmt::format("{}: kv_cache_dtype {} with dtype {} is not built", fam_.name,
                                     to_string(kv.dtype), to_string(L.dtype)));
-    const int inst = find_flash_instance(L.head_size, hv, L.dtype, kind);
+    const int inst = fam_.find_instance(L.head_size, hv, L.dtype, kind);
     if (inst < 0)
-      throw Unsupported(fmt::format(
-          "CUDA_FLASH: no kernel for head_size {}/{} dtype {} KV {}; built head sizes: {}",
-          L.head_size, hv, to_string(L.dtype), to_string(kv.dtype),
-          fmt::join(cuda_flash_capabilities().head_sizes.sizes, ", ")));
+      throw Unsupported(
+          fmt::format("{}: no kernel for head_size {}/{} dtype {} KV {}; built head sizes: {}",
+                      fam_.name, L.head_size, hv, to_string(L.dtype), to_string(kv.dtype),
+                      fmt::join(fam_.capabilities().head_sizes.sizes, ", ")));
     if (!aligned16(a.q) || a.q_stride_token % 8 || a.q_stride_head % 8 || !aligned16(kv.k) ||
-        !aligned16(kv.v) || kv.stride_block % 16 || kv.stride_head % 16 || kv.stride_token % 16 ||
-        kv.v_stride_block % 16 || kv.v_stride_head % 16 || kv.v_stride_token % 16 ||
+        !aligned16(vv.v) || kv.stride_block % 16 || kv.stride_head % 16 || kv.stride_token % 16 ||
+        vv.v_stride_block % 16 || vv.v_stride_head % 16 || vv.v_stride_token % 16 ||
         (reinterpret_cast<uintptr_t>(a.out) & 3u) || a.out_stride_token % 2 ||
         a.out_stride_head % 2)
-      throw InvalidArgument(
-          "CUDA_FLASH run: q and K/V rows must be 16-byte aligned (q strides multiples of 8 "
-          "elements, cache byte strides multiples of 16), out 4-byte aligned with even strides");
+      throw InvalidArgument(fmt::format(
+          "{} run: q and K/V rows must be 16-byte aligned (q strides multiples of 8 "
+          "elements, cache byte strides multiples of 16), out 4-byte aligned with even strides",
+          fam_.name));
     if (plan_.workspace && !a.workspace)
       throw InvalidArgument(
-          fmt::format("CUDA_FLASH run: the plan needs {} workspace bytes", plan_.workspace));
+          fmt::format("{} run: the plan needs {} workspace bytes", fam_.name, plan_.workspace));
     // The rules of docs/semantics.md §6, worded as the CPU backends word them.
     if (!std::isfinite(L.scale))
-      throw InvalidArgument(fmt::format("CUDA_FLASH run: scale must be finite (got {})", L.scale));
+      throw InvalidArgument(
+          fmt::format("{} run: scale must be finite (got {})", fam_.name, L.scale));
     if (!std::isfinite(L.logits_soft_cap) || L.logits_soft_cap < 0.f)
       throw InvalidArgument(
-          fmt::format("CUDA_FLASH run: logits_soft_cap must be finite and >= 0, 0 = off (got {})",
-                      L.logits_soft_cap));
+          fmt::format("{} run: logits_soft_cap must be finite and >= 0, 0 = off (got {})",
+                      fam_.name, L.logits_soft_cap));
     if (L.window_left < -1 || L.window_right < -1)
       throw InvalidArgument(
-          fmt::format("CUDA_FLASH run: window_left/window_right must be >= -1 (got {}, {})",
+          fmt::format("{} run: window_left/window_right must be >= -1 (got {}, {})", fam_.name,
                       L.window_left, L.window_right));
 
     FlashParams p;
@@ -232,20 +256,20 @@ class CudaFlashBackend final : public AttentionBackend {
     p.out_vec16 = aligned16(a.out) && a.out_stride_token % 8 == 0 && a.out_stride_head % 8 == 0;
     p.lse = a.lse;
     p.k = static_cast<const char*>(kv.k);
-    p.v = static_cast<const char*>(kv.v);
+    p.v = static_cast<const char*>(vv.v);
     p.k_stride_block = kv.stride_block;
     p.k_stride_head = kv.stride_head;
     p.k_stride_token = kv.stride_token;
-    p.v_stride_block = kv.v_stride_block;
-    p.v_stride_head = kv.v_stride_head;
-    p.v_stride_token = kv.v_stride_token;
+    p.v_stride_block = vv.v_stride_block;
+    p.v_stride_head = vv.v_stride_head;
+    p.v_stride_token = vv.v_stride_token;
     if (kind == KvKind::kFp8) {
       p.k_scale = kv.k_scale;
-      p.v_scale = kv.v_scale;
+      p.v_scale = vv.v_scale;
       p.scale_per_head = kv.scale_granularity == ScaleGranularity::kPerHead;
       p.kv_e5m2 = kv.dtype == KvCacheDType::kFp8E5M2;
     } else if (kv.scale_granularity != ScaleGranularity::kNone) {
-      throw InvalidArgument(fmt::format("CUDA_FLASH run: {} storage takes no scales (got {})",
+      throw InvalidArgument(fmt::format("{} run: {} storage takes no scales (got {})", fam_.name,
                                         to_string(kv.dtype), to_string(kv.scale_granularity)));
     }
     p.cu_seqlens_q = a.batch.cu_seqlens_q;
@@ -279,23 +303,24 @@ class CudaFlashBackend final : public AttentionBackend {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
     }
-    launch_flash(inst, p, plan_.grid_m, plan_.split_keys && flash_has_split_keys(inst), stream);
-    check_cuda(cudaGetLastError(), "flash kernel launch");
+    fam_.launch(inst, p, plan_.grid_m, plan_.split_keys && fam_.has_split_keys(inst), stream);
+    check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
     if (splits > 1) {
       launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
-      check_cuda(cudaGetLastError(), "combine kernel launch");
+      check_cuda(cudaGetLastError(), "combine kernel launch", fam_.name);
     }
   }
 
   void write_kv(const KvWriteArgs& a, void* stream) override {
     if (a.num_tokens < 0 || (a.num_tokens > 0 && (!a.k || !a.slot_mapping || !a.cache.k)))
-      throw InvalidArgument("CUDA_FLASH write_kv: k, slot_mapping and cache.k must be non-null");
+      throw InvalidArgument(
+          fmt::format("{} write_kv: k, slot_mapping and cache.k must be non-null", fam_.name));
     // A null v on a cache with V would write K alone and leave stale V rows behind.
     if (a.num_tokens > 0 && bool(a.v) != bool(a.cache.v))
       throw InvalidArgument(fmt::format(
-          "CUDA_FLASH write_kv: v must be given exactly when the cache has a V tensor (got v {}, "
+          "{} write_kv: v must be given exactly when the cache has a V tensor (got v {}, "
           "cache v {}; MLA latent caches take k only)",
-          a.v ? "set" : "null", a.cache.v ? "set" : "null"));
+          fam_.name, a.v ? "set" : "null", a.cache.v ? "set" : "null"));
     const KvCacheView& c = a.cache;
     KvWriteLaunch p{};
     p.in_kind = a.dtype == DType::kFloat32 ? 4 : a.dtype == DType::kFloat16 ? 0 : 1;
@@ -319,7 +344,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.num_kv_heads = c.num_kv_heads;
     p.num_tokens = a.num_tokens;
     launch_kv_write(p, stream);
-    check_cuda(cudaGetLastError(), "kv write kernel launch");
+    check_cuda(cudaGetLastError(), "kv write kernel launch", fam_.name);
   }
 
   int planned_splits() const { return run_splits_ ? run_splits_ : plan_.splits; }
@@ -332,11 +357,19 @@ class CudaFlashBackend final : public AttentionBackend {
     bool split_keys = false;
     size_t workspace = 0;
   };
+  const FlashFamily& fam_;
   CudaFlashOptions options_;
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0;
   Plan plan_;
   int run_splits_ = 0;  // the count the last run() launched with (0: none since the plan)
 };
+
+const FlashFamily& flash_family() {
+  static const FlashFamily f{
+      "CUDA_FLASH",         cuda_flash_capabilities, false, find_flash_instance, launch_flash,
+      flash_has_split_keys, prepare_flash_kernels};
+  return f;
+}
 
 class CudaPageZeroer final : public BlockZeroer {
  public:
@@ -397,8 +430,15 @@ class CudaPageZeroer final : public BlockZeroer {
 
 }  // namespace
 
+namespace cuda_flash {
+std::unique_ptr<AttentionBackend> make_flash_family_backend(const FlashFamily& family,
+                                                            const CudaFlashOptions& options) {
+  return std::make_unique<CudaFlashBackend>(family, options);
+}
+}  // namespace cuda_flash
+
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options) {
-  return std::make_unique<CudaFlashBackend>(options);
+  return make_flash_family_backend(flash_family(), options);
 }
 
 int cuda_flash_planned_splits(const AttentionBackend& b) {

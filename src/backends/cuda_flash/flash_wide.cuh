@@ -7,13 +7,17 @@
 // for its quarter of V. Grid, GQA row packing, masking, score transforms, sinks, fp8 scale folding,
 // LSE and the split-KV partials are flash_fwd_kernel's (flash_combine_kernel merges them as is).
 // Tile sizes: tiles.hpp (kWideBlockM, kWideBlockN, kWideStages, wide_smem_bytes).
+// kVInK (CUDA_MLA over the latent cache): V is the first kDv elements of each K row, so only K
+// rows are copied (and, for fp8, dequantized) and P.V reads V out of the K tile. A warp's V dims
+// then span K dims that other warps dequantized: the partial-score exchange's barrier separates
+// that dequantization from P.V.
 #pragma once
 
 #include "backends/cuda_flash/flash_fwd.cuh"
 
 namespace attnkit::cuda_flash {
 
-template <int kDqk, int kDv, typename T, bool kFp8>
+template <int kDqk, int kDv, typename T, bool kFp8, bool kVInK = false>
 __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams p) {
   constexpr int kBN = block_n(kDqk, kDv);
   constexpr int kBM = block_m(false, kDqk, kDv);
@@ -41,20 +45,24 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   static_assert(kWQ % 16 == 0 && kWV % 16 == 0, "a warp's share of a head is a multiple of 16");
   static_assert(kBM % 16 == 0 && kBN % 16 == 0 && kBN <= kThreads, "tile shapes");
   static_assert(kStages >= 2, "the loop issues a tile while the previous one is read");
+  static_assert(!kVInK || kDv <= kDqk, "V inside K rows needs head_v <= head_qk");
   using E = Elem<T>;
+  // V as P.V reads it: its own rows, or the leading dims of the (dequantized) K rows.
+  using VRead = std::conditional_t<kVInK, QRows, VRows16>;
+  constexpr int kSVr = VRead::kStride / 2;
 
   // Shared memory: Q tile, the partial-score exchange, K/V stages, (fp8) the dequantized tile.
   constexpr int kQBytes = kBM * kSQ * 2;
   constexpr int kXBytes = 4 * kMT * kNT * 32 * 16;  // [warp][m-tile][n8 tile][lane] float4
   constexpr int kStageK = kFp8 ? kBN * kRawQK : kBN * kSQ * 2;  // bytes
-  constexpr int kStageV = kFp8 ? kBN * kRawV : kBN * kSV * 2;
-  static_assert(
-      kQBytes + kXBytes + kStages * (kStageK + kStageV) + (kFp8 ? kBN * (kSQ + kSV) * 2 : 0) ==
-          flash_smem_bytes(kDqk, kDv, kFp8),
-      "the layout is the one tiles.hpp sizes");
-  static_assert(
-      flash_smem_bytes(kDqk, kDv, kFp8) + flash_static_smem_bytes(kDqk, kDv, kFp8, false) <= 166912,
-      "fits SM80's opt-in shared memory per block (163 KiB)");
+  constexpr int kStageV = kVInK ? 0 : kFp8 ? kBN * kRawV : kBN * kSV * 2;
+  constexpr int kSmem = flash_smem_bytes(kDqk, kDv, kFp8, false, kVInK);
+  static_assert(kQBytes + kXBytes + kStages * (kStageK + kStageV) +
+                        (kFp8 ? kBN * (kSQ + (kVInK ? 0 : kSV)) * 2 : 0) ==
+                    kSmem,
+                "the layout is the one tiles.hpp sizes");
+  static_assert(kSmem + flash_static_smem_bytes(kDqk, kDv, kFp8, false) <= 166912,
+                "fits SM80's opt-in shared memory per block (163 KiB)");
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = reinterpret_cast<T*>(smem);
   float4* s_x = reinterpret_cast<float4*>(smem + kQBytes);
@@ -86,7 +94,8 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
   __shared__ PageRing<kSlots, kBN> ring;
   auto load_kv = [&](int stage, int slot) {
     copy_rows<kBN, kChunksK, KRows>(sK_stage(stage), ring.k[slot], ring.rows[slot], tid);
-    copy_rows<kBN, kChunksV, VRows>(sV_stage(stage), ring.v[slot], ring.rows[slot], tid);
+    if constexpr (!kVInK)
+      copy_rows<kBN, kChunksV, VRows>(sV_stage(stage), ring.v[slot], ring.rows[slot], tid);
   };
 
 #pragma unroll
@@ -174,14 +183,15 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
       };
       dequant_tile.template operator()<kWQ / 16, kRawQK, kSQ>(sK_stage(stage) + warp * kWQ,
                                                               sKc + warp * kWQ);
-      dequant_tile.template operator()<kWV / 16, kRawV, kSV>(sV_stage(stage) + warp * kWV,
-                                                             sVc + warp * kWV);
+      if constexpr (!kVInK)
+        dequant_tile.template operator()<kWV / 16, kRawV, kSV>(sV_stage(stage) + warp * kWV,
+                                                               sVc + warp * kWV);
       __syncwarp();
       sK = sKc;
-      sV = sVc;
+      sV = kVInK ? sKc : sVc;
     } else {
       sK = reinterpret_cast<const T*>(sK_stage(stage));
-      sV = reinterpret_cast<const T*>(sV_stage(stage));
+      sV = kVInK ? sK : reinterpret_cast<const T*>(sV_stage(stage));
     }
 
     // Partial scores over this warp's Q.K^T dims. K: keys lane % 8 (+ 8 for lanes 16..31), dims
@@ -284,8 +294,8 @@ __global__ void __launch_bounds__(kThreads) flash_wide_kernel(const FlashParams 
     // fragment. V (transposed): keys lane % 8 (+ 8 for lanes 8..15 and 24..31), dims + 8 for
     // lanes 16..31: registers 0, 1 are the B fragment of dims 16 dn .. + 7, 2, 3 of + 8 .. + 15.
     const uint32_t v_lane_addr =
-        smem_addr(sV + ((lane & 7) + ((lane >> 3) & 1) * 8) * kSV + warp * kWV + (lane >> 4) * 8);
-    pv_mma<E, VRows16>(o, s, v_lane_addr, live_mt);
+        smem_addr(sV + ((lane & 7) + ((lane >> 3) & 1) * 8) * kSVr + warp * kWV + (lane >> 4) * 8);
+    pv_mma<E, VRead>(o, s, v_lane_addr, live_mt);
   }
   cp_async_wait<0>();  // a CTA with no key tiles still has its Q copy in flight
 

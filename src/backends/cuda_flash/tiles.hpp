@@ -139,12 +139,15 @@ constexpr int num_stages(int head_qk, int head_v, bool fp8, bool split_keys) {
 }
 
 // The wide form: Q tile, K/V stages (raw fp8 ones plus one dequantized tile for fp8) and the
-// four warps' partial scores of a tile (fp32).
-constexpr int wide_smem_bytes(int head_qk, int head_v, bool fp8) {
+// four warps' partial scores of a tile (fp32). v_in_k (MLA's latent cache: V is the first head_v
+// elements of each K row) keeps K rows only.
+constexpr int wide_smem_bytes(int head_qk, int head_v, bool fp8, bool v_in_k = false) {
   const int q = kWideBlockM * smem_stride16(head_qk, false) * 2;
   const int exchange = 4 * kWideBlockM * kWideBlockN * 4;
-  const int kv16 = kWideBlockN * (smem_stride16(head_qk, false) + smem_stride16(head_v, false)) * 2;
-  const int kv8 = kWideBlockN * (smem_stride8(head_qk, false) + smem_stride8(head_v, false));
+  const int v16 = v_in_k ? 0 : smem_stride16(head_v, false);
+  const int v8 = v_in_k ? 0 : smem_stride8(head_v, false);
+  const int kv16 = kWideBlockN * (smem_stride16(head_qk, false) + v16) * 2;
+  const int kv8 = kWideBlockN * (smem_stride8(head_qk, false) + v8);
   return q + exchange + (fp8 ? kWideStages * kv8 + kv16 : kWideStages * kv16);
 }
 
@@ -157,8 +160,9 @@ constexpr int pair_exchange_bytes(int bn) { return 2 * (32 * (bn + 8) * 2 + 2 * 
 // ran 17-20% slower (512 CTAs in 1.3 waves), 256x2k 1-5% faster (v2n r7).
 inline constexpr int kFp8DecodeMinSmem = 80 * 1024;
 
-constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false) {
-  if (is_wide(head_qk, head_v)) return wide_smem_bytes(head_qk, head_v, fp8);
+constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false,
+                               bool v_in_k = false) {
+  if (is_wide(head_qk, head_v)) return wide_smem_bytes(head_qk, head_v, fp8, v_in_k);
   const int kStages = num_stages(head_qk, head_v, fp8, split_keys);
   const int bn = tile_keys(head_qk, head_v, fp8, split_keys);
   const int q = block_m(split_keys, head_qk, head_v) * smem_stride16(head_qk) * 2;

@@ -27,10 +27,6 @@ std::vector<std::pair<std::string, std::string>> native_plan_details(const Layer
                                                                      const SelectOptions& options,
                                                                      const Selection& sel) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (sel.backend == "CUDA_MLA")
-    out.emplace_back("note",
-                     "CUDA_MLA is declared for planning; its kernels are not in this "
-                     "release, so `attnkit run` refuses this layer");
   if (spec.is_mla()) {
     const LayerSpec p = mla_prefill_spec(spec);
     const std::string dims = fmt::format("qk {} / v {}", p.head_size, p.head_size_v);
@@ -77,8 +73,8 @@ Catalog make_native_catalog() {
        "paged flash attention on NVIDIA GPUs (v2 portable, v3 Hopper, v4 Blackwell)",
        cuda_flash_generations()});
   c.backends.push_back({cuda_mla_capabilities(), nullptr,
-                        "MLA decode over the latent cache (576 = 512 latent + 64 rope); declared "
-                        "for planning, no kernels in this release"});
+                        "MLA decode over the latent cache (576 = 512 latent + 64 rope, V read "
+                        "from the K rows): the flash kernels' wide form"});
   // Reference lowest on CPU; ROCm and XPU have no native backend (the selector says so, with
   // every backend's "platform ... not supported").
   c.priorities = [](const LayerSpec& spec, const DeviceInfo& device) -> std::vector<std::string> {

@@ -1,0 +1,31 @@
+// The host side of the flash kernels (plan, validation, split-KV workspace, launch, combine) runs
+// any family of instances of them: CUDA_FLASH's own manifest, or CUDA_MLA's latent-cache
+// instances of the wide form. CUDA builds only.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "attnkit/attention.hpp"
+#include "backends/cuda_flash/cuda_flash_backend.hpp"
+#include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_flash/manifest.hpp"
+
+namespace attnkit::cuda_flash {
+
+struct FlashFamily {
+  std::string_view name;  // the backend's name, in its errors too
+  const Capabilities& (*capabilities)();
+  // V rows are the leading head_v elements of the K rows (MLA's latent cache, whose view has no
+  // V tensor); otherwise K and V are separate tensors.
+  bool v_in_k;
+  int (*find_instance)(int head_qk, int head_v, DType dtype, KvKind kv);  // -1: not built
+  void (*launch)(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
+  bool (*has_split_keys)(int instance);
+  void (*prepare)();  // once per backend object, outside any graph capture
+};
+
+std::unique_ptr<AttentionBackend> make_flash_family_backend(const FlashFamily& family,
+                                                            const CudaFlashOptions& options);
+
+}  // namespace attnkit::cuda_flash
