@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One command for the GPU machine: builds the CUDA preset, runs the CUDA_FLASH GPU tests, the
-# generated conformance suite (every declared CUDA_FLASH cell against CPU_REFERENCE), verified
+# One command for the GPU machine: builds the CUDA preset, runs the CUDA_FLASH and CUDA_MLA GPU
+# tests, the generated conformance suite (every declared CUDA_FLASH and CUDA_MLA cell against
+# CPU_REFERENCE), verified
 # `attnkit run --device cuda` workloads, the compute-sanitizer suite (memcheck, racecheck,
 # synccheck, initcheck on the small-shape tests), attnkit's CUDA benchmark and the peer script
 # (cuDNN and FlashAttention-2 through torch SDPA, plus the copy/read/matmul ceilings), all in one
@@ -47,13 +48,14 @@ if [ "$tests" = 1 ]; then
   echo "== GPU tests"
   "$TEST_BIN" --gtest_filter='CudaFlash*' 2>&1 | tee "$out/tests.log" | grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' || true
   grep -q '^\[  FAILED' "$out/tests.log" && status=1
-  echo "== conformance (CUDA_FLASH cells against CPU_REFERENCE)"
+  echo "== conformance (CUDA_FLASH and CUDA_MLA cells against CPU_REFERENCE)"
   "$CONF_BIN" >"$out/conformance.log" 2>&1 || status=1
   grep -E '^conformance: CUDA|FAILED' "$out/conformance.log" | head -n 20
   echo "== attnkit run --device cuda --verify"
   for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
     "--model gpt-oss-20b --requests 2 --prompt-len 200" \
-    "--model gemma-4-26b-a4b --requests 2 --prompt-len 300 --decode-steps 8"; do
+    "--model gemma-4-26b-a4b --requests 2 --prompt-len 300 --decode-steps 8" \
+    "--model deepseek-v3 --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8"; do
     echo "-- attnkit run --device cuda --verify --quiet $args" >>"$out/run.log"
     # shellcheck disable=SC2086
     "$ATTNKIT" run --device cuda --verify --quiet $args >>"$out/run.log" 2>&1 || status=1

@@ -26,7 +26,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "cuda: force this split-KV count instead of the plan's heuristic (sweeps)")
       ->check(CLI::Range(1, 128));
   cmd->add_option("--decode-grid", opts->decode_grid,
-                  "cuda: decode shapes as batch x context, e.g. 1x32768,16x8192");
+                  "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192");
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" && (opts->splits > 0 || !opts->decode_grid.empty()))
       throw InvalidArgument(

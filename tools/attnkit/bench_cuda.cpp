@@ -523,7 +523,8 @@ int run_cuda_bench(const BenchOptions& o) {
     // CUDA_MLA decode over a DeepSeek-V3 latent cache (page 64): 128 heads (one GPU) and 16 (the
     // heads of one GPU under 8-way tensor parallelism).
     const std::vector<std::pair<int, int> > grid =
-        o.quick
+        !o.decode_grid.empty() ? parse_decode_grid(o.decode_grid)
+        : o.quick
             ? std::vector<std::pair<int, int> >{{1, 32768}, {64, 4096}}
             : std::vector<std::pair<int, int> >{{1, 32768}, {16, 8192}, {64, 4096}, {128, 4096}};
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
