@@ -107,6 +107,7 @@ struct Case {
   float k_growth = 0.f;  // key j of a sequence has its K row scaled by 1 + k_growth * j
   // CUDA_MLA: one latent cache (no V tensor; V = the first head_v elements of each K row).
   bool mla = false;
+  int mla_form = 0;  // CudaFlashOptions::mla_form
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -438,6 +439,7 @@ struct PreparedCase {
     build(P, c, rng);
     CudaFlashOptions opt;
     opt.force_num_splits = c.force_splits;
+    opt.mla_form = c.mla_form;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
@@ -825,6 +827,9 @@ TEST_F(CudaFlash, MlaLatentDecode) {
   c128.block = 64;
   c128.seqs = kAwkwardDecode;
   run_case(c128, 50);
+  c128.name = "mla bf16 128 heads page 64, the wide form";
+  c128.mla_form = 1;
+  run_case(c128, 50);
   Case fp8 = base;
   fp8.name = "mla fp8 e4m3 per-tensor fp16 16 heads split x7";
   fp8.dtype = DType::kFloat16;
@@ -842,6 +847,27 @@ TEST_F(CudaFlash, MlaLatentDecode) {
   e5m2.block = 32;
   e5m2.seqs = {{1, 3001}};
   run_case(e5m2, 52);
+  // 64 heads and more take the Hopper form (wgmma, 64-row CTAs) on SM90 for plain logits.
+  Case fp8_64 = base;
+  fp8_64.name = "mla fp8 e4m3 bf16 64 heads split x5";
+  fp8_64.kv = KvCacheDType::kFp8E4M3;
+  fp8_64.gran = ScaleGranularity::kPerTensor;
+  fp8_64.hq = 64;
+  fp8_64.block = 64;
+  fp8_64.seqs = {{1, 1013}, {2, 300}, {1, 0}, {1, 65}};
+  fp8_64.force_splits = 5;
+  run_case(fp8_64, 56);
+  fp8_64.name = "mla fp8 e4m3 bf16 64 heads split x5, the wide form";
+  fp8_64.mla_form = 1;
+  run_case(fp8_64, 56);
+  Case e5m2_128 = base;
+  e5m2_128.name = "mla fp8 e5m2 fp16 128 heads page 16, chunks of 3 tokens";
+  e5m2_128.dtype = DType::kFloat16;
+  e5m2_128.kv = KvCacheDType::kFp8E5M2;
+  e5m2_128.gran = ScaleGranularity::kPerTensor;
+  e5m2_128.hq = 128;
+  e5m2_128.seqs = {{3, 200}, {1, 1}, {3, 2}};
+  run_case(e5m2_128, 57);
   // Chunked prefill over the latent cache (causal, bottom-right): rows of several tokens.
   Case chunk = base;
   chunk.name = "mla chunked prefill fp16 16 heads";
@@ -874,25 +900,44 @@ TEST_F(CudaFlash, MlaAndFlashRefuseTheOtherCacheForm) {
   EXPECT_THROW(flash->run(r.args, nullptr), InvalidArgument);
 }
 
-// One MLA decode step with splits captured in a graph and replayed twice over poisoned outputs.
-TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
-  Case c{.name = "mla graph decode",
+// The Hopper form takes plain logits on SM90 only: forcing it with a soft cap is refused, never
+// run with the cap ignored.
+TEST_F(CudaFlash, MlaHopperFormRefusesWhatItCannotRun) {
+  Case c{.name = "mla softcap",
          .head = 576,
          .head_v = 512,
-         .hq = 16,
+         .hq = 64,
          .hkv = 1,
-         .block = 64,
-         .seqs = {{1, 2000}, {1, 700}, {1, 0}},
-         .force_splits = 5,
-         .mla = true};
-  PreparedCase pc(c, 55);
-  ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 5);
-  CapturedRun g(*pc.be, pc.r.args);
-  const Outputs ref = reference(pc.P);
-  for (int replay = 1; replay <= 2; ++replay) {
-    pc.r.poison_out();
-    g.replay();
-    compare(pc.P, ref, pc.r.out, pc.r.lse, "mla graph replay " + std::to_string(replay));
+         .seqs = {{1, 40}},
+         .softcap = 30.f,
+         .mla = true,
+         .mla_form = 2};
+  PreparedCase pc(c, 58);
+  EXPECT_THROW(pc.be->run(pc.r.args, nullptr), Unsupported);
+}
+
+// One MLA decode step with splits captured in a graph and replayed twice over poisoned outputs:
+// 16 heads (the wide form) and 128 (on SM90, the Hopper form).
+TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
+  for (int hq : {16, 128}) {
+    Case c{.name = "mla graph decode " + std::to_string(hq) + " heads",
+           .head = 576,
+           .head_v = 512,
+           .hq = hq,
+           .hkv = 1,
+           .block = 64,
+           .seqs = {{1, 2000}, {1, 700}, {1, 0}},
+           .force_splits = 5,
+           .mla = true};
+    PreparedCase pc(c, 55);
+    ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 5);
+    CapturedRun g(*pc.be, pc.r.args);
+    const Outputs ref = reference(pc.P);
+    for (int replay = 1; replay <= 2; ++replay) {
+      pc.r.poison_out();
+      g.replay();
+      compare(pc.P, ref, pc.r.out, pc.r.lse, c.name + " replay " + std::to_string(replay));
+    }
   }
 }
 

@@ -27,11 +27,16 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 128));
   cmd->add_option("--decode-grid", opts->decode_grid,
                   "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192");
+  cmd->add_option("--mla-form", opts->mla_form,
+                  "cuda: CUDA_MLA's kernel form for the MLA rows (auto picks by device and shape)")
+      ->check(CLI::IsMember({"auto", "wide", "hopper"}, CLI::ignore_case))
+      ->capture_default_str();
   cmd->callback([opts, exit_code] {
-    if (opts->device != "cuda" && (opts->splits > 0 || !opts->decode_grid.empty()))
+    if (opts->device != "cuda" &&
+        (opts->splits > 0 || !opts->decode_grid.empty() || opts->mla_form != "auto"))
       throw InvalidArgument(
-          "bench: --splits and --decode-grid apply to --device cuda only (the CPU suite has its "
-          "own grid)");
+          "bench: --splits, --decode-grid and --mla-form apply to --device cuda only (the CPU "
+          "suite has its own grid)");
     if (opts->device != "cuda" && opts->suite == "mla")
       throw InvalidArgument(
           "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");

@@ -9,11 +9,12 @@ namespace attnkit::cli {
 
 struct BenchOptions {
   std::string device = "cpu";           // cpu | cuda
-  std::string suite = "all";            // prefill | decode | all
+  std::string suite = "all";            // prefill | decode | mla | all
   bool quick = false;                   // a small grid (smoke runs, CI)
   std::optional<std::string> out_path;  // also write the rows to this file
   int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
-  std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode grid
+  std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
+  std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
 };
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp

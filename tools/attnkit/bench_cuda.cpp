@@ -244,7 +244,8 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
   return worst;
 }
 
-json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits) {
+json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
+               int mla_form) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const int64_t tq = int64_t(s.batch) * s.seq_q;
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;
@@ -283,6 +284,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
 
   CudaFlashOptions opt;
   opt.force_num_splits = force_splits;
+  opt.mla_form = mla_form;
   auto be = s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
   AttentionBatch hb;
   hb.num_seqs = s.batch;
@@ -488,7 +490,9 @@ int run_cuda_bench(const BenchOptions& o) {
   uint64_t seed = 100;
   int failures = 0;
   auto go = [&](const Shape& s, int reps) {
-    json row = run_shape(s, A, T, reps, seed++, o.splits);
+    const int mla_form = o.mla_form == "wide" ? 1 : o.mla_form == "hopper" ? 2 : 0;
+    json row = run_shape(s, A, T, reps, seed++, o.splits, mla_form);
+    if (s.mla()) row["mla_form"] = o.mla_form;
     if (!row["ok"].get<bool>()) ++failures;
     if (s.kind != "prefill") {
       const ProbeMs f = read_probe_ms(T, size_t(s.kv_bytes()));

@@ -299,6 +299,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.num_splits = splits;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
+    p.forced_form = options_.mla_form;
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;

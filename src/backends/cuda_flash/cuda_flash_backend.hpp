@@ -12,6 +12,9 @@ namespace attnkit {
 
 struct CudaFlashOptions {
   int force_num_splits = 0;  // > 0: use this split-KV count instead of the heuristic (tests)
+  // CUDA_MLA's kernel form (tests, benches): 0 by device and shape, 1 the wide form, 2 the Hopper
+  // form (SM90 and plain logits only; Unsupported otherwise).
+  int mla_form = 0;
 };
 
 // Throws Unsupported "CUDA_FLASH kernels are not in this build (configure with the cuda

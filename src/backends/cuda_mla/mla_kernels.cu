@@ -1,10 +1,13 @@
-// The one dispatch point of CUDA_MLA's kernels: flash_wide_kernel with V inside the K rows, one
-// instance per manifest entry. The split-KV partials are merged by CUDA_FLASH's combine kernel.
+// The one dispatch point of CUDA_MLA's kernels, two forms per manifest entry: flash_wide_kernel
+// with V inside the K rows (mma.sync, SM80+; every feature) and, on SM90, mla_hopper_kernel
+// (wgmma; 64-row CTAs) for plain logits when a sequence packs more than 32 rows. The split-KV
+// partials of either are merged by CUDA_FLASH's combine kernel.
 #include <string>
 #include <utility>
 
 #include "attnkit/error.hpp"
 #include "backends/cuda_flash/flash_launch.cuh"
+#include "backends/cuda_mla/mla_hopper.cuh"
 #include "backends/cuda_mla/mla_launch.hpp"
 
 namespace attnkit::cuda_mla {
@@ -12,26 +15,45 @@ namespace {
 
 using namespace cuda_flash;
 
+int device_cc() {
+  int dev = 0, major = 0, minor = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major * 10 + minor;
+}
+
 template <size_t I>
 struct MlaKernel {
   static constexpr FlashInstance kInst = kMlaManifest[I];
   static constexpr bool kFp8 = kInst.kv == KvKind::kFp8;
   static constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, false, true);
+  static constexpr int kHopperSmem = hopper_smem_bytes(kFp8);
   using T = typename CudaElem<kInst.dtype>::type;
-  static constexpr auto kKernel = flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8, true>;
-  static void launch(const FlashParams& p, int grid_m, cudaStream_t stream) {
-    kKernel<<<dim3(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits), kThreads, kSmem, stream>>>(
-        p);
+  static_assert(kInst.head_qk == kLatent && kInst.head_v == kLatentV, "the latent's dims");
+  static constexpr auto kWide = flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8, true>;
+  static constexpr auto kHopper = mla_hopper_kernel<T, kFp8>;
+  static void launch(const FlashParams& p, int grid_m, bool hopper, cudaStream_t stream) {
+    const dim3 grid_z(1, p.num_kv_heads, p.num_seqs * p.num_splits);
+    if (hopper) {
+      // grid_m counts the wide form's 32-row blocks
+      kHopper<<<dim3((grid_m + 1) / 2, grid_z.y, grid_z.z), kHopperThreads, kHopperSmem, stream>>>(
+          p);
+    } else {
+      kWide<<<dim3(grid_m, grid_z.y, grid_z.z), kThreads, kSmem, stream>>>(p);
+    }
   }
-  static void prepare() {
-    cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  static void prepare(int cc) {
+    cudaFuncSetAttribute(kWide, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    cudaFuncSetAttribute(kWide, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+    if (cc == 90)
+      cudaFuncSetAttribute(kHopper, cudaFuncAttributeMaxDynamicSharedMemorySize, kHopperSmem);
   }
 };
 
 struct MlaEntry {
-  void (*launch)(const FlashParams&, int, cudaStream_t);
-  void (*prepare)();
+  void (*launch)(const FlashParams&, int, bool, cudaStream_t);
+  void (*prepare)(int);
 };
 template <size_t... Is>
 constexpr std::array<MlaEntry, sizeof...(Is)> make_table(std::index_sequence<Is...>) {
@@ -42,7 +64,8 @@ constexpr auto kTable = make_table(std::make_index_sequence<kMlaManifest.size()>
 }  // namespace
 
 void prepare_mla_kernels() {
-  for (const MlaEntry& e : kTable) e.prepare();
+  const int cc = device_cc();
+  for (const MlaEntry& e : kTable) e.prepare(cc);
 }
 
 // The wide form has one form for every batch: split_keys is never set for it.
@@ -50,7 +73,15 @@ void launch_mla(int instance, const FlashParams& p, int grid_m, bool, void* stre
   if (instance < 0 || size_t(instance) >= kTable.size())
     throw Unsupported("CUDA_MLA: kernel instance " + std::to_string(instance) +
                       " is not in the manifest (size " + std::to_string(kTable.size()) + ")");
-  kTable[size_t(instance)].launch(p, grid_m, static_cast<cudaStream_t>(stream));
+  const bool plain = !p.sinks && !p.alibi && p.softcap == 0.f && p.scale_log2 > 0.f;
+  const bool can_hopper = device_cc() == 90 && plain;
+  if (p.forced_form == 2 && !can_hopper)
+    throw Unsupported(
+        "CUDA_MLA: the Hopper form needs an SM90 GPU and plain logits (no softcap, ALiBi or "
+        "sinks; a positive scale)");
+  // Up to 32 rows (16-head decode) the wide form's 32-row CTAs waste less than 64-row ones.
+  const bool hopper = p.forced_form ? p.forced_form == 2 : can_hopper && grid_m >= 2;
+  kTable[size_t(instance)].launch(p, grid_m, hopper, static_cast<cudaStream_t>(stream));
 }
 
 bool mla_has_split_keys(int) { return false; }

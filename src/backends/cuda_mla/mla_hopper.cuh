@@ -1,0 +1,288 @@
+// CUDA_MLA's Hopper form (sm_90a): MLA over the latent cache with wgmma. One CTA = 64 packed rows
+// (query token x head) and a range of 64-key tiles; two warpgroups. Each warpgroup computes the
+// whole 64 x 64 score tile, S = Q K^T, with Q and K as shared-memory operands (36 k16 steps over
+// 576 dims), runs the online softmax on it in registers, and accumulates P V for its half of the
+// 512 V dims with P from registers and V read out of the same K tile (the latent rows' first 512
+// elements). Computing S twice costs 53% more tensor work than splitting it, but needs no
+// exchange of maxima or probabilities between the warpgroups. Tiles in shared memory use the
+// 128-byte swizzle of wgmma's canonical layouts: 64-element column blocks of 64 rows x 128 bytes,
+// 16-byte chunk j of row r at j ^ (r % 8). Rows past seqused_k are zero-filled, never read.
+// Handles plain logits (no softcap, ALiBi or sinks: CUDA_MLA declares none, and the launcher
+// sends such calls to the wide form); masks, splits, fp8 scales and partials as flash_wide.cuh.
+#pragma once
+
+#include "backends/cuda_flash/flash_fwd.cuh"
+
+namespace attnkit::cuda_mla {
+
+using namespace cuda_flash;
+
+inline constexpr int kHopperRows = 64, kHopperKeys = 64, kHopperThreads = 256;
+inline constexpr int kLatent = 576, kLatentV = 512;
+inline constexpr int kColBytes = kHopperRows * 128;  // one 64-element column block of a tile
+inline constexpr int kTileBytes = kLatent / 64 * kColBytes;  // 73728: a 64 x 576 16-bit tile
+inline constexpr int kRawBytes = kHopperKeys * kLatent;      // a raw fp8 tile
+// Q, then two 16-bit K stages (or two raw fp8 stages and one dequantized tile).
+constexpr int hopper_smem_bytes(bool fp8) {
+  return kTileBytes + (fp8 ? 2 * kRawBytes + kTileBytes : 2 * kTileBytes);
+}
+static_assert(hopper_smem_bytes(false) <= 227 * 1024 - 2048, "fits SM90's shared memory");
+
+// Byte offset of 16-byte chunk j (of 72) of row r in a swizzled 64-row tile.
+__device__ __forceinline__ uint32_t sw_chunk(int r, int j) {
+  return uint32_t((j >> 3) * kColBytes + r * 128 + (((j & 7) ^ (r & 7)) << 4));
+}
+
+// wgmma shared-memory descriptor, 128-byte swizzle: start address, leading / stride byte
+// offsets (K-major operands: 8-row groups 1024 bytes apart; the MN-major V: 64-element column
+// blocks kColBytes apart, 8-key groups 1024 bytes apart). Tiles start 1024-byte aligned.
+__device__ __forceinline__ uint64_t gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t((lbo >> 4) & 0x3FFF) << 16 |
+         uint64_t((sbo >> 4) & 0x3FFF) << 32 | uint64_t(1) << 62;
+}
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define ATTNKIT_MLA_HOPPER_BODY 1
+__device__ __forceinline__ void gmma_arrive() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void gmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void gmma_wait_all() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+template <typename T>
+struct Gmma;
+#define ATTNKIT_GMMA_S(TY, PT)                                                                    \
+  template <>                                                                                     \
+  struct Gmma<TY> {                                                                               \
+    /* d (64 x 64 fp32, n8 tile j in d[4 j ..]) = (scale_d ? d : 0) + A B^T, both from shared  */ \
+    __device__ __forceinline__ static void s(float* d, uint64_t da, uint64_t db, int scale_d) {   \
+      asm volatile(                                                                               \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                            \
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32." PT "." PT                                 \
+          " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"  \
+          "%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                   \
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),   \
+            "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),            \
+            "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),         \
+            "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),         \
+            "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),         \
+            "+f"(d[31])                                                                           \
+          : "l"(da), "l"(db), "r"(scale_d));                                                      \
+    }                                                                                             \
+    /* d (64 x 256 fp32) += A B, A from registers (the P fragments), B MN-major from shared */    \
+    __device__ __forceinline__ static void o(float* d, const uint32_t (&a)[4], uint64_t db) {     \
+      asm volatile(                                                                               \
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32." PT "." PT                                \
+          " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"  \
+          "%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,"  \
+          "%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,"  \
+          "%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,"  \
+          "%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,"     \
+          "%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,"      \
+          "%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, 1, 1, 1, 1;\n"       \
+          : ATTNKIT_R8(0), ATTNKIT_R8(8), ATTNKIT_R8(16), ATTNKIT_R8(24), ATTNKIT_R8(32),         \
+            ATTNKIT_R8(40), ATTNKIT_R8(48), ATTNKIT_R8(56), ATTNKIT_R8(64), ATTNKIT_R8(72),       \
+            ATTNKIT_R8(80), ATTNKIT_R8(88), ATTNKIT_R8(96), ATTNKIT_R8(104), ATTNKIT_R8(112),     \
+            ATTNKIT_R8(120)                                                                       \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));                                 \
+    }                                                                                             \
+  };
+#define ATTNKIT_R8(i)                                                                         \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+ATTNKIT_GMMA_S(__nv_bfloat16, "bf16")
+ATTNKIT_GMMA_S(__half, "f16")
+#undef ATTNKIT_R8
+#undef ATTNKIT_GMMA_S
+#endif
+
+template <typename T, bool kFp8>
+__global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const FlashParams p) {
+#if defined(ATTNKIT_MLA_HOPPER_BODY)
+  using E = Elem<T>;
+  constexpr int kBM = kHopperRows, kBN = kHopperKeys;
+  constexpr int kChunks = kLatent * (kFp8 ? 1 : 2) / 16;  // 16-byte chunks of a cache row
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* sQ = smem;
+  unsigned char* stage_base = smem + kTileBytes;
+  constexpr int kStageBytes = kFp8 ? kRawBytes : kTileBytes;
+  unsigned char* sKc = stage_base + 2 * kStageBytes;  // fp8: the dequantized tile
+  // Row addresses of tiles it, it + 1, it + 2 (slot t % 3), filled one iteration ahead.
+  __shared__ const char* ring[3][kBN];
+  __shared__ int ring_rows[3];
+
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
+  pdl_launch_dependents();
+  CtaWork w;
+  if (!cta_work<kBM, kBN>(p, w)) return;
+  const int G = p.group;
+  const CtaScales cs = cta_scales(p, w.kvh);
+  const float sc = cs.lp.scale_log2;  // plain logits: the scale rides in exp2's argument
+
+  auto fill_ring = [&](int slot, int nb) {
+    const int n = nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0;
+    if (tid < kBN) {
+      const char* base = p.k + w.kvh * p.k_stride_head;
+      const char* row = base;
+      if (tid < n) {
+        const int tok = nb * kBN + tid, b = p.bdiv.div(tok);
+        const int blk = p.block_table[int64_t(w.seq) * p.block_table_stride + b];
+        row = base + blk * p.k_stride_block + p.bdiv.mod(tok, b) * p.k_stride_token;
+      }
+      ring[slot][tid] = row;
+    }
+    if (tid == 0) ring_rows[slot] = n;
+  };
+  auto load_k = [&](int stage, int slot) {
+    unsigned char* dst = stage_base + stage * kStageBytes;
+    const int n = ring_rows[slot];
+#pragma unroll
+    for (int i = 0; i < kBN * kChunks / kHopperThreads; ++i) {
+      const int c = tid + i * kHopperThreads, r = c / kChunks, j = c % kChunks;
+      const uint32_t off = kFp8 ? uint32_t(r * kLatent + j * 16) : sw_chunk(r, j);
+      cp_async16(smem_addr(dst + off), ring[slot][r] + j * 16, r < n);
+    }
+  };
+
+  // Q rows (zeros past the CTA's rows) ride in the first group.
+  {
+    const T* q = static_cast<const T*>(p.q);
+    for (int c = tid; c < kBM * (kLatent / 8); c += kHopperThreads) {
+      const int r = c / (kLatent / 8), j = c % (kLatent / 8), pr = w.row0 + r;
+      const bool ok = pr < w.rows;
+      const T* src = q;
+      if (ok) {
+        const int t = p.gdiv.div(pr);
+        src += (w.q_start + t) * p.q_stride_token +
+               (w.kvh * G + p.gdiv.mod(pr, t)) * p.q_stride_head + j * 8;
+      }
+      cp_async16(smem_addr(sQ + sw_chunk(r, j)), src, ok);
+    }
+  }
+  fill_ring(0, w.my_lo);
+  fill_ring(1, w.my_lo + 1);
+  __syncthreads();
+  load_k(0, 0);
+  cp_async_commit();
+  load_k(1, 1);
+  cp_async_commit();
+
+  // This thread's rows: r0 = 16 wq + lane / 4 and r0 + 8 of the CTA's 64.
+  const int g = lane / 4, tig = lane % 4;
+  int qpos[2];
+  float m[2], l[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int pr = w.row0 + 16 * wq + g + 8 * i;
+    qpos[i] = (pr < w.rows ? p.gdiv.div(pr) : 0) + w.shift;
+    m[i] = -INFINITY;
+    l[i] = 0.f;
+  }
+  float o[1][32][4];
+#pragma unroll
+  for (int j = 0; j < 32; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
+  const MaskPolicy mask{w.kv_len, p.window_left, p.window_right};
+  const int p_min = w.t_first + w.shift, p_max = w.t_last + w.shift;
+  const uint32_t q_addr = smem_addr(sQ);
+
+  for (int nb = w.my_lo; nb < w.my_hi; ++nb) {
+    const int it = nb - w.my_lo, stage = it & 1;
+    fill_ring((it + 2) % 3, nb + 2);  // read after the barrier at the end of this iteration
+    cp_async_wait<1>();               // tile nb has landed (for this thread)
+    if constexpr (kFp8) {
+      __syncthreads();
+      const unsigned char* raw = stage_base + stage * kStageBytes;
+      const bool e5m2 = p.kv_e5m2 != 0;
+      for (int c = tid; c < kBN * kLatent / 16; c += kHopperThreads) {
+        const int r = c / (kLatent / 16), j = c % (kLatent / 16);
+        dequant16(raw + r * kLatent + j * 16, reinterpret_cast<T*>(sKc + sw_chunk(r, 2 * j)),
+                  reinterpret_cast<T*>(sKc + sw_chunk(r, 2 * j + 1)), e5m2);
+      }
+    }
+    // The copies (generic proxy) are read by wgmma (async proxy).
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const uint32_t k_addr = smem_addr(kFp8 ? sKc : stage_base + stage * kStageBytes);
+
+    float s[1][8][4];
+    gmma_arrive();
+#pragma unroll
+    for (int kk = 0; kk < kLatent / 16; ++kk) {
+      const uint32_t col = (kk >> 2) * kColBytes + (kk & 3) * 32;
+      Gmma<T>::s(&s[0][0][0], gmma_desc(q_addr + col, 16, 1024), gmma_desc(k_addr + col, 16, 1024),
+                 kk > 0);
+    }
+    gmma_commit();
+    gmma_wait_all();
+
+    const int n0 = nb * kBN;
+    if (n0 + kBN > w.kv_len || n0 + kBN - 1 > p_min + p.window_right ||
+        n0 < p_max - p.window_left) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
+    }
+    online_softmax(s, o, m, l, sc);
+
+    // O += P V over this warpgroup's 256 V dims (column blocks 4 wg .. 4 wg + 3). Every P
+    // fragment is packed before the first wgmma reads one (registers written between the
+    // wgmmas of a group make ptxas serialize them).
+    uint32_t a[kBN / 16][1][4];
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) p_frags<E>(s, kk, a[kk]);
+    gmma_arrive();
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk)
+      Gmma<T>::o(&o[0][0][0], a[kk][0],
+                 gmma_desc(k_addr + 4 * wg * kColBytes + kk * 16 * 128, kColBytes, 1024));
+    gmma_commit();
+    gmma_wait_all();
+    __syncthreads();  // the stage and the ring slot of tile nb + 2 are free / filled
+    if (nb + 2 < w.my_hi) load_k(stage, (it + 2) % 3);
+    cp_async_commit();
+  }
+  cp_async_wait<0>();
+
+  // ---- epilogue: each warpgroup writes its 256 V dims; warpgroup 0 the LSE ----
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int pr = w.row0 + 16 * wq + g + 8 * i;
+    if (pr >= w.rows) continue;
+    const float f = (l[i] > 0.f ? 1.f / l[i] : 0.f) * cs.v_scale;  // 0 for rows that saw no key
+    const float lse = row_lse(m[i], l[i]);
+    const int t = p.gdiv.div(pr), tok = w.q_start + t, h = w.kvh * G + p.gdiv.mod(pr, t);
+    const int d0 = wg * (kLatentV / 2) + 2 * tig;
+    if (p.num_splits == 1) {
+      T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + d0;
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+        *reinterpret_cast<uint32_t*>(out + 8 * j) =
+            E::pack(o[0][j][2 * i] * f, o[0][j][2 * i + 1] * f);
+      if (p.lse && wg == 0 && tig == 0) p.lse[int64_t(tok) * p.num_heads + h] = lse;
+    } else {
+      const int64_t row = (int64_t(w.split) * p.total_q_capacity + tok) * p.num_heads + h;
+      float* out = p.ws_o + row * kLatentV + d0;
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+        *reinterpret_cast<float2*>(out + 8 * j) =
+            make_float2(o[0][j][2 * i] * f, o[0][j][2 * i + 1] * f);
+      if (wg == 0 && tig == 0) p.ws_lse[row] = lse;
+    }
+  }
+#else
+  __trap();  // built for sm_90a only; the launcher never picks this form elsewhere
+#endif
+}
+
+}  // namespace attnkit::cuda_mla
