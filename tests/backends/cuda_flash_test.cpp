@@ -917,7 +917,7 @@ TEST_F(CudaFlash, MlaHopperFormRefusesWhatItCannotRun) {
 }
 
 // One MLA decode step with splits captured in a graph and replayed twice over poisoned outputs:
-// 16 heads (the wide form) and 128 (on SM90, the Hopper form).
+// 16 heads in the wide form, 128 in the form the device picks (on SM90, the Hopper form).
 TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
   for (int hq : {16, 128}) {
     Case c{.name = "mla graph decode " + std::to_string(hq) + " heads",
@@ -928,7 +928,8 @@ TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
            .block = 64,
            .seqs = {{1, 2000}, {1, 700}, {1, 0}},
            .force_splits = 5,
-           .mla = true};
+           .mla = true,
+           .mla_form = hq == 16 ? 1 : 0};
     PreparedCase pc(c, 55);
     ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 5);
     CapturedRun g(*pc.be, pc.r.args);

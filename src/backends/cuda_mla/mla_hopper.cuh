@@ -1,10 +1,12 @@
 // CUDA_MLA's Hopper form (sm_90a): MLA over the latent cache with wgmma. One CTA = 64 packed rows
-// (query token x head) and a range of 64-key tiles; two warpgroups. Each warpgroup computes the
-// whole 64 x 64 score tile, S = Q K^T, with Q and K as shared-memory operands (36 k16 steps over
-// 576 dims), runs the online softmax on it in registers, and accumulates P V for its half of the
-// 512 V dims with P from registers and V read out of the same K tile (the latent rows' first 512
-// elements). Computing S twice costs 53% more tensor work than splitting it, but needs no
-// exchange of maxima or probabilities between the warpgroups. Tiles in shared memory use the
+// (query token x head) and a range of 64-key tiles; two warpgroups. Warpgroup w computes the
+// scores of keys 32 w .. 32 w + 31, S = Q K^T with Q and K as shared-memory operands (36 k16
+// steps over 576 dims); the two exchange their row maxima (both then hold the same running max),
+// write their probabilities into one shared 64 x 64 P tile, and each accumulates P V for its half
+// of the 512 V dims, P and V both from shared memory, V read out of the same K tile (the latent
+// rows' first 512 elements). Row sums are added across the warpgroups at the end. (Each
+// warpgroup computing all of S instead, P from registers, ran 5-10% slower: 53% more tensor work
+// against two fewer barriers per tile; results/cuda_s13_r4_*.) Tiles in shared memory use the
 // 128-byte swizzle of wgmma's canonical layouts: 64-element column blocks of 64 rows x 128 bytes,
 // 16-byte chunk j of row r at j ^ (r % 8). Rows past seqused_k are zero-filled, never read.
 // Handles plain logits (no softcap, ALiBi or sinks: CUDA_MLA declares none, and the launcher
@@ -22,11 +24,15 @@ inline constexpr int kLatent = 576, kLatentV = 512;
 inline constexpr int kColBytes = kHopperRows * 128;  // one 64-element column block of a tile
 inline constexpr int kTileBytes = kLatent / 64 * kColBytes;  // 73728: a 64 x 576 16-bit tile
 inline constexpr int kRawBytes = kHopperKeys * kLatent;      // a raw fp8 tile
-// Q, then two 16-bit K stages (or two raw fp8 stages and one dequantized tile).
+inline constexpr int kPTileBytes = kColBytes;  // 64 rows x 64 keys of 16-bit probabilities
+inline constexpr int kExchangeBytes = 2 * 2 * kHopperRows * 4;  // [tile max, row sum][wg][row]
+// Q, two 16-bit K stages (or two raw fp8 stages and one dequantized tile), the probability tile
+// and the warpgroups' row exchange.
 constexpr int hopper_smem_bytes(bool fp8) {
-  return kTileBytes + (fp8 ? 2 * kRawBytes + kTileBytes : 2 * kTileBytes);
+  return kTileBytes + (fp8 ? 2 * kRawBytes + kTileBytes : 2 * kTileBytes) + kPTileBytes +
+         kExchangeBytes;
 }
-static_assert(hopper_smem_bytes(false) <= 227 * 1024 - 2048, "fits SM90's shared memory");
+static_assert(hopper_smem_bytes(false) <= 227 * 1024 - 1024, "fits SM90's shared memory");
 
 // Byte offset of 16-byte chunk j (of 72) of row r in a swizzled 64-row tile.
 __device__ __forceinline__ uint32_t sw_chunk(int r, int j) {
@@ -58,23 +64,20 @@ struct Gmma;
 #define ATTNKIT_GMMA_S(TY, PT)                                                                    \
   template <>                                                                                     \
   struct Gmma<TY> {                                                                               \
-    /* d (64 x 64 fp32, n8 tile j in d[4 j ..]) = (scale_d ? d : 0) + A B^T, both from shared  */ \
-    __device__ __forceinline__ static void s(float* d, uint64_t da, uint64_t db, int scale_d) {   \
+    /* d (64 x 32 fp32, n8 tile j in d[4 j ..]) = (scale_d ? d : 0) + A B^T, both K-major */      \
+    __device__ __forceinline__ static void s32(float* d, uint64_t da, uint64_t db, int scale_d) { \
       asm volatile(                                                                               \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                            \
-          "wgmma.mma_async.sync.aligned.m64n64k16.f32." PT "." PT                                 \
-          " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"  \
-          "%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                   \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                            \
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32." PT "." PT                                 \
+          " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, "      \
+          "0;\n}\n"                                                                               \
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),   \
             "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),            \
-            "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),         \
-            "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),         \
-            "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),         \
-            "+f"(d[31])                                                                           \
+            "+f"(d[13]), "+f"(d[14]), "+f"(d[15])                                                 \
           : "l"(da), "l"(db), "r"(scale_d));                                                      \
     }                                                                                             \
-    /* d (64 x 256 fp32) += A B, A from registers (the P fragments), B MN-major from shared */    \
-    __device__ __forceinline__ static void o(float* d, const uint32_t (&a)[4], uint64_t db) {     \
+    /* d (64 x 256 fp32) += A B, A K-major and B MN-major from shared */                          \
+    __device__ __forceinline__ static void o_ss(float* d, uint64_t da, uint64_t db) {             \
       asm volatile(                                                                               \
           "wgmma.mma_async.sync.aligned.m64n256k16.f32." PT "." PT                                \
           " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"  \
@@ -83,12 +86,12 @@ struct Gmma;
           "%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,"  \
           "%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,"     \
           "%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,"      \
-          "%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, 1, 1, 1, 1;\n"       \
+          "%121,%122,%123,%124,%125,%126,%127}, %128, %129, 1, 1, 1, 0, 1;\n"                     \
           : ATTNKIT_R8(0), ATTNKIT_R8(8), ATTNKIT_R8(16), ATTNKIT_R8(24), ATTNKIT_R8(32),         \
             ATTNKIT_R8(40), ATTNKIT_R8(48), ATTNKIT_R8(56), ATTNKIT_R8(64), ATTNKIT_R8(72),       \
             ATTNKIT_R8(80), ATTNKIT_R8(88), ATTNKIT_R8(96), ATTNKIT_R8(104), ATTNKIT_R8(112),     \
             ATTNKIT_R8(120)                                                                       \
-          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));                                 \
+          : "l"(da), "l"(db));                                                                    \
     }                                                                                             \
   };
 #define ATTNKIT_R8(i)                                                                         \
@@ -111,8 +114,11 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   unsigned char* stage_base = smem + kTileBytes;
   constexpr int kStageBytes = kFp8 ? kRawBytes : kTileBytes;
   unsigned char* sKc = stage_base + 2 * kStageBytes;  // fp8: the dequantized tile
-  // Row addresses of tiles it, it + 1, it + 2 (slot t % 3), filled one iteration ahead.
-  __shared__ const char* ring[3][kBN];
+  unsigned char* sP = stage_base + (kFp8 ? 2 * kRawBytes + kTileBytes : 2 * kTileBytes);
+  float* sX = reinterpret_cast<float*>(sP + kPTileBytes);  // [what][wg][row]
+  // Rows of tiles it, it + 1, it + 2 (slot t % 3), filled one iteration ahead: offsets from the
+  // KV head's base in 16-byte units (the cache's byte strides are multiples of 16).
+  __shared__ uint32_t ring[3][kBN];
   __shared__ int ring_rows[3];
 
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
@@ -126,25 +132,29 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   auto fill_ring = [&](int slot, int nb) {
     const int n = nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0;
     if (tid < kBN) {
-      const char* base = p.k + w.kvh * p.k_stride_head;
-      const char* row = base;
+      int64_t row = 0;
       if (tid < n) {
         const int tok = nb * kBN + tid, b = p.bdiv.div(tok);
         const int blk = p.block_table[int64_t(w.seq) * p.block_table_stride + b];
-        row = base + blk * p.k_stride_block + p.bdiv.mod(tok, b) * p.k_stride_token;
+        row = blk * p.k_stride_block + p.bdiv.mod(tok, b) * p.k_stride_token;
       }
-      ring[slot][tid] = row;
+      ring[slot][tid] = uint32_t(row >> 4);
     }
     if (tid == 0) ring_rows[slot] = n;
   };
+  const char* k_base = p.k + w.kvh * p.k_stride_head;
   auto load_k = [&](int stage, int slot) {
     unsigned char* dst = stage_base + stage * kStageBytes;
     const int n = ring_rows[slot];
+    // tid through an opaque move: the chunk offsets below are loop-invariant, and kept in
+    // registers across the key loop they pushed the 16-bit kernel past 255 (a 24-byte spill).
+    int tid_k;
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(tid_k) : "r"(tid));
 #pragma unroll
     for (int i = 0; i < kBN * kChunks / kHopperThreads; ++i) {
-      const int c = tid + i * kHopperThreads, r = c / kChunks, j = c % kChunks;
+      const int c = tid_k + i * kHopperThreads, r = c / kChunks, j = c % kChunks;
       const uint32_t off = kFp8 ? uint32_t(r * kLatent + j * 16) : sw_chunk(r, j);
-      cp_async16(smem_addr(dst + off), ring[slot][r] + j * 16, r < n);
+      cp_async16(smem_addr(dst + off), k_base + int64_t(ring[slot][r]) * 16 + j * 16, r < n);
     }
   };
 
@@ -208,13 +218,16 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
     __syncthreads();
     const uint32_t k_addr = smem_addr(kFp8 ? sKc : stage_base + stage * kStageBytes);
 
-    float s[1][8][4];
+    // S over this warpgroup's keys 32 wg .. 32 wg + 31.
+    constexpr int kNT = 4;
+    const int key0 = 32 * wg;
+    float s[1][kNT][4];
     gmma_arrive();
 #pragma unroll
     for (int kk = 0; kk < kLatent / 16; ++kk) {
       const uint32_t col = (kk >> 2) * kColBytes + (kk & 3) * 32;
-      Gmma<T>::s(&s[0][0][0], gmma_desc(q_addr + col, 16, 1024), gmma_desc(k_addr + col, 16, 1024),
-                 kk > 0);
+      Gmma<T>::s32(&s[0][0][0], gmma_desc(q_addr + col, 16, 1024),
+                   gmma_desc(k_addr + col + key0 * 128, 16, 1024), kk > 0);
     }
     gmma_commit();
     gmma_wait_all();
@@ -223,24 +236,37 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
     if (n0 + kBN > w.kv_len || n0 + kBN - 1 > p_min + p.window_right ||
         n0 < p_max - p.window_left) {
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
+      for (int j = 0; j < kNT; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
+          if (!mask.visible(n0 + key0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2]))
+            s[0][j][e] = -INFINITY;
     }
-    online_softmax(s, o, m, l, sc);
-
-    // O += P V over this warpgroup's 256 V dims (column blocks 4 wg .. 4 wg + 3). Every P
-    // fragment is packed before the first wgmma reads one (registers written between the
-    // wgmmas of a group make ptxas serialize them).
-    uint32_t a[kBN / 16][1][4];
+    // The tile's row maxima over both halves (the same running max in both warpgroups), then
+    // this half's probabilities into the shared P tile (K-major, swizzled).
+    online_softmax(s, o, m, l, sc, [&](float(&mx)[2]) {
+      if (tig == 0)
+        for (int i = 0; i < 2; ++i) sX[wg * kBM + 16 * wq + g + 8 * i] = mx[i];
+      __syncthreads();
+      for (int i = 0; i < 2; ++i) mx[i] = fmaxf(mx[i], sX[(1 - wg) * kBM + 16 * wq + g + 8 * i]);
+    });
 #pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) p_frags<E>(s, kk, a[kk]);
+    for (int j = 0; j < kNT; ++j)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = 16 * wq + g + 8 * i, chunk = 4 * wg + j;
+        *reinterpret_cast<uint32_t*>(sP + r * 128 + ((chunk ^ (r & 7)) << 4) + 4 * tig) =
+            E::pack(s[0][j][2 * i], s[0][j][2 * i + 1]);
+      }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    // O += P V over this warpgroup's 256 V dims (column blocks 4 wg .. 4 wg + 3).
+    const uint32_t p_addr = smem_addr(sP);
     gmma_arrive();
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk)
-      Gmma<T>::o(&o[0][0][0], a[kk][0],
-                 gmma_desc(k_addr + 4 * wg * kColBytes + kk * 16 * 128, kColBytes, 1024));
+      Gmma<T>::o_ss(&o[0][0][0], gmma_desc(p_addr + kk * 32, 16, 1024),
+                    gmma_desc(k_addr + 4 * wg * kColBytes + kk * 16 * 128, kColBytes, 1024));
     gmma_commit();
     gmma_wait_all();
     __syncthreads();  // the stage and the ring slot of tile nb + 2 are free / filled
@@ -254,6 +280,13 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   for (int i = 0; i < 2; ++i) {
     l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
     l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+  }
+  {  // each warpgroup summed its half of the keys
+    float* sl = sX + 2 * kBM;
+    if (tig == 0)
+      for (int i = 0; i < 2; ++i) sl[wg * kBM + 16 * wq + g + 8 * i] = l[i];
+    __syncthreads();
+    for (int i = 0; i < 2; ++i) l[i] += sl[(1 - wg) * kBM + 16 * wq + g + 8 * i];
   }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
