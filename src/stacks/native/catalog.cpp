@@ -74,7 +74,7 @@ Catalog make_native_catalog() {
        cuda_flash_generations()});
   c.backends.push_back({cuda_mla_capabilities(), nullptr,
                         "MLA decode over the latent cache (576 = 512 latent + 64 rope, V read "
-                        "from the K rows): the flash kernels' wide form"});
+                        "from the K rows): wgmma on SM90, the flash kernels' wide form elsewhere"});
   // Reference lowest on CPU; ROCm and XPU have no native backend (the selector says so, with
   // every backend's "platform ... not supported").
   c.priorities = [](const LayerSpec& spec, const DeviceInfo& device) -> std::vector<std::string> {
