@@ -914,6 +914,13 @@ TEST_F(CudaFlash, MlaHopperFormRefusesWhatItCannotRun) {
          .mla_form = 2};
   PreparedCase pc(c, 58);
   EXPECT_THROW(pc.be->run(pc.r.args, nullptr), Unsupported);
+  // A latent tensor past what the kernels address (row offsets in 16-byte units in 32 bits) is
+  // refused before any launch.
+  c.softcap = 0.f;
+  c.mla_form = 0;
+  PreparedCase big(c, 59);
+  big.r.args.kv.num_blocks = 1 << 30;
+  EXPECT_THROW(big.be->run(big.r.args, nullptr), Unsupported);
 }
 
 // One MLA decode step with splits captured in a graph and replayed twice over poisoned outputs:

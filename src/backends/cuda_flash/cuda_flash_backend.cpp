@@ -211,6 +211,11 @@ class CudaFlashBackend final : public AttentionBackend {
     if (kv.block_size <= 0)
       throw InvalidArgument(
           fmt::format("{} run: block_size {} must be positive", fam_.name, kv.block_size));
+    if (fam_.max_k_bytes > 0 && int64_t(kv.num_blocks) * kv.stride_block > fam_.max_k_bytes)
+      throw Unsupported(
+          fmt::format("{}: a K tensor of {} blocks x {} bytes exceeds the {} bytes "
+                      "its kernels address",
+                      fam_.name, kv.num_blocks, kv.stride_block, fam_.max_k_bytes));
     KvKind kind{};
     if (!kv_kind_for(kv.dtype, L.dtype, &kind) || kv.dtype == KvCacheDType::kAuto)
       throw Unsupported(fmt::format("{}: kv_cache_dtype {} with dtype {} is not built", fam_.name,
@@ -368,7 +373,7 @@ class CudaFlashBackend final : public AttentionBackend {
 const FlashFamily& flash_family() {
   static const FlashFamily f{
       "CUDA_FLASH",         cuda_flash_capabilities, false, find_flash_instance, launch_flash,
-      flash_has_split_keys, prepare_flash_kernels};
+      flash_has_split_keys, prepare_flash_kernels,   0};
   return f;
 }
 

@@ -1,6 +1,6 @@
 // The host side of the flash kernels (plan, validation, split-KV workspace, launch, combine) runs
-// any family of instances of them: CUDA_FLASH's own manifest, or CUDA_MLA's latent-cache
-// instances of the wide form. CUDA builds only.
+// any family of kernels that takes FlashParams: CUDA_FLASH's own manifest, or CUDA_MLA's
+// latent-cache kernels (mla_kernels.cu). CUDA builds only.
 #pragma once
 
 #include <memory>
@@ -23,6 +23,8 @@ struct FlashFamily {
   void (*launch)(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
   bool (*has_split_keys)(int instance);
   void (*prepare)();  // once per backend object, outside any graph capture
+  // Largest K tensor (num_blocks x stride_block bytes) the kernels address; 0 = no limit.
+  int64_t max_k_bytes;
 };
 
 std::unique_ptr<AttentionBackend> make_flash_family_backend(const FlashFamily& family,

@@ -18,7 +18,8 @@ std::unique_ptr<AttentionBackend> make_cuda_mla_backend(const CudaFlashOptions& 
                                               cuda_mla::find_mla_instance,
                                               cuda_mla::launch_mla,
                                               cuda_mla::mla_has_split_keys,
-                                              cuda_mla::prepare_mla_kernels};
+                                              cuda_mla::prepare_mla_kernels,
+                                              cuda_mla::kMaxLatentBytes};
   return cuda_flash::make_flash_family_backend(family, options);
 #else
   (void)options;
