@@ -84,6 +84,7 @@ class CudaFlashBackend final : public AttentionBackend {
                                     prop.name, prop.major, prop.minor));
     sm_count_ = prop.multiProcessorCount;
     cc_major_ = prop.major;
+    cc_ = prop.major * 10 + prop.minor;
     smem_per_sm_ = int(prop.sharedMemPerMultiprocessor);
     fam_.prepare();
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
@@ -123,19 +124,25 @@ class CudaFlashBackend final : public AttentionBackend {
     // Decode form (16-row tiles, the warps split each key tile) when every sequence's packed
     // rows fit one such tile; else the prefill form (128 rows, 32 per warp; 64 rows for heads
     // 80, 96 and 129..256). Heads over 256 have one form: 32 rows, warps split the head dims.
+    // The KV dtype is not known here: 16-bit tiles stand in for fp8 ones in this estimate.
+    // A family with its own forms says which one runs the layer.
     const bool split_keys =
-        !fam_.v_in_k && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
-    const int bm = block_m(split_keys, layer.head_size, hv);
+        !fam_.geometry && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
+    const FlashGeometry geo =
+        fam_.geometry
+            ? fam_.geometry(layer, cc_, options_.mla_form)
+            : FlashGeometry{0, block_m(split_keys, layer.head_size, hv),
+                            tile_keys(layer.head_size, hv, false, split_keys),
+                            flash_smem_bytes(layer.head_size, hv, false, split_keys) +
+                                flash_static_smem_bytes(layer.head_size, hv, false, split_keys)};
+    const int bm = geo.block_m;
     int64_t ctas = 0;
     for (int s = 0; s < b.num_seqs; ++s) {
       const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
       ctas += int64_t((rows + bm - 1) / bm) * layer.num_kv_heads;
     }
-    // The KV dtype is not known here: 16-bit tiles stand in for fp8 ones in this estimate.
-    const int bn = tile_keys(layer.head_size, hv, false, split_keys);
-    const int per_sm = ctas_per_sm(
-        smem_per_sm_, flash_smem_bytes(layer.head_size, hv, false, split_keys, fam_.v_in_k) +
-                          flash_static_smem_bytes(layer.head_size, hv, false, split_keys));
+    const int bn = geo.tile_keys;
+    const int per_sm = ctas_per_sm(smem_per_sm_, geo.cta_smem);
     const int tiles = (max_k + bn - 1) / bn;
     int splits = num_splits_heuristic(ctas, tiles, sm_count_, per_sm);
     // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
@@ -152,6 +159,7 @@ class CudaFlashBackend final : public AttentionBackend {
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = std::max(1, (max_rows + bm - 1) / bm);
     plan_.split_keys = split_keys;
+    plan_.form = geo.form;
     plan_.splits = splits;
     plan_.splits_paged = splits_paged;
     plan_.tile_keys = bn;
@@ -304,7 +312,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.num_splits = splits;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
-    p.forced_form = options_.mla_form;
+    p.form = plan_.form;
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
@@ -361,19 +369,26 @@ class CudaFlashBackend final : public AttentionBackend {
     int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
     int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
     bool split_keys = false;
+    int form = 0;  // FlashGeometry::form
     size_t workspace = 0;
   };
   const FlashFamily& fam_;
   CudaFlashOptions options_;
-  int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0;
+  int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0, cc_ = 0;
   Plan plan_;
   int run_splits_ = 0;  // the count the last run() launched with (0: none since the plan)
 };
 
 const FlashFamily& flash_family() {
-  static const FlashFamily f{
-      "CUDA_FLASH",         cuda_flash_capabilities, false, find_flash_instance, launch_flash,
-      flash_has_split_keys, prepare_flash_kernels,   0};
+  static const FlashFamily f{"CUDA_FLASH",
+                             cuda_flash_capabilities,
+                             false,
+                             find_flash_instance,
+                             launch_flash,
+                             flash_has_split_keys,
+                             prepare_flash_kernels,
+                             0,
+                             nullptr};
   return f;
 }
 

@@ -13,6 +13,14 @@
 
 namespace attnkit::cuda_flash {
 
+// The CTA shape of the kernel form a plan picked: its grid and split count are computed from it.
+struct FlashGeometry {
+  int form;       // FlashParams::form for the launcher
+  int block_m;    // packed rows per CTA
+  int tile_keys;  // keys per tile
+  int cta_smem;   // shared memory per CTA (dynamic and static)
+};
+
 struct FlashFamily {
   std::string_view name;  // the backend's name, in its errors too
   const Capabilities& (*capabilities)();
@@ -25,6 +33,10 @@ struct FlashFamily {
   void (*prepare)();  // once per backend object, outside any graph capture
   // Largest K tensor (num_blocks x stride_block bytes) the kernels address; 0 = no limit.
   int64_t max_k_bytes;
+  // The form for a layer on a device of compute capability cc (CudaFlashOptions::mla_form may
+  // force one; Unsupported when the layer or device cannot take it); nullptr: CUDA_FLASH's own
+  // forms (tiles.hpp), picked by the batch's rows.
+  FlashGeometry (*geometry)(const AttentionLayerParams& layer, int cc, int forced_form);
 };
 
 std::unique_ptr<AttentionBackend> make_flash_family_backend(const FlashFamily& family,

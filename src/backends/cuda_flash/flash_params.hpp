@@ -72,7 +72,7 @@ struct FlashParams {
   float* ws_o = nullptr;     // [num_splits, total_q_capacity, num_heads, head_v]
   float* ws_lse = nullptr;   // [num_splits, total_q_capacity, num_heads]
   int head_v = 0;            // for the combine kernel
-  int forced_form = 0;       // CUDA_MLA: CudaFlashOptions::mla_form
+  int form = 0;              // a family's kernel form, as its plan chose it (FlashGeometry)
 };
 
 inline constexpr int kUnboundedWindow = 1 << 29;

@@ -5,10 +5,38 @@
 
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include "backends/cuda_flash/family.hpp"
+#include "backends/cuda_flash/tiles.hpp"
 #include "backends/cuda_mla/mla_launch.hpp"
+#include "backends/cuda_mla/mla_tiles.hpp"
 #endif
 
 namespace attnkit {
+
+#if defined(ATTNKIT_CUDA_FLASH_KERNELS)
+namespace {
+
+using cuda_flash::FlashGeometry;
+
+// The Hopper form on SM90 for plain logits (no softcap, ALiBi or sinks; a positive scale):
+// even 16-head decode, with a quarter of its 64 rows live, ran as fast as or faster than the
+// wide form's 32-row CTAs (bench/results/cuda_s13_r3_*, r4_*). The wide form otherwise.
+FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, int forced) {
+  using namespace cuda_mla;
+  const bool plain = !L.sinks && !L.alibi_slopes && L.logits_soft_cap == 0.f && L.scale > 0.f;
+  const bool can_hopper = cc == 90 && plain;
+  if (forced == kHopperForm && !can_hopper)
+    throw Unsupported(
+        "CUDA_MLA: the Hopper form needs an SM90 GPU and plain logits (no softcap, ALiBi or "
+        "sinks; a positive scale)");
+  if (forced ? forced == kHopperForm : can_hopper)
+    return {kHopperForm, kHopperRows, kHopperKeys, hopper_smem_bytes(false) + kHopperStaticSmem};
+  return {kWideForm, cuda_flash::kWideBlockM, cuda_flash::kWideBlockN,
+          cuda_flash::flash_smem_bytes(kLatent, kLatentV, false, false, true) +
+              cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false)};
+}
+
+}  // namespace
+#endif
 
 std::unique_ptr<AttentionBackend> make_cuda_mla_backend(const CudaFlashOptions& options) {
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
@@ -19,7 +47,8 @@ std::unique_ptr<AttentionBackend> make_cuda_mla_backend(const CudaFlashOptions& 
                                               cuda_mla::launch_mla,
                                               cuda_mla::mla_has_split_keys,
                                               cuda_mla::prepare_mla_kernels,
-                                              cuda_mla::kMaxLatentBytes};
+                                              cuda_mla::kMaxLatentBytes,
+                                              mla_geometry};
   return cuda_flash::make_flash_family_backend(family, options);
 #else
   (void)options;

@@ -14,25 +14,11 @@
 #pragma once
 
 #include "backends/cuda_flash/flash_fwd.cuh"
+#include "backends/cuda_mla/mla_tiles.hpp"
 
 namespace attnkit::cuda_mla {
 
 using namespace cuda_flash;
-
-inline constexpr int kHopperRows = 64, kHopperKeys = 64, kHopperThreads = 256;
-inline constexpr int kLatent = 576, kLatentV = 512;
-inline constexpr int kColBytes = kHopperRows * 128;  // one 64-element column block of a tile
-inline constexpr int kTileBytes = kLatent / 64 * kColBytes;  // 73728: a 64 x 576 16-bit tile
-inline constexpr int kRawBytes = kHopperKeys * kLatent;      // a raw fp8 tile
-inline constexpr int kPTileBytes = kColBytes;  // 64 rows x 64 keys of 16-bit probabilities
-inline constexpr int kExchangeBytes = 2 * 2 * kHopperRows * 4;  // [tile max, row sum][wg][row]
-// Q, two 16-bit K stages (or two raw fp8 stages and one dequantized tile), the probability tile
-// and the warpgroups' row exchange.
-constexpr int hopper_smem_bytes(bool fp8) {
-  return kTileBytes + (fp8 ? 2 * kRawBytes + kTileBytes : 2 * kTileBytes) + kPTileBytes +
-         kExchangeBytes;
-}
-static_assert(hopper_smem_bytes(false) <= 227 * 1024 - 1024, "fits SM90's shared memory");
 
 // Byte offset of 16-byte chunk j (of 72) of row r in a swizzled 64-row tile.
 __device__ __forceinline__ uint32_t sw_chunk(int r, int j) {

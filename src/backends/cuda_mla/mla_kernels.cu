@@ -1,7 +1,7 @@
 // The one dispatch point of CUDA_MLA's kernels, two forms per manifest entry: flash_wide_kernel
-// with V inside the K rows (mma.sync, SM80+; every feature) and, on SM90, mla_hopper_kernel
-// (wgmma; 64-row CTAs) for plain logits. The split-KV partials of either are merged by
-// CUDA_FLASH's combine kernel.
+// with V inside the K rows (mma.sync, SM80+; every feature) and mla_hopper_kernel (wgmma,
+// sm_90a; 64-row CTAs; plain logits), as the plan picked (mla_tiles.hpp). The split-KV partials
+// of either are merged by CUDA_FLASH's combine kernel.
 #include <string>
 #include <utility>
 
@@ -33,15 +33,12 @@ struct MlaKernel {
   static_assert(kInst.head_qk == kLatent && kInst.head_v == kLatentV, "the latent's dims");
   static constexpr auto kWide = flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8, true>;
   static constexpr auto kHopper = mla_hopper_kernel<T, kFp8>;
-  static void launch(const FlashParams& p, int grid_m, bool hopper, cudaStream_t stream) {
-    const dim3 grid_z(1, p.num_kv_heads, p.num_seqs * p.num_splits);
-    if (hopper) {
-      // grid_m counts the wide form's 32-row blocks
-      kHopper<<<dim3((grid_m + 1) / 2, grid_z.y, grid_z.z), kHopperThreads, kHopperSmem, stream>>>(
-          p);
-    } else {
-      kWide<<<dim3(grid_m, grid_z.y, grid_z.z), kThreads, kSmem, stream>>>(p);
-    }
+  static void launch(const FlashParams& p, int grid_m, cudaStream_t stream) {
+    const dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
+    if (p.form == kHopperForm)
+      kHopper<<<grid, kHopperThreads, kHopperSmem, stream>>>(p);
+    else
+      kWide<<<grid, kThreads, kSmem, stream>>>(p);
   }
   static void prepare(int cc) {
     cudaFuncSetAttribute(kWide, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
@@ -52,7 +49,7 @@ struct MlaKernel {
 };
 
 struct MlaEntry {
-  void (*launch)(const FlashParams&, int, bool, cudaStream_t);
+  void (*launch)(const FlashParams&, int, cudaStream_t);
   void (*prepare)(int);
 };
 template <size_t... Is>
@@ -68,21 +65,15 @@ void prepare_mla_kernels() {
   for (const MlaEntry& e : kTable) e.prepare(cc);
 }
 
-// The wide form has one form for every batch: split_keys is never set for it.
+// p.form is the plan's choice (cuda_mla_backend.cpp); grid_m counts its row blocks. Neither form
+// has a separate decode form: split_keys is never set.
 void launch_mla(int instance, const FlashParams& p, int grid_m, bool, void* stream) {
   if (instance < 0 || size_t(instance) >= kTable.size())
     throw Unsupported("CUDA_MLA: kernel instance " + std::to_string(instance) +
                       " is not in the manifest (size " + std::to_string(kTable.size()) + ")");
-  const bool plain = !p.sinks && !p.alibi && p.softcap == 0.f && p.scale_log2 > 0.f;
-  const bool can_hopper = device_cc() == 90 && plain;
-  if (p.forced_form == 2 && !can_hopper)
-    throw Unsupported(
-        "CUDA_MLA: the Hopper form needs an SM90 GPU and plain logits (no softcap, ALiBi or "
-        "sinks; a positive scale)");
-  // Even 16-head decode (a quarter of the 64 rows live) ran as fast or faster in the Hopper form
-  // than in the wide one's 32-row CTAs (results/cuda_s13_r3_*, r4_*).
-  const bool hopper = p.forced_form ? p.forced_form == 2 : can_hopper;
-  kTable[size_t(instance)].launch(p, grid_m, hopper, static_cast<cudaStream_t>(stream));
+  if (p.form != kWideForm && p.form != kHopperForm)
+    throw Unsupported("CUDA_MLA: kernel form " + std::to_string(p.form) + " is not built");
+  kTable[size_t(instance)].launch(p, grid_m, static_cast<cudaStream_t>(stream));
 }
 
 bool mla_has_split_keys(int) { return false; }

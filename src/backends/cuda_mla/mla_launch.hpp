@@ -2,15 +2,10 @@
 // cuda_flash::FlashFamily takes.
 #pragma once
 
-#include <cstdint>
-
 #include "backends/cuda_flash/flash_params.hpp"
 #include "backends/cuda_mla/manifest.hpp"
 
 namespace attnkit::cuda_mla {
-
-// The Hopper form keeps each key row's offset in the K tensor in 16-byte units in 32 bits.
-inline constexpr int64_t kMaxLatentBytes = int64_t(1) << 36;
 
 void prepare_mla_kernels();
 void launch_mla(int instance, const cuda_flash::FlashParams& p, int grid_m, bool split_keys,
