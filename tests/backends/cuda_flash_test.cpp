@@ -816,9 +816,10 @@ TEST_F(CudaFlash, WideHead512) {
   run_case(heuristic, 36);
 }
 
-// CUDA_MLA: the wide form over a latent cache, V read out of the K tile (576 / 512). The
-// heads of a token are the rows of one KV head's group: 128 heads are four 32-row CTAs, 16 heads
-// half of one.
+// CUDA_MLA over a latent cache, V read out of the K tile (576 / 512), in the form the device
+// picks (on SM90 the Hopper form: 64-row CTAs; elsewhere the wide form: 32-row CTAs) and, for
+// the larger cases, in the wide form forced. The heads of a token are the rows of one KV head's
+// group.
 TEST_F(CudaFlash, MlaLatentDecode) {
   const Case base{.head = 576, .head_v = 512, .hkv = 1, .mla = true};
   Case c128 = base;
@@ -847,7 +848,6 @@ TEST_F(CudaFlash, MlaLatentDecode) {
   e5m2.block = 32;
   e5m2.seqs = {{1, 3001}};
   run_case(e5m2, 52);
-  // 64 heads and more take the Hopper form (wgmma, 64-row CTAs) on SM90 for plain logits.
   Case fp8_64 = base;
   fp8_64.name = "mla fp8 e4m3 bf16 64 heads split x5";
   fp8_64.kv = KvCacheDType::kFp8E4M3;
