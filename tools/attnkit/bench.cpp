@@ -27,8 +27,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 128));
   cmd->add_option("--decode-grid", opts->decode_grid,
                   "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192");
-  cmd->add_option("--mla-form", opts->mla_form,
-                  "cuda: CUDA_MLA's kernel form for the MLA rows (auto picks by device and shape)")
+  cmd->add_option(
+         "--mla-form", opts->mla_form,
+         "cuda: CUDA_MLA's kernel form for the MLA rows (auto: the plan's pick, hopper on SM90)")
       ->check(CLI::IsMember({"auto", "wide", "hopper"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->callback([opts, exit_code] {
