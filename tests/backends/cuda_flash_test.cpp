@@ -23,9 +23,11 @@
 #include "backends/cuda_mla/capabilities.hpp"
 #include "backends/cuda_mla/cuda_mla_backend.hpp"
 #include "backends/cuda_mla/manifest.hpp"
-
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
+
+#include "backends/cuda_mla/mla_forms.hpp"
+#include "backends/cuda_mla/mla_tiles.hpp"
 #endif
 
 namespace attnkit {
@@ -1162,6 +1164,36 @@ TEST_F(CudaFlash, UnbuiltHeadSizeIsUnsupported) {
   DeviceRun r;
   prepare_run(P, *be, r);
   EXPECT_THROW(be->run(r.args, nullptr), Unsupported);
+}
+
+// The form rule, without a GPU: the Hopper form on SM90 for plain logits, the wide form on other
+// devices and for softcap, ALiBi or sinks; a forced form wins, and a forced Hopper form that
+// cannot run is refused.
+TEST(CudaMlaHost, FormByDeviceAndLogits) {
+  using namespace cuda_mla;
+  AttentionLayerParams L;
+  L.num_heads = 128;
+  L.num_kv_heads = 1;
+  L.head_size = 576;
+  L.head_size_v = 512;
+  L.scale = 0.0722f;
+  const cuda_flash::FlashGeometry h = mla_geometry(L, 90, 0);
+  EXPECT_EQ(h.form, kHopperForm);
+  EXPECT_EQ(h.block_m, kHopperRows);
+  EXPECT_EQ(h.tile_keys, kHopperKeys);
+  for (int cc : {80, 89, 100}) EXPECT_EQ(mla_geometry(L, cc, 0).form, kWideForm) << cc;
+  EXPECT_EQ(mla_geometry(L, 90, kWideForm).form, kWideForm);
+  EXPECT_EQ(mla_geometry(L, 90, kWideForm).block_m, cuda_flash::kWideBlockM);
+  EXPECT_THROW(mla_geometry(L, 80, kHopperForm), Unsupported);
+  const float sinks[128] = {};
+  for (int feature = 0; feature < 3; ++feature) {
+    AttentionLayerParams f = L;
+    if (feature == 0) f.logits_soft_cap = 30.f;
+    if (feature == 1) f.alibi_slopes = sinks;
+    if (feature == 2) f.sinks = sinks;
+    EXPECT_EQ(mla_geometry(f, 90, 0).form, kWideForm) << feature;
+    EXPECT_THROW(mla_geometry(f, 90, kHopperForm), Unsupported) << feature;
+  }
 }
 
 #else

@@ -6,6 +6,7 @@
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include "backends/cuda_flash/family.hpp"
 #include "backends/cuda_flash/tiles.hpp"
+#include "backends/cuda_mla/mla_forms.hpp"
 #include "backends/cuda_mla/mla_launch.hpp"
 #include "backends/cuda_mla/mla_tiles.hpp"
 #endif
@@ -13,15 +14,12 @@
 namespace attnkit {
 
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
-namespace {
-
-using cuda_flash::FlashGeometry;
+namespace cuda_mla {
 
 // The Hopper form on SM90 for plain logits (no softcap, ALiBi or sinks; a positive scale):
 // even 16-head decode, with a quarter of its 64 rows live, ran as fast as or faster than the
 // wide form's 32-row CTAs (bench/results/cuda_s13_r3_*, r4_*). The wide form otherwise.
-FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, int forced) {
-  using namespace cuda_mla;
+cuda_flash::FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, int forced) {
   const bool plain = !L.sinks && !L.alibi_slopes && L.logits_soft_cap == 0.f && L.scale > 0.f;
   const bool can_hopper = cc == 90 && plain;
   if (forced == kHopperForm && !can_hopper)
@@ -35,7 +33,7 @@ FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, int forced) {
               cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false)};
 }
 
-}  // namespace
+}  // namespace cuda_mla
 #endif
 
 std::unique_ptr<AttentionBackend> make_cuda_mla_backend(const CudaFlashOptions& options) {
@@ -48,7 +46,7 @@ std::unique_ptr<AttentionBackend> make_cuda_mla_backend(const CudaFlashOptions& 
                                               cuda_mla::mla_has_split_keys,
                                               cuda_mla::prepare_mla_kernels,
                                               cuda_mla::kMaxLatentBytes,
-                                              mla_geometry};
+                                              cuda_mla::mla_geometry};
   return cuda_flash::make_flash_family_backend(family, options);
 #else
   (void)options;
