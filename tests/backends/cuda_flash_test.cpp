@@ -940,6 +940,7 @@ TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
            .mla_form = hq == 16 ? 1 : 0};
     PreparedCase pc(c, 55);
     ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 5);
+    if (hq == 16) EXPECT_EQ(cuda_flash_planned_form(*pc.be), cuda_mla::kWideForm);
     CapturedRun g(*pc.be, pc.r.args);
     const Outputs ref = reference(pc.P);
     for (int replay = 1; replay <= 2; ++replay) {

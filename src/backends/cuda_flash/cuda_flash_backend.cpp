@@ -24,6 +24,7 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
 int cuda_flash_planned_splits(const AttentionBackend&) { return 0; }
+int cuda_flash_planned_form(const AttentionBackend&) { return -1; }
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*>, int64_t, int, void*) {
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
@@ -362,6 +363,7 @@ class CudaFlashBackend final : public AttentionBackend {
   }
 
   int planned_splits() const { return run_splits_ ? run_splits_ : plan_.splits; }
+  int planned_form() const { return plan_.valid ? plan_.form : -1; }
 
  private:
   struct Plan {
@@ -465,6 +467,11 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
 int cuda_flash_planned_splits(const AttentionBackend& b) {
   auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
   return c ? c->planned_splits() : 0;
+}
+
+int cuda_flash_planned_form(const AttentionBackend& b) {
+  auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
+  return c ? c->planned_form() : -1;
 }
 
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*> tensors, int64_t page_bytes,

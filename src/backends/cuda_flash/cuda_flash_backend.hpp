@@ -30,6 +30,9 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
 // settles the plan's count with the cache's page size and dtype); 0 if `b` is not CUDA_FLASH.
 int cuda_flash_planned_splits(const AttentionBackend& b);
+// The kernel form of the backend's plan (CUDA_MLA: 1 the wide form, 2 the Hopper form; 0 for
+// CUDA_FLASH, whose forms follow from the batch), or -1 if `b` is neither or has no plan.
+int cuda_flash_planned_form(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout
 // (tensor j's block b, 0 <= b < num_blocks, is the page_bytes at tensors[j] + b * page_bytes):
