@@ -8,24 +8,15 @@
 #include "backends/cuda_flash/manifest.hpp"
 
 namespace attnkit {
-namespace {
 
-using cuda_flash::FlashInstance;
-using cuda_flash::kFlashManifest;
-using cuda_flash::KvKind;
+namespace cuda_flash {
 
-// Everything below is read off the manifest: head sizes, asymmetric pairs, dtypes, KV dtypes,
-// and (in the combination rule) which (head pair, dtype, KV kind) products exist.
-Capabilities v2_caps() {
-  Capabilities c;
-  c.name = "CUDA_FLASH";
-  c.platforms = {Platform::kCuda};
-  c.min_compute_capability = 80;
+void declare_manifest(Capabilities& c, std::span<const FlashInstance> manifest) {
   std::set<int> heads;
   std::set<std::pair<int, int>> asym;
   std::set<DType> dtypes;
   bool has16 = false, has8 = false;
-  for (const FlashInstance& f : kFlashManifest) {
+  for (const FlashInstance& f : manifest) {
     heads.insert(f.head_qk);
     if (f.head_v != f.head_qk) asym.insert({f.head_qk, f.head_v});
     dtypes.insert(f.dtype);
@@ -44,6 +35,35 @@ Capabilities v2_caps() {
     c.kv_cache_dtypes.push_back(KvCacheDType::kFp8E4M3);
     c.kv_cache_dtypes.push_back(KvCacheDType::kFp8E5M2);
   }
+}
+
+std::vector<std::string> manifest_reasons(const LayerSpec& spec,
+                                          int (*find)(int head_qk, int head_v, DType, KvKind)) {
+  std::vector<std::string> reasons;
+  const int hv = spec.head_size_v ? spec.head_size_v : spec.head_size;
+  KvKind kind{};
+  if (!kv_kind_for(spec.resolved_kv_dtype(), spec.dtype, &kind)) {
+    reasons.push_back(fmt::format("kv_cache_dtype {} with dtype {} not built",
+                                  to_string(spec.resolved_kv_dtype()), to_string(spec.dtype)));
+  } else if (find(spec.head_size, hv, spec.dtype, kind) < 0) {
+    reasons.push_back(fmt::format("head_size {}/{} with dtype {} and {} KV not built",
+                                  spec.head_size, hv, to_string(spec.dtype),
+                                  kind == KvKind::kFp8 ? "fp8" : "16-bit"));
+  }
+  return reasons;
+}
+
+}  // namespace cuda_flash
+
+namespace {
+
+// Everything a manifest states is read off it (declare_manifest, manifest_reasons).
+Capabilities v2_caps() {
+  Capabilities c;
+  c.name = "CUDA_FLASH";
+  c.platforms = {Platform::kCuda};
+  c.min_compute_capability = 80;
+  cuda_flash::declare_manifest(c, cuda_flash::kFlashManifest);
   // The kernel gathers 16-byte chunks of one token's row from any page: every block size works.
   c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
   c.preferred_block_size = 16;
@@ -54,18 +74,7 @@ Capabilities v2_caps() {
   c.attn_types = {AttentionType::kDecoder, AttentionType::kCross};
   c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable);
   c.combination = [](const LayerSpec& spec, const DeviceInfo&) {
-    std::vector<std::string> reasons;
-    const int hv = spec.head_size_v ? spec.head_size_v : spec.head_size;
-    KvKind kind{};
-    if (!cuda_flash::kv_kind_for(spec.resolved_kv_dtype(), spec.dtype, &kind)) {
-      reasons.push_back(fmt::format("kv_cache_dtype {} with dtype {} not built",
-                                    to_string(spec.resolved_kv_dtype()), to_string(spec.dtype)));
-    } else if (cuda_flash::find_flash_instance(spec.head_size, hv, spec.dtype, kind) < 0) {
-      reasons.push_back(fmt::format("head_size {}/{} with dtype {} and {} KV not built",
-                                    spec.head_size, hv, to_string(spec.dtype),
-                                    kind == KvKind::kFp8 ? "fp8" : "16-bit"));
-    }
-    return reasons;
+    return cuda_flash::manifest_reasons(spec, cuda_flash::find_flash_instance);
   };
   return c;
 }
