@@ -87,7 +87,7 @@ class CudaFlashBackend final : public AttentionBackend {
     cc_major_ = prop.major;
     cc_ = prop.major * 10 + prop.minor;
     smem_per_sm_ = int(prop.sharedMemPerMultiprocessor);
-    fam_.prepare();
+    fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
 
@@ -388,7 +388,7 @@ const FlashFamily& flash_family() {
                              find_flash_instance,
                              launch_flash,
                              flash_has_split_keys,
-                             prepare_flash_kernels,
+                             [](int) { prepare_flash_kernels(); },
                              0,
                              nullptr};
   return f;

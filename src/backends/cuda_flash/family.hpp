@@ -30,7 +30,8 @@ struct FlashFamily {
   int (*find_instance)(int head_qk, int head_v, DType dtype, KvKind kv);  // -1: not built
   void (*launch)(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
   bool (*has_split_keys)(int instance);
-  void (*prepare)();  // once per backend object, outside any graph capture
+  // Once per backend object, outside any graph capture, for the device's compute capability.
+  void (*prepare)(int cc);
   // Largest K tensor (num_blocks x stride_block bytes) the kernels address; 0 = no limit.
   int64_t max_k_bytes;
   // The form for a layer on a device of compute capability cc (CudaFlashOptions::mla_form may

@@ -15,14 +15,6 @@ namespace {
 
 using namespace cuda_flash;
 
-int device_cc() {
-  int dev = 0, major = 0, minor = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  return major * 10 + minor;
-}
-
 template <size_t I>
 struct MlaKernel {
   static constexpr FlashInstance kInst = kMlaManifest[I];
@@ -60,8 +52,7 @@ constexpr auto kTable = make_table(std::make_index_sequence<kMlaManifest.size()>
 
 }  // namespace
 
-void prepare_mla_kernels() {
-  const int cc = device_cc();
+void prepare_mla_kernels(int cc) {
   for (const MlaEntry& e : kTable) e.prepare(cc);
 }
 

@@ -7,7 +7,9 @@
 
 namespace attnkit::cuda_mla {
 
-void prepare_mla_kernels();
+// Raises the kernels' shared-memory limits on a device of compute capability cc (the Hopper
+// form's only on SM90).
+void prepare_mla_kernels(int cc);
 void launch_mla(int instance, const cuda_flash::FlashParams& p, int grid_m, bool split_keys,
                 void* stream);
 bool mla_has_split_keys(int instance);
