@@ -5,7 +5,7 @@
 // write their probabilities into one shared 64 x 64 P tile, and each accumulates P V for its half
 // of the 512 V dims, P and V both from shared memory, V read out of the same K tile (the latent
 // rows' first 512 elements). Row sums are added across the warpgroups at the end. (Each
-// warpgroup computing all of S instead, P from registers, ran 5-10% slower: 53% more tensor work
+// warpgroup computing all of S instead, P from registers, ran 4-11% slower: 53% more tensor work
 // against two fewer barriers per tile; results/cuda_s13_r4_*.) Tiles in shared memory use the
 // 128-byte swizzle of wgmma's canonical layouts: 64-element column blocks of 64 rows x 128 bytes,
 // 16-byte chunk j of row r at j ^ (r % 8). Rows past seqused_k are zero-filled, never read.
