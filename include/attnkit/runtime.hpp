@@ -19,9 +19,11 @@ namespace attnkit {
 
 // Makes the executable backend `name` for layers like `spec` on `device`, after checking the
 // same invalid_reasons the selector used (Unsupported with them otherwise, and Unsupported when
-// the backend's kernels are not in this build).
+// the backend's kernels are not in this build). `variant` is the kernel generation the selector
+// resolved for the layer (Selection::variant; "" for backends without generations).
 std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const LayerSpec& spec,
-                                               const DeviceInfo& device);
+                                               const DeviceInfo& device,
+                                               std::string_view variant = "");
 
 struct RunOptions {
   std::string model = "qwen3-0.6b";

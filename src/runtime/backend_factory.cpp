@@ -12,7 +12,7 @@
 namespace attnkit {
 
 std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const LayerSpec& spec,
-                                               const DeviceInfo& device) {
+                                               const DeviceInfo& device, std::string_view variant) {
   const BackendDecl* decl = native_catalog().find(name);
   if (!decl)
     throw InvalidArgument(
@@ -27,7 +27,13 @@ std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const Laye
                       {{decl->name(), reasons}});
   if (iequals(name, "CPU_REFERENCE")) return make_cpu_reference_backend();
   if (iequals(name, "CPU_FLASH")) return make_cpu_flash_backend();
-  if (iequals(name, "CUDA_FLASH")) return make_cuda_flash_backend();
+  if (iequals(name, "CUDA_FLASH")) {
+    // The generation the selector resolved (generation_policy.hpp); "" lets the device decide.
+    CudaFlashOptions opt;
+    if (iequals(variant, "v2")) opt.generation = 2;
+    if (iequals(variant, "v3")) opt.generation = 3;
+    return make_cuda_flash_backend(opt);
+  }
   if (iequals(name, "CUDA_MLA")) return make_cuda_mla_backend();
   throw Unsupported(fmt::format("backend {} is declared for planning but its kernels are not in "
                                 "this release; use plan/explain for it, or pick another backend",

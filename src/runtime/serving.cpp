@@ -286,7 +286,7 @@ RunReport run_workload(const RunOptions& o) {
     if (fresh) {
       SigGroup g;
       g.sel = sel;
-      g.backend = make_backend(sel.backend, spec, device);
+      g.backend = make_backend(sel.backend, spec, device, sel.variant);
       groups.push_back(std::move(g));
     }
     groups[it->second].layers.push_back(i);

@@ -23,6 +23,7 @@
 #include "backends/cuda_mla/capabilities.hpp"
 #include "backends/cuda_mla/cuda_mla_backend.hpp"
 #include "backends/cuda_mla/manifest.hpp"
+#include "select/generation_policy.hpp"
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
 
@@ -109,7 +110,8 @@ struct Case {
   float k_growth = 0.f;  // key j of a sequence has its K row scaled by 1 + k_growth * j
   // CUDA_MLA: one latent cache (no V tensor; V = the first head_v elements of each K row).
   bool mla = false;
-  int mla_form = 0;  // CudaFlashOptions::mla_form
+  int mla_form = 0;    // CudaFlashOptions::mla_form
+  int generation = 0;  // CudaFlashOptions::generation (0: every one the device has, run_case)
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -442,18 +444,41 @@ struct PreparedCase {
     CudaFlashOptions opt;
     opt.force_num_splits = c.force_splits;
     opt.mla_form = c.mla_form;
+    opt.generation = c.generation;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
   }
 };
 
-void run_case(const Case& c, uint32_t seed) {
-  PreparedCase pc(c, seed);
-  pc.be->run(pc.r.args, nullptr);
-  ck(cudaDeviceSynchronize());
-  compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
-          c.name + " (splits " + std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+int device_cc() {
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess)
+    return 0;
+  return prop.major * 10 + prop.minor;
+}
+
+// Runs the case once per CUDA_FLASH generation the device has (v2, and v3 on SM90, whose Hopper
+// form takes 16-bit prefill at heads 64/128/256), or under the case's own; returns the forms
+// that ran.
+std::vector<int> run_case(const Case& c, uint32_t seed) {
+  std::vector<int> gens = {c.generation};
+  if (!c.mla && c.generation == 0) gens = device_cc() == 90 ? std::vector{2, 3} : std::vector{2};
+  std::vector<int> forms;
+  for (int gen : gens) {
+    Case cg = c;
+    cg.generation = gen;
+    PreparedCase pc(cg, seed);
+    pc.be->run(pc.r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    forms.push_back(cuda_flash_planned_form(*pc.be));
+    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+            c.name + " (generation " + std::to_string(gen) + ", form " +
+                std::to_string(forms.back()) + ", splits " +
+                std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+  }
+  return forms;
 }
 
 using Seqs = std::vector<std::pair<int, int>>;
@@ -745,6 +770,107 @@ TEST_F(CudaFlash, EveryManifestHeadPair) {
 // partial scores): 32-row CTAs with a partial last one, decode rows that skip the second m-tile
 // and a group of 24 that fills part of it, key lengths off the 16-key tile grid, page sizes 1 and
 // 16, every feature, fp8 with per-head and per-tensor scales, forced and heuristic split-KV.
+// v3's Hopper prefill form (SM90): every head and dtype it covers, the features, masks, awkward
+// lengths, page sizes 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned
+// output rows; each case also runs v2 (run_case) and must have taken the Hopper form under v3.
+TEST_F(CudaFlash, HopperPrefillForm) {
+  if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
+  const Seqs long_seqs = {{300, 300}, {129, 1013}, {1, 64}, {200, 2000}};
+  std::vector<Case> cases;
+  for (int head : {64, 128, 256})
+    for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+      const KvCacheDType kv =
+          dt == DType::kBFloat16 ? KvCacheDType::kBFloat16 : KvCacheDType::kFloat16;
+      const std::string n =
+          "v3 d" + std::to_string(head) + (dt == DType::kFloat16 ? " fp16" : " bf16");
+      cases.push_back({.name = n + " causal awkward",
+                       .dtype = dt,
+                       .kv = kv,
+                       .head = head,
+                       .hq = 8,
+                       .hkv = 2,
+                       .block = 16,
+                       .seqs = kAwkwardPrefill});
+      cases.push_back({.name = n + " non-causal GQA 5",
+                       .dtype = dt,
+                       .kv = kv,
+                       .head = head,
+                       .hq = 10,
+                       .hkv = 2,
+                       .block = 64,
+                       .seqs = long_seqs,
+                       .causal = false});
+      cases.push_back({.name = n + " window softcap alibi sinks",
+                       .dtype = dt,
+                       .kv = kv,
+                       .head = head,
+                       .hq = 12,
+                       .hkv = 4,
+                       .block = 128,
+                       .seqs = long_seqs,
+                       .wl = 100,
+                       .softcap = 30.f,
+                       .alibi = true,
+                       .sinks = true});
+    }
+  cases.push_back({.name = "v3 d128 page 1 MHA",
+                   .head = 128,
+                   .hq = 4,
+                   .hkv = 4,
+                   .block = 1,
+                   .seqs = {{97, 97}, {64, 300}}});
+  cases.push_back({.name = "v3 d128 GQA 8 two-sided window",
+                   .head = 128,
+                   .hq = 16,
+                   .hkv = 2,
+                   .block = 32,
+                   .seqs = long_seqs,
+                   .causal = false,
+                   .wl = 37,
+                   .wr = 11});
+  cases.push_back({.name = "v3 d64 forced splits with sinks",
+                   .head = 64,
+                   .hq = 6,
+                   .hkv = 2,
+                   .block = 16,
+                   .seqs = long_seqs,
+                   .sinks = true,
+                   .force_splits = 5});
+  cases.push_back({.name = "v3 d256 unaligned out rows",
+                   .head = 256,
+                   .hq = 3,
+                   .hkv = 1,
+                   .block = 16,
+                   .seqs = {{129, 1013}, {5, 7}},
+                   .out_pad = 2});
+  cases.push_back({.name = "v3 d128 growing logits",
+                   .head = 128,
+                   .hq = 8,
+                   .hkv = 8,
+                   .block = 16,
+                   .seqs = {{300, 2000}},
+                   .k_growth = 0.004f});
+  const size_t short64 = cases.size();  // head 64 over short sequences: v2's form under v3 too
+  cases.push_back(
+      {.name = "v3 d64 short keys", .head = 64, .hq = 8, .hkv = 2, .block = 16, .seqs = long_seqs});
+  uint32_t seed = 900;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Case c = cases[i];
+    // Head 64 takes the form from kHopperHead64MinKeys keys on.
+    if (c.head == 64 && i != short64) c.seqs.push_back({40, cuda_flash::kHopperHead64MinKeys + 3});
+    int max_k = 0;
+    for (auto [q, k] : c.seqs) max_k = std::max(max_k, k);
+    const int want = cuda_flash::hopper_prefill_takes(c.head, c.head, max_k)
+                         ? cuda_flash::kHopperPrefillForm
+                         : 0;
+    EXPECT_EQ(want, i == short64 ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
+    const std::vector<int> forms = run_case(c, seed++);
+    ASSERT_EQ(forms.size(), 2u) << c.name;
+    EXPECT_EQ(forms[0], 0) << c.name << ": v2 ran a v3 form";
+    EXPECT_EQ(forms[1], want) << c.name << ": v3's form";
+  }
+}
+
 TEST_F(CudaFlash, WideHead512) {
   Case prefill{.name = "wide prefill bf16 d512 8/2",
                .head = 512,
@@ -1363,6 +1489,55 @@ TEST(CudaFlashDeclaration, MlaDerivedFromManifest) {
   EXPECT_TRUE(invalid_reasons(caps, spec, h200).empty());
   spec.kv_cache_dtype = KvCacheDType::kFloat16;  // bf16 model over an fp16 cache
   EXPECT_FALSE(invalid_reasons(caps, spec, h200).empty());
+}
+
+// v3's declaration states the Hopper prefill form's layers exactly (tiles.hpp
+// hopper_prefill_head, 16-bit caches, SM90 only) and is built; the selector gives every other
+// layer on an H200 to v2 with v3's reasons.
+TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
+  const auto& gens = cuda_flash_generations();
+  ASSERT_EQ(gens.size(), 3u);
+  const KernelGeneration& v3 = gens[1];
+  EXPECT_EQ(v3.name, "v3");
+  EXPECT_TRUE(v3.built);
+  EXPECT_EQ(v3.caps.min_compute_capability, 90);
+  EXPECT_EQ(v3.caps.max_compute_capability, 90);
+  std::vector<int> heads;
+  for (int h : gens[0].caps.head_sizes.sizes)
+    if (cuda_flash::hopper_prefill_head(h, h)) heads.push_back(h);
+  EXPECT_EQ(v3.caps.head_sizes.sizes, heads);
+  EXPECT_EQ(heads, (std::vector<int>{64, 128, 256}));
+  EXPECT_TRUE(v3.caps.asymmetric_head_sizes.empty());
+  EXPECT_EQ(v3.caps.kv_cache_dtypes,
+            (std::vector<KvCacheDType>{KvCacheDType::kAuto, KvCacheDType::kFloat16,
+                                       KvCacheDType::kBFloat16}));
+  // Head 64 takes the form over long sequences only; heads 128 and 256 always.
+  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys - 1));
+  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys));
+  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(128, 128, 1));
+  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(256, 256, 1));
+  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(192, 128, 1 << 20));
+  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(96, 96, 1 << 20));
+
+  LayerSpec spec;
+  spec.num_heads = 32;
+  spec.num_kv_heads = 8;
+  spec.head_size = 128;
+  const DeviceInfo h200 = device_from_name("h200");
+  const std::optional<std::string> none;
+  EXPECT_EQ(resolve_generation(gens, "CUDA_FLASH", spec, h200, none).variant, "v3");
+  EXPECT_EQ(resolve_generation(gens, "CUDA_FLASH", spec, device_from_name("a100"), none).variant,
+            "v2");
+  for (auto [head, kv] : {std::pair{128, KvCacheDType::kFp8E4M3}, {96, KvCacheDType::kAuto}}) {
+    spec.head_size = head;
+    spec.kv_cache_dtype = kv;
+    const VariantChoice v = resolve_generation(gens, "CUDA_FLASH", spec, h200, none);
+    EXPECT_EQ(v.variant, "v2") << head;
+    ASSERT_EQ(v.warnings.size(), 1u) << head;
+    EXPECT_NE(v.warnings[0].message.find(head == 96 ? "head_size" : "kv_cache_dtype"),
+              std::string::npos)
+        << v.warnings[0].message;
+  }
 }
 
 TEST(CudaFlashDeclaration, BuildReportsKernels) {

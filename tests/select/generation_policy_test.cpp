@@ -126,7 +126,7 @@ TEST(GenerationPolicy, Rule1ComputeCapability) {
 }
 
 TEST(GenerationPolicy, Rule2NotBuiltGoesToBestBuilt) {
-  // As this release ships: v2 built, v3 and v4 declared only.
+  // A release with v2 built and v3, v4 declared only.
   const auto g = gens(false, false);
   VariantChoice v = resolve(g, gpu(9, 0));
   EXPECT_EQ(v.variant, "v2");

@@ -32,12 +32,17 @@ void add_bench_command(CLI::App& app, int* exit_code) {
          "cuda: CUDA_MLA's kernel form for the MLA rows (auto: the plan's pick, hopper on SM90)")
       ->check(CLI::IsMember({"auto", "wide", "hopper"}, CLI::ignore_case))
       ->capture_default_str();
+  cmd->add_option("--variant", opts->variant,
+                  "cuda: CUDA_FLASH's kernel generation for the prefill and decode rows (auto: "
+                  "the device's newest, v3 on SM90)")
+      ->check(CLI::IsMember({"auto", "v2", "v3"}, CLI::ignore_case))
+      ->capture_default_str();
   cmd->callback([opts, exit_code] {
-    if (opts->device != "cuda" &&
-        (opts->splits > 0 || !opts->decode_grid.empty() || opts->mla_form != "auto"))
+    if (opts->device != "cuda" && (opts->splits > 0 || !opts->decode_grid.empty() ||
+                                   opts->mla_form != "auto" || opts->variant != "auto"))
       throw InvalidArgument(
-          "bench: --splits, --decode-grid and --mla-form apply to --device cuda only (the CPU "
-          "suite has its own grid)");
+          "bench: --splits, --decode-grid, --mla-form and --variant apply to --device cuda only "
+          "(the CPU suite has its own grid)");
     if (opts->device != "cuda" && opts->suite == "mla")
       throw InvalidArgument(
           "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");

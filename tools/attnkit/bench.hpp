@@ -15,6 +15,7 @@ struct BenchOptions {
   int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
   std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
   std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
+  std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3
 };
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp

@@ -244,8 +244,15 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
   return worst;
 }
 
+// The kernel form a row ran (cuda_flash_planned_form): CUDA_MLA's wide or Hopper form;
+// CUDA_FLASH's v3 Hopper prefill form or v2's forms.
+std::string form_name(const Shape& s, int form) {
+  if (s.mla()) return form == 2 ? "hopper" : "wide";
+  return form == 1 ? "v3-hopper" : "v2";
+}
+
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
-               int mla_form) {
+               int mla_form, int generation) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const int64_t tq = int64_t(s.batch) * s.seq_q;
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;
@@ -285,6 +292,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   CudaFlashOptions opt;
   opt.force_num_splits = force_splits;
   opt.mla_form = mla_form;
+  opt.generation = generation;
   auto be = s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
   AttentionBatch hb;
   hb.num_seqs = s.batch;
@@ -367,7 +375,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"page", s.page},
               {"kv_dtype", std::string(to_string(s.kv))},
               {"splits", cuda_flash_planned_splits(*be)},
-              {"form", s.mla() ? (cuda_flash_planned_form(*be) == 2 ? "hopper" : "wide") : "flash"},
+              {"form", form_name(s, cuda_flash_planned_form(*be))},
               {"ms", ms},
               {"plan_us", plan_us},
               {"check_rel_err", err},
@@ -492,8 +500,13 @@ int run_cuda_bench(const BenchOptions& o) {
   int failures = 0;
   auto go = [&](const Shape& s, int reps) {
     const int mla_form = o.mla_form == "wide" ? 1 : o.mla_form == "hopper" ? 2 : 0;
-    json row = run_shape(s, A, T, reps, seed++, o.splits, mla_form);
-    if (s.mla()) row["mla_form"] = o.mla_form;  // as asked; "form" is the one the plan picked
+    const int generation = o.variant == "v2" ? 2 : o.variant == "v3" ? 3 : 0;
+    json row = run_shape(s, A, T, reps, seed++, o.splits, mla_form, generation);
+    // as asked; "form" is the one that ran
+    if (s.mla())
+      row["mla_form"] = o.mla_form;
+    else
+      row["variant"] = o.variant;
     if (!row["ok"].get<bool>()) ++failures;
     if (s.kind != "prefill") {
       const ProbeMs f = read_probe_ms(T, size_t(s.kv_bytes()));

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backends/cuda_flash/manifest.hpp"
+#include "backends/cuda_flash/tiles.hpp"
 
 namespace attnkit {
 
@@ -83,19 +84,25 @@ Capabilities v2_caps() {
 
 const std::vector<KernelGeneration>& cuda_flash_generations() {
   static const std::vector<KernelGeneration> gens = [] {
-    // v3 and v4 are declarations of what those generations will cover, not built here.
+    // v3 (SM90): the Hopper prefill form's layers (tiles.hpp hopper_prefill_head, 16-bit caches);
+    // their decode steps run v2's decode form. Layers outside it go to v2 with v3's reasons.
     Capabilities v3 = v2_caps();
     v3.min_compute_capability = 90;
     v3.max_compute_capability = 90;
-    v3.head_sizes = {.sizes = {64, 128, 256}};
+    std::erase_if(v3.head_sizes.sizes,
+                  [](int h) { return !cuda_flash::hopper_prefill_head(h, h); });
     v3.asymmetric_head_sizes = {};
-    v3.combination = nullptr;
+    std::erase_if(v3.kv_cache_dtypes, [](KvCacheDType d) {
+      return d != KvCacheDType::kAuto && d != KvCacheDType::kFloat16 &&
+             d != KvCacheDType::kBFloat16;
+    });
+    // v4 is a declaration of what that generation will cover, not built here.
     Capabilities v4 = v2_caps();
     v4.min_compute_capability = 100;
     v4.max_compute_capability = 103;
     v4.combination = nullptr;
     return std::vector<KernelGeneration>{
-        {"v2", true, v2_caps()}, {"v3", false, v3}, {"v4", false, v4}};
+        {"v2", true, v2_caps()}, {"v3", true, v3}, {"v4", false, v4}};
   }();
   return gens;
 }

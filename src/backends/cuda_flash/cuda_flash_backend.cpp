@@ -87,6 +87,16 @@ class CudaFlashBackend final : public AttentionBackend {
     cc_major_ = prop.major;
     cc_ = prop.major * 10 + prop.minor;
     smem_per_sm_ = int(prop.sharedMemPerMultiprocessor);
+    // CUDA_FLASH's generation (CUDA_MLA picks its forms through fam_.geometry).
+    if (options_.generation != 0 && options_.generation != 2 && options_.generation != 3)
+      throw InvalidArgument(
+          fmt::format("{}: generation {} is not built; expected 0 (by device), "
+                      "2 or 3",
+                      fam_.name, options_.generation));
+    if (options_.generation == 3 && cc_ != 90)
+      throw Unsupported(fmt::format("{} v3 (Hopper) needs compute capability 9.0; {} is {}.{}",
+                                    fam_.name, prop.name, prop.major, prop.minor));
+    hopper_ = !fam_.geometry && cc_ == 90 && options_.generation != 2;
     fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
@@ -129,6 +139,9 @@ class CudaFlashBackend final : public AttentionBackend {
     // A family with its own forms says which one runs the layer.
     const bool split_keys =
         !fam_.geometry && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
+    // v3 (SM90): prefill over a 16-bit cache runs the Hopper form. The cache's dtype arrives with
+    // run(), so the plan keeps this form's launch shape beside the v2 one and run() picks.
+    const bool hopper = hopper_ && !split_keys && hopper_prefill_takes(layer.head_size, hv, max_k);
     const FlashGeometry geo =
         fam_.geometry
             ? fam_.geometry(layer, cc_, options_.mla_form)
@@ -153,9 +166,27 @@ class CudaFlashBackend final : public AttentionBackend {
                    : splits;
     if (options_.force_num_splits > 0)
       splits = splits_paged = std::min(options_.force_num_splits, kMaxSplits);
-    if (int64_t(b.num_seqs) * std::max(splits, splits_paged) > 65535)
+    int splits_hopper = 1, grid_m_hopper = 1;
+    if (hopper) {
+      int64_t hctas = 0;
+      for (int s = 0; s < b.num_seqs; ++s) {
+        const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
+        hctas += int64_t((rows + kHopperPrefillRows - 1) / kHopperPrefillRows) * layer.num_kv_heads;
+      }
+      const int hbn = hopper_prefill_tile_keys(layer.head_size);
+      splits_hopper = options_.force_num_splits > 0
+                          ? std::min(options_.force_num_splits, kMaxSplits)
+                          : num_splits_heuristic(
+                                hctas, (max_k + hbn - 1) / hbn, sm_count_,
+                                ctas_per_sm(smem_per_sm_,
+                                            hopper_prefill_smem_bytes(layer.head_size) +
+                                                hopper_prefill_static_smem_bytes(layer.head_size)));
+      grid_m_hopper = std::max(1, (max_rows + kHopperPrefillRows - 1) / kHopperPrefillRows);
+    }
+    const int most = std::max({splits, splits_paged, splits_hopper});
+    if (int64_t(b.num_seqs) * most > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
-                                    int64_t(b.num_seqs) * std::max(splits, splits_paged)));
+                                    int64_t(b.num_seqs) * most));
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = std::max(1, (max_rows + bm - 1) / bm);
@@ -163,14 +194,17 @@ class CudaFlashBackend final : public AttentionBackend {
     plan_.form = geo.form;
     plan_.splits = splits;
     plan_.splits_paged = splits_paged;
+    plan_.hopper = hopper;
+    plan_.splits_hopper = splits_hopper;
+    plan_.grid_m_hopper = grid_m_hopper;
     plan_.tile_keys = bn;
     plan_.head_qk = layer.head_size;
     plan_.head_v = hv;
     plan_.num_heads = layer.num_heads;
-    const int most = std::max(splits, splits_paged);
     plan_.workspace =
         most > 1 ? size_t(most) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float) : 0;
     run_splits_ = 0;
+    run_form_ = -1;
     plan_.valid = true;
   }
 
@@ -306,19 +340,23 @@ class CudaFlashBackend final : public AttentionBackend {
     int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
-    const int splits = kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
+    const bool hopper = plan_.hopper && kind == KvKind::k16Bit;
+    const int splits = hopper ? plan_.splits_hopper
+                       : kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
                            ? plan_.splits_paged
                            : plan_.splits;
     run_splits_ = splits;
     p.num_splits = splits;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
-    p.form = plan_.form;
+    p.form = hopper ? kHopperPrefillForm : plan_.form;
+    run_form_ = p.form;
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
     }
-    fam_.launch(inst, p, plan_.grid_m, plan_.split_keys && fam_.has_split_keys(inst), stream);
+    fam_.launch(inst, p, hopper ? plan_.grid_m_hopper : plan_.grid_m,
+                plan_.split_keys && fam_.has_split_keys(inst), stream);
     check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
     if (splits > 1) {
       launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
@@ -363,7 +401,11 @@ class CudaFlashBackend final : public AttentionBackend {
   }
 
   int planned_splits() const { return run_splits_ ? run_splits_ : plan_.splits; }
-  int planned_form() const { return plan_.valid ? plan_.form : -1; }
+  int planned_form() const {
+    if (!plan_.valid) return -1;
+    if (run_form_ >= 0) return run_form_;
+    return plan_.hopper ? kHopperPrefillForm : plan_.form;
+  }
 
  private:
   struct Plan {
@@ -372,13 +414,18 @@ class CudaFlashBackend final : public AttentionBackend {
     int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
     bool split_keys = false;
     int form = 0;  // FlashGeometry::form
+    // v3's Hopper prefill form for a 16-bit cache: its grid rows and split count
+    bool hopper = false;
+    int grid_m_hopper = 1, splits_hopper = 1;
     size_t workspace = 0;
   };
   const FlashFamily& fam_;
   CudaFlashOptions options_;
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0, cc_ = 0;
   Plan plan_;
-  int run_splits_ = 0;  // the count the last run() launched with (0: none since the plan)
+  int run_splits_ = 0;   // the count the last run() launched with (0: none since the plan)
+  int run_form_ = -1;    // the form the last run() launched (-1: none since the plan)
+  bool hopper_ = false;  // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
 };
 
 const FlashFamily& flash_family() {
@@ -388,7 +435,7 @@ const FlashFamily& flash_family() {
                              find_flash_instance,
                              launch_flash,
                              flash_has_split_keys,
-                             [](int) { prepare_flash_kernels(); },
+                             prepare_flash_kernels,
                              0,
                              nullptr};
   return f;

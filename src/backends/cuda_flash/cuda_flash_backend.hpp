@@ -15,6 +15,10 @@ struct CudaFlashOptions {
   // CUDA_MLA's kernel form (tests, benches): 0 by device and shape, 1 the wide form, 2 the Hopper
   // form (SM90 and plain logits only; Unsupported otherwise).
   int mla_form = 0;
+  // CUDA_FLASH's kernel generation: 0 the device's newest (v3 on SM90, else v2), 2 v2's forms
+  // only, 3 v3 (SM90 only; Unsupported elsewhere): 16-bit prefill at heads 64, 128 and 256 on
+  // wgmma (flash_hopper.cuh), v2's forms for everything else.
+  int generation = 0;
 };
 
 // Throws Unsupported "CUDA_FLASH kernels are not in this build (configure with the cuda
@@ -30,8 +34,9 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
 // settles the plan's count with the cache's page size and dtype); 0 if `b` is not CUDA_FLASH.
 int cuda_flash_planned_splits(const AttentionBackend& b);
-// The kernel form of the backend's plan (CUDA_MLA: 1 the wide form, 2 the Hopper form; 0 for
-// CUDA_FLASH, whose forms follow from the batch), or -1 if `b` is neither or has no plan.
+// The kernel form of the backend's last run, or of its plan before any run (CUDA_MLA: 1 the wide
+// form, 2 the Hopper form; CUDA_FLASH: 1 v3's Hopper prefill form, 0 v2's forms, which follow
+// from the batch), or -1 if `b` is neither or has no plan.
 int cuda_flash_planned_form(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout

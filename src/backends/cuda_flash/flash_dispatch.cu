@@ -1,6 +1,7 @@
-// The one dispatch point of the v2 kernels: a table indexed by manifest position, filled by the
-// part files. Callers find the index with find_flash_instance(); -1 is reported as Unsupported by
-// the backend before any launch.
+// The one dispatch point of the CUDA_FLASH kernels: v2's forms in a table indexed by manifest
+// position, filled by the part files, and v3's Hopper prefill form (flash_hopper.cu) when the
+// plan picked it (p.form). Callers find the index with find_flash_instance(); -1 is reported as
+// Unsupported by the backend before any launch.
 #include <string>
 
 #include "attnkit/error.hpp"
@@ -24,8 +25,9 @@ const FlashKernelEntry* flash_table() {
 
 }  // namespace
 
-void prepare_flash_kernels() {
+void prepare_flash_kernels(int cc) {
   for (size_t i = 0; i < kFlashManifest.size(); ++i) flash_table()[i].prepare();
+  if (cc == 90) prepare_flash_hopper();
 }
 
 bool flash_has_split_keys(int instance) {
@@ -38,6 +40,9 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
     throw Unsupported("CUDA_FLASH: kernel instance " + std::to_string(instance) +
                       " is not in the manifest (size " + std::to_string(kFlashManifest.size()) +
                       ")");
+  if (p.form == kHopperPrefillForm)
+    return launch_flash_hopper(kFlashManifest[size_t(instance)], p, grid_m,
+                               static_cast<cudaStream_t>(stream));
   flash_table()[instance].launch(p, grid_m, split_keys, static_cast<cudaStream_t>(stream));
 }
 

@@ -101,6 +101,11 @@ void fill_flash_part(FlashKernelEntry* table, std::index_sequence<Is...>) {
   (fill_flash_entry<N, Is>(table), ...);
 }
 
+// v3's Hopper prefill form (flash_hopper.cu): 16-bit caches at heads 64, 128, 256 (sm_90a).
+void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int grid_m,
+                         cudaStream_t stream);
+void prepare_flash_hopper();
+
 void fill_flash_part0(FlashKernelEntry* table);
 void fill_flash_part1(FlashKernelEntry* table);
 void fill_flash_part2(FlashKernelEntry* table);

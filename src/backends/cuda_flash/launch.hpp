@@ -9,10 +9,12 @@
 
 namespace attnkit::cuda_flash {
 
-// Raises each kernel's dynamic shared-memory limit (once, outside any graph capture).
-void prepare_flash_kernels();
+// Raises each kernel's dynamic shared-memory limit (once, outside any graph capture) on a device
+// of compute capability cc (v3's Hopper kernels on SM90 only).
+void prepare_flash_kernels(int cc);
 // Launches manifest entry `instance` over grid (m_blocks, num_kv_heads, num_seqs * num_splits).
-// split_keys picks the decode form (16-row tiles, warps split the keys); see flash_fwd.cuh.
+// p.form kHopperPrefillForm (tiles.hpp) runs v3's Hopper prefill form; otherwise split_keys picks
+// v2's decode form (16-row tiles, warps split the keys; see flash_fwd.cuh) or its prefill form.
 void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
 bool flash_has_split_keys(int instance);
 // Merges split partials into out/lse for `rows` = total_q capacity * num_heads rows. pdl (SM90+):

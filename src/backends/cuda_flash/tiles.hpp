@@ -193,6 +193,43 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
   return std::clamp(smem_per_sm / std::max(smem_per_cta, 1), 1, 8);
 }
 
+// v3's Hopper prefill form (flash_hopper.cuh, sm_90a): 16-bit caches, heads 64, 128 and 256 (qk
+// = v). 128 packed rows per CTA, 64 per consumer warpgroup, one producer warpgroup; two K/V
+// stages of hopper_prefill_tile_keys: head 64 80 KB, head 128 160 KB, head 256 192 KB; one CTA per
+// SM (registers: the producer keeps kHopperProducerRegs, each consumer thread kHopperConsumerRegs).
+inline constexpr int kHopperPrefillForm = 1;  // FlashParams::form (0: the v2 forms above)
+inline constexpr int kHopperPrefillRows = 128, kHopperPrefillThreads = 384;
+inline constexpr int kHopperPrefillStages = 2;
+// setmaxnreg moves registers within the CTA's launch allocation (65536 / 384 threads, rounded
+// down to 8: 168 each); consumers asking for more than the producer released wait forever.
+inline constexpr int kHopperProducerRegs = 96, kHopperConsumerRegs = 200;
+static_assert(128 * kHopperProducerRegs + 256 * kHopperConsumerRegs <=
+                  kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8),
+              "the roles' registers fit the launch's");
+constexpr bool hopper_prefill_head(int head_qk, int head_v) {
+  return head_qk == head_v && (head_qk == 64 || head_qk == 128 || head_qk == 256);
+}
+constexpr int hopper_prefill_tile_keys(int head) { return head <= 128 ? 128 : 64; }
+// Whether a prefill batch whose longest sequence has max_k keys takes the Hopper form. At head 64
+// the form's per-CTA fixed cost (one CTA per SM) outweighs its faster tiles on short sequences:
+// H200, 16k tokens per batch, 1k keys 282 / 199 TFLOP/s against v2's 295 / 223 (non-causal /
+// causal), 4k 353 / 312 against 322 / 289 (bench/results/cuda_s14_r3_*).
+inline constexpr int kHopperHead64MinKeys = 4096;
+constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k) {
+  return hopper_prefill_head(head_qk, head_v) && (head_qk > 64 || max_k >= kHopperHead64MinKeys);
+}
+// Dynamic shared memory: Q, the K/V stages. The epilogue's O tile reuses it.
+constexpr int hopper_prefill_smem_bytes(int head) {
+  return kHopperPrefillRows * head * 2 +
+         kHopperPrefillStages * 2 * hopper_prefill_tile_keys(head) * head * 2;
+}
+// Static: the page ring (PageRing<3, keys>).
+constexpr int hopper_prefill_static_smem_bytes(int head) {
+  return 3 * (hopper_prefill_tile_keys(head) * 2 * 8 + 4);
+}
+static_assert(hopper_prefill_smem_bytes(256) + hopper_prefill_static_smem_bytes(256) <= 227 * 1024,
+              "fits SM90's shared memory");
+
 // Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU. Otherwise, first by critical
 // path: waves x (key tiles per split + kCtaFixedTiles, the ramp and tail of a wave), counting two
 // CTAs per SM as two slots, the smallest count on ties; this decides whether the splits run in one

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "backends/cuda_flash/flash_fwd.cuh"
+#include "backends/cuda_flash/gmma.cuh"
 #include "backends/cuda_mla/mla_tiles.hpp"
 
 namespace attnkit::cuda_mla {
@@ -22,76 +23,12 @@ using namespace cuda_flash;
 
 // Byte offset of 16-byte chunk j (of 72) of row r in a swizzled 64-row tile.
 __device__ __forceinline__ uint32_t sw_chunk(int r, int j) {
-  return uint32_t((j >> 3) * kColBytes + r * 128 + (((j & 7) ^ (r & 7)) << 4));
+  return uint32_t(GmmaRows<kColBytes>::at(r, j));
 }
-
-// wgmma shared-memory descriptor, 128-byte swizzle: start address, leading / stride byte
-// offsets (K-major operands: 8-row groups 1024 bytes apart; the MN-major V: 64-element column
-// blocks kColBytes apart, 8-key groups 1024 bytes apart). Tiles start 1024-byte aligned.
-__device__ __forceinline__ uint64_t gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t((lbo >> 4) & 0x3FFF) << 16 |
-         uint64_t((sbo >> 4) & 0x3FFF) << 32 | uint64_t(1) << 62;
-}
-
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define ATTNKIT_MLA_HOPPER_BODY 1
-__device__ __forceinline__ void gmma_arrive() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void gmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void gmma_wait_all() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-}
-
-template <typename T>
-struct Gmma;
-#define ATTNKIT_GMMA_S(TY, PT)                                                                    \
-  template <>                                                                                     \
-  struct Gmma<TY> {                                                                               \
-    /* d (64 x 32 fp32, n8 tile j in d[4 j ..]) = (scale_d ? d : 0) + A B^T, both K-major */      \
-    __device__ __forceinline__ static void s32(float* d, uint64_t da, uint64_t db, int scale_d) { \
-      asm volatile(                                                                               \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                            \
-          "wgmma.mma_async.sync.aligned.m64n32k16.f32." PT "." PT                                 \
-          " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, "      \
-          "0;\n}\n"                                                                               \
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),   \
-            "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),            \
-            "+f"(d[13]), "+f"(d[14]), "+f"(d[15])                                                 \
-          : "l"(da), "l"(db), "r"(scale_d));                                                      \
-    }                                                                                             \
-    /* d (64 x 256 fp32) += A B, A K-major and B MN-major from shared */                          \
-    __device__ __forceinline__ static void o_ss(float* d, uint64_t da, uint64_t db) {             \
-      asm volatile(                                                                               \
-          "wgmma.mma_async.sync.aligned.m64n256k16.f32." PT "." PT                                \
-          " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"  \
-          "%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,"  \
-          "%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,"  \
-          "%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,"  \
-          "%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,"     \
-          "%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,"      \
-          "%121,%122,%123,%124,%125,%126,%127}, %128, %129, 1, 1, 1, 0, 1;\n"                     \
-          : ATTNKIT_R8(0), ATTNKIT_R8(8), ATTNKIT_R8(16), ATTNKIT_R8(24), ATTNKIT_R8(32),         \
-            ATTNKIT_R8(40), ATTNKIT_R8(48), ATTNKIT_R8(56), ATTNKIT_R8(64), ATTNKIT_R8(72),       \
-            ATTNKIT_R8(80), ATTNKIT_R8(88), ATTNKIT_R8(96), ATTNKIT_R8(104), ATTNKIT_R8(112),     \
-            ATTNKIT_R8(120)                                                                       \
-          : "l"(da), "l"(db));                                                                    \
-    }                                                                                             \
-  };
-#define ATTNKIT_R8(i)                                                                         \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-      "+f"(d[i + 6]), "+f"(d[i + 7])
-ATTNKIT_GMMA_S(__nv_bfloat16, "bf16")
-ATTNKIT_GMMA_S(__half, "f16")
-#undef ATTNKIT_R8
-#undef ATTNKIT_GMMA_S
-#endif
 
 template <typename T, bool kFp8>
 __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const FlashParams p) {
-#if defined(ATTNKIT_MLA_HOPPER_BODY)
+#if defined(ATTNKIT_GMMA_BODY)
   using E = Elem<T>;
   constexpr int kBM = kHopperRows, kBN = kHopperKeys;
   constexpr int kChunks = kLatent * (kFp8 ? 1 : 2) / 16;  // 16-byte chunks of a cache row
@@ -200,7 +137,7 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
       }
     }
     // The copies (generic proxy) are read by wgmma (async proxy).
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    fence_proxy_async();
     __syncthreads();
     const uint32_t k_addr = smem_addr(kFp8 ? sKc : stage_base + stage * kStageBytes);
 
@@ -212,11 +149,11 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
 #pragma unroll
     for (int kk = 0; kk < kLatent / 16; ++kk) {
       const uint32_t col = (kk >> 2) * kColBytes + (kk & 3) * 32;
-      Gmma<T>::s32(&s[0][0][0], gmma_desc(q_addr + col, 16, 1024),
-                   gmma_desc(k_addr + col + key0 * 128, 16, 1024), kk > 0);
+      Gmma<T, 32>::ss(&s[0][0][0], gmma_desc(q_addr + col, 16, 1024),
+                      gmma_desc(k_addr + col + key0 * 128, 16, 1024), kk > 0);
     }
     gmma_commit();
-    gmma_wait_all();
+    gmma_wait<0>();
 
     const int n0 = nb * kBN;
     if (n0 + kBN > w.kv_len || n0 + kBN - 1 > p_min + p.window_right ||
@@ -244,17 +181,17 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
         *reinterpret_cast<uint32_t*>(sP + r * 128 + ((chunk ^ (r & 7)) << 4) + 4 * tig) =
             E::pack(s[0][j][2 * i], s[0][j][2 * i + 1]);
       }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    fence_proxy_async();
     __syncthreads();
     // O += P V over this warpgroup's 256 V dims (column blocks 4 wg .. 4 wg + 3).
     const uint32_t p_addr = smem_addr(sP);
     gmma_arrive();
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk)
-      Gmma<T>::o_ss(&o[0][0][0], gmma_desc(p_addr + kk * 32, 16, 1024),
-                    gmma_desc(k_addr + 4 * wg * kColBytes + kk * 16 * 128, kColBytes, 1024));
+      Gmma<T, 256>::ss_t(&o[0][0][0], gmma_desc(p_addr + kk * 32, 16, 1024),
+                         gmma_desc(k_addr + 4 * wg * kColBytes + kk * 16 * 128, kColBytes, 1024));
     gmma_commit();
-    gmma_wait_all();
+    gmma_wait<0>();
     __syncthreads();  // the stage and the ring slot of tile nb + 2 are free / filled
     if (nb + 2 < w.my_hi) load_k(stage, (it + 2) % 3);
     cp_async_commit();

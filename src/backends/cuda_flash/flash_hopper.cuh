@@ -1,0 +1,237 @@
+// CUDA_FLASH v3's prefill form (sm_90a): paged, varlen, GQA-packed flash attention on wgmma for
+// 16-bit caches at heads 64, 128 and 256. One CTA = 128 packed rows (query token x query head of
+// one KV head) and a range of key tiles, in three warpgroups:
+// - warpgroup 0 produces: it copies Q once and each tile's K and V rows (cp.async through v2's
+//   page ring) into two stages, 128-byte swizzled (gmma.cuh), and each copy's completion arrives
+//   on that stage's K or V barrier (mbarrier);
+// - warpgroups 1 and 2 consume, 64 rows each: S = Q K^T (Q and K from shared memory), the softmax
+//   in registers (v2's online_softmax, masks and logits transforms), O += P V with P as a register
+//   operand and V read MN-major from shared memory, then release the stage.
+// The consumers wait only on the barriers, never on each other, so one's softmax runs under the
+// other's MMAs; the producer's registers go to them (setmaxnreg). Split partials and the LSE as
+// the v2 forms; the combine kernel merges splits.
+#pragma once
+
+#include "backends/cuda_flash/flash_fwd.cuh"
+#include "backends/cuda_flash/gmma.cuh"
+
+namespace attnkit::cuda_flash {
+
+template <int kD, typename T>
+__global__ void __launch_bounds__(kHopperPrefillThreads, 1)
+    flash_hopper_kernel(const FlashParams p) {
+#if defined(ATTNKIT_GMMA_BODY)
+  using E = Elem<T>;
+  constexpr int kBM = kHopperPrefillRows, kBN = hopper_prefill_tile_keys(kD);
+  constexpr int kChunks = kD / 8;                      // 16-byte chunks of a row
+  constexpr int kQCol = kBM * 128, kKCol = kBN * 128;  // bytes of a 64-element column block
+  constexpr int kTile = kBN * kD * 2;                  // one K or V tile
+  using QRows = GmmaRows<kQCol>;
+  using KRows = GmmaRows<kKCol>;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* sQ = smem;
+  unsigned char* stage_base = smem + kBM * kD * 2;  // stage s: K tile, then V tile
+  __shared__ PageRing<3, kBN> ring;                 // the producer's: tiles it .. it + 2
+  // Barriers: Q landed; stage s's K and V landed; stage s released by both consumers.
+  __shared__ __align__(8) uint64_t q_full, k_full[2], v_full[2], empty[2];
+
+  // The warpgroup index through a shuffle: visibly warp-uniform, so that ptxas allocates each
+  // role's registers to its setmaxnreg budget (with tid / 128 it kept the launch's 168 for every
+  // role and spilled the consumers).
+  const int tid = threadIdx.x, wtid = tid % 128, lane = tid % 32;
+  const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
+  CtaWork w;
+  if (!cta_work<kBM, kBN>(p, w)) return;
+  if (tid == 0) {
+    mbar_init(&q_full, 128);
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(&k_full[s], 128);
+      mbar_init(&v_full[s], 128);
+      mbar_init(&empty[s], 256);
+    }
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // ---- producer ----
+    regs_dec<kHopperProducerRegs>();
+    load_q_tile<kBM, kD, QRows>(p, w, reinterpret_cast<T*>(sQ), wtid);
+    mbar_arrive_cp_async(&q_full);
+    auto page_of = [&](int nb) { return cuda_flash::page_of<kBN>(p, w, nb, wtid); };
+    auto put_page = [&](int slot, const PageRows& r) {
+      cuda_flash::put_page(ring, slot, r, p, w, wtid);
+    };
+    put_page(0, page_of(w.my_lo));
+    put_page(1, page_of(w.my_lo + 1));
+    named_barrier(1, 128);
+    for (int nb = w.my_lo; nb < w.my_hi; ++nb) {
+      const int it = nb - w.my_lo, stage = it & 1, slot = it % 3;
+      const PageRows pf = page_of(nb + 2);  // stored in the ring once this tile is issued
+      if (it >= 2) mbar_wait(&empty[stage], (it / 2 - 1) & 1);  // tile it - 2 released
+      unsigned char* dst = stage_base + stage * 2 * kTile;
+      copy_rows<kBN, kChunks, KRows>(dst, ring.k[slot], ring.rows[slot], wtid);
+      mbar_arrive_cp_async(&k_full[stage]);
+      copy_rows<kBN, kChunks, KRows>(dst + kTile, ring.v[slot], ring.rows[slot], wtid);
+      mbar_arrive_cp_async(&v_full[stage]);
+      put_page((it + 2) % 3, pf);
+      named_barrier(1, 128);
+    }
+    cp_async_wait<0>();  // its copies land before the warps exit
+    return;
+  }
+
+  // ---- consumers: warpgroup c = wg - 1 holds rows 64 c .. 64 c + 63 ----
+  regs_inc<kHopperConsumerRegs>();
+  const int c = wg - 1;
+  const int G = p.group;
+  CtaWork ww = w;  // this warpgroup's rows, as a CTA of their own for the row walks
+  ww.row0 = w.row0 + 64 * c;
+  const MaskPolicy mask{w.kv_len, p.window_left, p.window_right};
+  const CtaScales cs = cta_scales(p, w.kvh);
+  const LogitsPolicy& lp = cs.lp;
+  const float sc = cs.fold_scale ? lp.scale_log2 : 1.f;
+  // This thread's rows: r = 64 c + 16 (warp in warpgroup) + lane / 4, and r + 8.
+  const int g = lane / 4, tig = lane % 4;
+  const int row_t = 64 * c + 16 * (wtid / 32) + g;
+  int qpos[2];
+  float m[2], l[2], slope[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int pr = w.row0 + row_t + 8 * i;
+    const int hd = w.kvh * G + (pr < w.rows ? p.gdiv.rem(pr) : 0);
+    qpos[i] = (pr < w.rows ? p.gdiv.div(pr) : 0) + w.shift;
+    slope[i] = p.alibi ? p.alibi[hd] : 0.f;
+    m[i] = -INFINITY;
+    l[i] = 0.f;
+    // The sink: one more logit with no value, counted once (split 0, one lane of the row's four).
+    if (p.sinks && w.split == 0) {
+      m[i] = p.sinks[hd] * kLog2e;
+      l[i] = tig == 0 ? 1.f : 0.f;
+    }
+  }
+  float o[1][kD / 8][4];
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
+  const int p_min = w.t_first + w.shift, p_max = w.t_last + w.shift;
+  const uint32_t q_addr = smem_addr(sQ) + 64 * c * 128;
+  mbar_wait(&q_full, 0);
+
+  for (int nb = w.my_lo; nb < w.my_hi; ++nb) {
+    const int it = nb - w.my_lo, stage = it & 1, phase = (it / 2) & 1;
+    const uint32_t k_addr = smem_addr(stage_base + stage * 2 * kTile);
+    const uint32_t v_addr = k_addr + kTile;
+    mbar_wait(&k_full[stage], phase);
+    fence_proxy_async();  // the producer's cp.async writes, read by wgmma
+
+    float s[1][kBN / 8][4];
+    gmma_arrive();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const uint32_t col = (kk & 3) * 32;  // k16 step within a column block
+      Gmma<T, kBN>::ss(&s[0][0][0], gmma_desc(q_addr + (kk >> 2) * kQCol + col, 16, 1024),
+                       gmma_desc(k_addr + (kk >> 2) * kKCol + col, 16, 1024), kk > 0);
+    }
+    gmma_commit();
+    gmma_wait<0>();
+    gmma_fence_regs<kBN / 2>(&s[0][0][0]);
+
+    const int n0 = nb * kBN;
+    if (!cs.fold_scale) {
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[0][j][e] =
+              lp.to_log2(s[0][j][e], slope[e / 2], n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2]);
+    }
+    if (n0 + kBN > w.kv_len || n0 + kBN - 1 > p_min + p.window_right ||
+        n0 < p_max - p.window_left) {
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
+    }
+    online_softmax(s, o, m, l, sc);
+
+    // O += P V: the probabilities as register A operands (all of them written before the fence).
+    uint32_t pa[kBN / 16][1][4];
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) p_frags<E>(s, kk, pa[kk]);
+    mbar_wait(&v_full[stage], phase);
+    fence_proxy_async();
+    gmma_fence_regs<kD / 2>(&o[0][0][0]);
+    gmma_arrive();
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk)
+      Gmma<T, kD>::rs_t(&o[0][0][0], pa[kk][0], gmma_desc(v_addr + kk * 16 * 128, kKCol, 1024));
+    gmma_commit();
+    gmma_wait<0>();
+    gmma_fence_regs<kD / 2>(&o[0][0][0]);
+    mbar_arrive(&empty[stage]);
+  }
+
+  // ---- epilogue ----
+  float f[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+    f[i] = (l[i] > 0.f ? 1.f / l[i] : 0.f) * cs.v_scale;  // 0 for rows that saw no key
+  }
+  if (p.num_splits == 1) {
+    // O goes through this warpgroup's own Q rows (same swizzled layout; the other warpgroup may
+    // still be reading its rows and the stages) and leaves as whole 16-byte chunks.
+    named_barrier(2 + c, 128);  // every warp of this warpgroup is past its last wgmma
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = row_t + 8 * i, pr = w.row0 + r;
+#pragma unroll
+      for (int j = 0; j < kD / 8; ++j)
+        *reinterpret_cast<uint32_t*>(sQ + QRows::at(r, j) + 4 * tig) =
+            E::pack(o[0][j][2 * i] * f[i], o[0][j][2 * i + 1] * f[i]);
+      if (p.lse && tig == 0 && pr < w.rows) {
+        const int t = p.gdiv.div(pr);
+        p.lse[int64_t(w.q_start + t) * p.num_heads + w.kvh * G + p.gdiv.mod(pr, t)] =
+            row_lse(m[i], l[i]);
+      }
+    }
+    named_barrier(2 + c, 128);
+    using Walk = RowWalk<kChunks>;
+    Walk rw(p, ww, wtid, p.o_stride_token, p.o_stride_head);
+    if (!rw.active()) return;
+    T* out = static_cast<T*>(p.out) + rw.cc * 8;
+#pragma unroll
+    for (int i = 0; i < 64 / Walk::kStep; ++i, rw.next()) {
+      if (rw.pr >= w.rows) return;
+      const uint4 v = *reinterpret_cast<const uint4*>(sQ + QRows::at(64 * c + rw.r, rw.cc));
+      if (p.out_vec16) {
+        *reinterpret_cast<uint4*>(out + rw.off) = v;
+      } else {
+        uint32_t* d = reinterpret_cast<uint32_t*>(out + rw.off);
+        d[0] = v.x;
+        d[1] = v.y;
+        d[2] = v.z;
+        d[3] = v.w;
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {  // split partials: fp32 rows of the workspace
+    const int pr = w.row0 + row_t + 8 * i;
+    if (pr >= w.rows) continue;
+    const int t = p.gdiv.div(pr), tok = w.q_start + t, h = w.kvh * G + p.gdiv.mod(pr, t);
+    const int64_t row = (int64_t(w.split) * p.total_q_capacity + tok) * p.num_heads + h;
+    float* out = p.ws_o + row * kD + 2 * tig;
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j)
+      *reinterpret_cast<float2*>(out + 8 * j) =
+          make_float2(o[0][j][2 * i] * f[i], o[0][j][2 * i + 1] * f[i]);
+    if (tig == 0) p.ws_lse[row] = row_lse(m[i], l[i]);
+  }
+#else
+  __trap();  // built for sm_90a only; the plan never picks this form elsewhere
+#endif
+}
+
+}  // namespace attnkit::cuda_flash
