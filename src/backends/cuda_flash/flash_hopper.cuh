@@ -6,10 +6,11 @@
 //   on that stage's K or V barrier (mbarrier);
 // - warpgroups 1 and 2 consume, 64 rows each: S = Q K^T (Q and K from shared memory), the softmax
 //   in registers (v2's online_softmax, masks and logits transforms), O += P V with P as a register
-//   operand and V read MN-major from shared memory, then release the stage.
-// The consumers wait only on the barriers, never on each other, so one's softmax runs under the
-// other's MMAs; the producer's registers go to them (setmaxnreg). Split partials and the LSE as
-// the v2 forms; the combine kernel merges splits.
+//   operand and V read MN-major from shared memory, releasing each K and V once read.
+// Each consumer issues P V of tile t together with S of tile t + 1, and the two take turns at
+// the tensor cores (ping-pong), so one's softmax runs under the other's MMAs; the producer copies
+// K a tile ahead of V, and its registers go to the consumers (setmaxnreg). Split partials and the
+// LSE as the v2 forms; the combine kernel merges splits.
 #pragma once
 
 #include "backends/cuda_flash/flash_fwd.cuh"
@@ -31,9 +32,9 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* sQ = smem;
   unsigned char* stage_base = smem + kBM * kD * 2;  // stage s: K tile, then V tile
-  __shared__ PageRing<3, kBN> ring;                 // the producer's: tiles it .. it + 2
-  // Barriers: Q landed; stage s's K and V landed; stage s released by both consumers.
-  __shared__ __align__(8) uint64_t q_full, k_full[2], v_full[2], empty[2];
+  __shared__ PageRing<4, kBN> ring;                 // the producer's: tile t in slot t % 4
+  // Barriers: Q landed; stage s's K / V landed; stage s's K / V released by both consumers.
+  __shared__ __align__(8) uint64_t q_full, k_full[2], v_full[2], k_empty[2], v_empty[2];
 
   // The warpgroup index through a shuffle: visibly warp-uniform, so that ptxas allocates each
   // role's registers to its setmaxnreg budget (with tid / 128 it kept the launch's 168 for every
@@ -42,12 +43,14 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   CtaWork w;
   if (!cta_work<kBM, kBN>(p, w)) return;
+  const int n = w.my_hi - w.my_lo;  // key tiles of this CTA
   if (tid == 0) {
     mbar_init(&q_full, 128);
     for (int s = 0; s < 2; ++s) {
       mbar_init(&k_full[s], 128);
       mbar_init(&v_full[s], 128);
-      mbar_init(&empty[s], 256);
+      mbar_init(&k_empty[s], 256);
+      mbar_init(&v_empty[s], 256);
     }
   }
   __syncthreads();
@@ -56,23 +59,32 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     regs_dec<kHopperProducerRegs>();
     load_q_tile<kBM, kD, QRows>(p, w, reinterpret_cast<T*>(sQ), wtid);
     mbar_arrive_cp_async(&q_full);
-    auto page_of = [&](int nb) { return cuda_flash::page_of<kBN>(p, w, nb, wtid); };
-    auto put_page = [&](int slot, const PageRows& r) {
-      cuda_flash::put_page(ring, slot, r, p, w, wtid);
+    auto page_of = [&](int it) { return cuda_flash::page_of<kBN>(p, w, w.my_lo + it, wtid); };
+    auto put_page = [&](int it, const PageRows& r) {
+      cuda_flash::put_page(ring, it % 4, r, p, w, wtid);
     };
-    put_page(0, page_of(w.my_lo));
-    put_page(1, page_of(w.my_lo + 1));
+    put_page(0, page_of(0));
+    put_page(1, page_of(1));
     named_barrier(1, 128);
-    for (int nb = w.my_lo; nb < w.my_hi; ++nb) {
-      const int it = nb - w.my_lo, stage = it & 1, slot = it % 3;
-      const PageRows pf = page_of(nb + 2);  // stored in the ring once this tile is issued
-      if (it >= 2) mbar_wait(&empty[stage], (it / 2 - 1) & 1);  // tile it - 2 released
-      unsigned char* dst = stage_base + stage * 2 * kTile;
-      copy_rows<kBN, kChunks, KRows>(dst, ring.k[slot], ring.rows[slot], wtid);
-      mbar_arrive_cp_async(&k_full[stage]);
-      copy_rows<kBN, kChunks, KRows>(dst + kTile, ring.v[slot], ring.rows[slot], wtid);
-      mbar_arrive_cp_async(&v_full[stage]);
-      put_page((it + 2) % 3, pf);
+    // Step j copies K of tile j and V of tile j - 1: a consumer's S of tile j + 1 runs beside
+    // its P V of tile j, so K is needed a tile ahead of V. A stage's K (V) is reused once both
+    // consumers released tile j - 2's K (V).
+    for (int j = 0; j <= n; ++j) {
+      const PageRows pf = page_of(j + 2);  // stored in the ring once this step is issued
+      if (j < n) {
+        if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
+        copy_rows<kBN, kChunks, KRows>(stage_base + (j & 1) * 2 * kTile, ring.k[j % 4],
+                                       ring.rows[j % 4], wtid);
+        mbar_arrive_cp_async(&k_full[j & 1]);
+      }
+      if (j >= 1) {
+        const int t = j - 1;
+        if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
+        copy_rows<kBN, kChunks, KRows>(stage_base + (t & 1) * 2 * kTile + kTile, ring.v[t % 4],
+                                       ring.rows[t % 4], wtid);
+        mbar_arrive_cp_async(&v_full[t & 1]);
+      }
+      put_page(j + 2, pf);  // slot (j + 2) % 4 last served tile j - 2, issued at step j - 1
       named_barrier(1, 128);
     }
     cp_async_wait<0>();  // its copies land before the warps exit
@@ -113,28 +125,22 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   for (int j = 0; j < kD / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
   const int p_min = w.t_first + w.shift, p_max = w.t_last + w.shift;
   const uint32_t q_addr = smem_addr(sQ) + 64 * c * 128;
-  mbar_wait(&q_full, 0);
+  auto k_addr = [&](int it) { return smem_addr(stage_base + (it & 1) * 2 * kTile); };
 
-  for (int nb = w.my_lo; nb < w.my_hi; ++nb) {
-    const int it = nb - w.my_lo, stage = it & 1, phase = (it / 2) & 1;
-    const uint32_t k_addr = smem_addr(stage_base + stage * 2 * kTile);
-    const uint32_t v_addr = k_addr + kTile;
-    mbar_wait(&k_full[stage], phase);
+  float s[1][kBN / 8][4];       // scores of the tile being scored
+  uint32_t pa[kBN / 16][1][4];  // probabilities of the tile whose P V is next
+  auto issue_s = [&](int it) {  // S = Q K^T of tile it, once its K has landed
+    mbar_wait(&k_full[it & 1], (it / 2) & 1);
     fence_proxy_async();  // the producer's cp.async writes, read by wgmma
-
-    float s[1][kBN / 8][4];
-    gmma_arrive();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t col = (kk & 3) * 32;  // k16 step within a column block
       Gmma<T, kBN>::ss(&s[0][0][0], gmma_desc(q_addr + (kk >> 2) * kQCol + col, 16, 1024),
-                       gmma_desc(k_addr + (kk >> 2) * kKCol + col, 16, 1024), kk > 0);
+                       gmma_desc(k_addr(it) + (kk >> 2) * kKCol + col, 16, 1024), kk > 0);
     }
-    gmma_commit();
-    gmma_wait<0>();
-    gmma_fence_regs<kBN / 2>(&s[0][0][0]);
-
-    const int n0 = nb * kBN;
+  };
+  auto softmax = [&](int it) {  // s -> probabilities pa of tile it (O rescaled: no P V in flight)
+    const int n0 = (w.my_lo + it) * kBN;
     if (!cs.fold_scale) {
 #pragma unroll
       for (int j = 0; j < kBN / 8; ++j)
@@ -152,22 +158,51 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
           if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
     }
     online_softmax(s, o, m, l, sc);
-
-    // O += P V: the probabilities as register A operands (all of them written before the fence).
-    uint32_t pa[kBN / 16][1][4];
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) p_frags<E>(s, kk, pa[kk]);
-    mbar_wait(&v_full[stage], phase);
-    fence_proxy_async();
-    gmma_fence_regs<kD / 2>(&o[0][0][0]);
+  };
+
+  // Ping-pong: the two consumers take turns at the tensor cores, each issuing one block of MMAs
+  // (P V of tile t with S of tile t + 1) while the other runs its softmax. Consumer c waits on
+  // barrier 4 + c for its turn and passes it with an arrival on the other's; consumer 1 starts by
+  // passing, and skips its last pass, so that every wait meets exactly one arrival.
+  mbar_wait(&q_full, 0);  // also before the epilogue writes O over Q
+  if (n > 0) {
+    constexpr int kTurn = 4;
+    if (c == 1) named_barrier_arrive(kTurn + 0, 256);
+    named_barrier(kTurn + c, 256);
     gmma_arrive();
-#pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk)
-      Gmma<T, kD>::rs_t(&o[0][0][0], pa[kk][0], gmma_desc(v_addr + kk * 16 * 128, kKCol, 1024));
+    issue_s(0);
     gmma_commit();
+    named_barrier_arrive(kTurn + 1 - c, 256);
     gmma_wait<0>();
-    gmma_fence_regs<kD / 2>(&o[0][0][0]);
-    mbar_arrive(&empty[stage]);
+    gmma_fence_regs<kBN / 2>(&s[0][0][0]);
+    mbar_arrive(&k_empty[0]);
+    softmax(0);
+    for (int it = 0; it < n; ++it) {
+      named_barrier(kTurn + c, 256);
+      mbar_wait(&v_full[it & 1], (it / 2) & 1);
+      fence_proxy_async();
+      gmma_fence_regs<kD / 2>(&o[0][0][0]);
+      gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
+      gmma_arrive();
+      const uint32_t v_addr = k_addr(it) + kTile;
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; ++kk)
+        Gmma<T, kD>::rs_t(&o[0][0][0], pa[kk][0], gmma_desc(v_addr + kk * 16 * 128, kKCol, 1024));
+      if (it + 1 < n) issue_s(it + 1);
+      gmma_commit();
+      if (c == 0 || it + 1 < n) named_barrier_arrive(kTurn + 1 - c, 256);
+      gmma_wait<0>();
+      gmma_fence_regs<kD / 2>(&o[0][0][0]);
+      gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
+      gmma_fence_regs<kBN / 2>(&s[0][0][0]);
+      mbar_arrive(&v_empty[it & 1]);
+      if (it + 1 < n) {
+        mbar_arrive(&k_empty[(it + 1) & 1]);
+        softmax(it + 1);
+      }
+    }
   }
 
   // ---- epilogue ----

@@ -56,6 +56,11 @@ __device__ __forceinline__ void gmma_fence_regs(float* r) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
+template <int N>
+__device__ __forceinline__ void gmma_fence_regs(uint32_t* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
 
 // Shared-memory barriers (mbarrier) for producer / consumer warpgroups.
 __device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
@@ -89,9 +94,13 @@ __device__ __forceinline__ void mbar_arrive_cp_async(uint64_t* bar) {
                    uint32_t(__cvta_generic_to_shared(bar)))
                : "memory");
 }
-// Barrier `id` (1..15; 0 is __syncthreads') over `threads` threads.
+// Barrier `id` (1..15; 0 is __syncthreads') over `threads` threads: wait there, or arrive
+// without waiting.
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 // Per-thread register budget of a warpgroup (every warp of it executes this).
 template <int N>

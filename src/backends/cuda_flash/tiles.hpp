@@ -202,7 +202,7 @@ inline constexpr int kHopperPrefillRows = 128, kHopperPrefillThreads = 384;
 inline constexpr int kHopperPrefillStages = 2;
 // setmaxnreg moves registers within the CTA's launch allocation (65536 / 384 threads, rounded
 // down to 8: 168 each); consumers asking for more than the producer released wait forever.
-inline constexpr int kHopperProducerRegs = 96, kHopperConsumerRegs = 200;
+inline constexpr int kHopperProducerRegs = 88, kHopperConsumerRegs = 208;
 static_assert(128 * kHopperProducerRegs + 256 * kHopperConsumerRegs <=
                   kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8),
               "the roles' registers fit the launch's");
@@ -223,9 +223,9 @@ constexpr int hopper_prefill_smem_bytes(int head) {
   return kHopperPrefillRows * head * 2 +
          kHopperPrefillStages * 2 * hopper_prefill_tile_keys(head) * head * 2;
 }
-// Static: the page ring (PageRing<3, keys>).
+// Static: the page ring (PageRing<4, keys>) and the stage barriers.
 constexpr int hopper_prefill_static_smem_bytes(int head) {
-  return 3 * (hopper_prefill_tile_keys(head) * 2 * 8 + 4);
+  return 4 * (hopper_prefill_tile_keys(head) * 2 * 8 + 4) + 9 * 8;
 }
 static_assert(hopper_prefill_smem_bytes(256) + hopper_prefill_static_smem_bytes(256) <= 227 * 1024,
               "fits SM90's shared memory");
