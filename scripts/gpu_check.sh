@@ -10,8 +10,8 @@
 #   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [OUT_DIR]
 #
 # OUT_DIR (default bench/results/run-<date>) receives every log and the JSON rows:
-#   tests.log, conformance.log, run.log, sanitizer-<tool>.log, cuda_bench.jsonl, cuda_peers.jsonl,
-#   nvidia-smi.txt.
+#   tests.log, conformance.log, run.log, sanitizer-<tool>.log, cuda_bench.jsonl (CUDA_FLASH's
+#   default generation), cuda_bench_v2.jsonl (v2's prefill), cuda_peers.jsonl, nvidia-smi.txt.
 # Binaries: TEST_BIN (default build/cuda/tests/attnkit_test_backends), CONF_BIN (default
 # build/cuda/tests/attnkit_test_conformance) and ATTNKIT (default build/cuda/tools/attnkit/attnkit)
 # can point at prebuilt ones.
@@ -81,6 +81,10 @@ if [ "$bench" = 1 ]; then
   "$ATTNKIT" bench --device cuda $quick --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 ||
     status=1
   tail -n 5 "$out/cuda_bench.log"
+  # The default rows run the device's newest CUDA_FLASH generation (v3 on SM90); v2's prefill
+  # beside them.
+  "$ATTNKIT" bench --device cuda $quick --suite prefill --variant v2 \
+    --out "$out/cuda_bench_v2.jsonl" >"$out/cuda_bench_v2.log" 2>&1 || status=1
   echo "== peers (torch SDPA: cuDNN, FlashAttention-2) and ceilings"
   PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --out "$out/cuda_peers.jsonl" \
     >"$out/cuda_peers.log" 2>&1 || status=1
