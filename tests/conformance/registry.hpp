@@ -74,11 +74,17 @@ inline const std::vector<BackendEntry>& backends_under_test() {
     }
     // GPU backends are always listed: their declarations are checked (undeclared cells refused)
     // on any machine; their kernels run only in CUDA builds with a GPU present.
-    {
+    // CUDA_FLASH runs the device's newest generation (v3 on SM90, whose Hopper form takes the
+    // 16-bit prefill cells at heads 128 and 256), CUDA_FLASH_v2 the same cells on v2's forms.
+    for (int generation : {0, 2}) {
       BackendEntry e;
-      e.name = "CUDA_FLASH";
+      e.name = generation ? "CUDA_FLASH_v2" : "CUDA_FLASH";
       e.capabilities = []() -> const Capabilities& { return cuda_flash_capabilities(); };
-      e.factory = [] { return make_cuda_flash_backend(); };
+      e.factory = [generation] {
+        CudaFlashOptions opt;
+        opt.generation = generation;
+        return make_cuda_flash_backend(opt);
+      };
       e.requires_gpu = true;
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
       e.gpu_available = cuda_gpu_present;
