@@ -1,4 +1,5 @@
-// CUDA_FLASH v2 against the fp64 CPU_REFERENCE oracle on the GPU: fresh random inputs, awkward
+// CUDA_FLASH (v2, and v3 on SM90: run_case runs every case under both) and CUDA_MLA against the
+// fp64 CPU_REFERENCE oracle on the GPU: fresh random inputs, awkward
 // lengths (0, 1, 54, 97, 1013), page size 1, MQA/GQA, shuffled block tables, NaN-poisoned unused
 // cache slots and a poisoned output, every feature, fp8 KV, forced split-KV, CUDA-graph capture
 // with replan and replay. Skips (GTEST_SKIP) without CUDA kernels or without a GPU.
@@ -766,10 +767,6 @@ TEST_F(CudaFlash, EveryManifestHeadPair) {
   }
 }
 
-// Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
-// partial scores): 32-row CTAs with a partial last one, decode rows that skip the second m-tile
-// and a group of 24 that fills part of it, key lengths off the 16-key tile grid, page sizes 1 and
-// 16, every feature, fp8 with per-head and per-tensor scales, forced and heuristic split-KV.
 // v3's Hopper prefill form (SM90): every head and dtype it covers, the features, masks, awkward
 // lengths, page sizes 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned
 // output rows; each case also runs v2 (run_case) and must have taken the Hopper form under v3.
@@ -871,6 +868,10 @@ TEST_F(CudaFlash, HopperPrefillForm) {
   }
 }
 
+// Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
+// partial scores): 32-row CTAs with a partial last one, decode rows that skip the second m-tile
+// and a group of 24 that fills part of it, key lengths off the 16-key tile grid, page sizes 1 and
+// 16, every feature, fp8 with per-head and per-tensor scales, forced and heuristic split-KV.
 TEST_F(CudaFlash, WideHead512) {
   Case prefill{.name = "wide prefill bf16 d512 8/2",
                .head = 512,

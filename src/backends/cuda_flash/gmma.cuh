@@ -1,5 +1,6 @@
-// Hopper warpgroup MMA (wgmma, sm_90a) for the kernels that use it: CUDA_FLASH v3's prefill form
-// (flash_hopper.cuh) and CUDA_MLA's Hopper form (cuda_mla/mla_hopper.cuh). Shared-memory operands
+// Hopper (sm_90a) primitives for the kernels that use them, CUDA_FLASH v3's prefill form
+// (flash_hopper.cuh) and CUDA_MLA's Hopper form (cuda_mla/mla_hopper.cuh): warpgroup MMA (wgmma),
+// mbarriers, named barriers and setmaxnreg. Shared-memory operands
 // use the 128-byte swizzle of wgmma's canonical layouts: a tile is a run of 64-element column
 // blocks, each `rows` x 128 bytes, with 16-byte chunk j of row r at j ^ (r % 8) of its row.
 // Accumulators (m64nN, fp32) hold n8 tile j of a warp's 16 rows in d[4 j .. 4 j + 3], laid out as
@@ -14,7 +15,6 @@ namespace attnkit::cuda_flash {
 // column blocks are kColBytes apart (= rows x 128). Usable as copy_rows' `Rows` layout.
 template <int kColBytes>
 struct GmmaRows {
-  static constexpr int kSwizzled = true;
   __device__ __forceinline__ static constexpr int at(int r, int j) {
     return (j >> 3) * kColBytes + r * 128 + (((j & 7) ^ (r & 7)) << 4);
   }
