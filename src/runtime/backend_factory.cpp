@@ -30,8 +30,7 @@ std::unique_ptr<AttentionBackend> make_backend(std::string_view name, const Laye
   if (iequals(name, "CUDA_FLASH")) {
     // The generation the selector resolved (generation_policy.hpp); "" lets the device decide.
     CudaFlashOptions opt;
-    if (iequals(variant, "v2")) opt.generation = 2;
-    if (iequals(variant, "v3")) opt.generation = 3;
+    opt.generation = cuda_flash_generation(variant);
     return make_cuda_flash_backend(opt);
   }
   if (iequals(name, "CUDA_MLA")) return make_cuda_mla_backend();

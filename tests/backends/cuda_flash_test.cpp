@@ -113,6 +113,7 @@ struct Case {
   bool mla = false;
   int mla_form = 0;    // CudaFlashOptions::mla_form
   int generation = 0;  // CudaFlashOptions::generation (0: every one the device has, run_case)
+  bool hopper_any_length = false;  // CudaFlashOptions::hopper_any_length
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -446,6 +447,7 @@ struct PreparedCase {
     opt.force_num_splits = c.force_splits;
     opt.mla_form = c.mla_form;
     opt.generation = c.generation;
+    opt.hopper_any_length = c.hopper_any_length;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
@@ -866,6 +868,15 @@ TEST_F(CudaFlash, HopperPrefillForm) {
     EXPECT_EQ(forms[0], 0) << c.name << ": v2 ran a v3 form";
     EXPECT_EQ(forms[1], want) << c.name << ": v3's form";
   }
+  // The conformance suite's CUDA_FLASH entry asks for the form at every length (short head-64
+  // batches included): it must then run it.
+  Case any = cases[short64];
+  any.name += " (hopper_any_length)";
+  any.hopper_any_length = true;
+  const std::vector<int> forms = run_case(any, seed);
+  ASSERT_EQ(forms.size(), 2u);
+  EXPECT_EQ(forms[0], 0) << "generation 2 ignores hopper_any_length";
+  EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm);
 }
 
 // Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
@@ -958,7 +969,7 @@ TEST_F(CudaFlash, MlaLatentDecode) {
   c128.seqs = kAwkwardDecode;
   run_case(c128, 50);
   c128.name = "mla bf16 128 heads page 64, the wide form";
-  c128.mla_form = 1;
+  c128.mla_form = cuda_mla::kWideForm;
   run_case(c128, 50);
   Case fp8 = base;
   fp8.name = "mla fp8 e4m3 per-tensor fp16 16 heads split x7";
@@ -987,7 +998,7 @@ TEST_F(CudaFlash, MlaLatentDecode) {
   fp8_64.force_splits = 5;
   run_case(fp8_64, 56);
   fp8_64.name = "mla fp8 e4m3 bf16 64 heads split x5, the wide form";
-  fp8_64.mla_form = 1;
+  fp8_64.mla_form = cuda_mla::kWideForm;
   run_case(fp8_64, 56);
   Case e5m2_128 = base;
   e5m2_128.name = "mla fp8 e5m2 fp16 128 heads page 16, chunks of 3 tokens";
@@ -1040,7 +1051,7 @@ TEST_F(CudaFlash, MlaHopperFormRefusesWhatItCannotRun) {
          .seqs = {{1, 40}},
          .softcap = 30.f,
          .mla = true,
-         .mla_form = 2};
+         .mla_form = cuda_mla::kHopperForm};
   EXPECT_THROW(PreparedCase(c, 58), Unsupported);
   // A latent tensor past what the kernels address (row offsets in 16-byte units in 32 bits) is
   // refused before any launch.

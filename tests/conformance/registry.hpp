@@ -74,8 +74,9 @@ inline const std::vector<BackendEntry>& backends_under_test() {
     }
     // GPU backends are always listed: their declarations are checked (undeclared cells refused)
     // on any machine; their kernels run only in CUDA builds with a GPU present.
-    // CUDA_FLASH runs the device's newest generation (v3 on SM90, whose Hopper form takes the
-    // 16-bit prefill cells at heads 128 and 256), CUDA_FLASH_v2 the same cells on v2's forms.
+    // CUDA_FLASH runs the device's newest generation: v3 on SM90, whose Hopper form then takes
+    // every 16-bit prefill cell at heads 64, 128 and 256 (the plan's head-64 length rule only
+    // chooses between that form and v2's); CUDA_FLASH_v2 runs the same cells on v2's forms.
     for (int generation : {0, 2}) {
       BackendEntry e;
       e.name = generation ? "CUDA_FLASH_v2" : "CUDA_FLASH";
@@ -83,6 +84,7 @@ inline const std::vector<BackendEntry>& backends_under_test() {
       e.factory = [generation] {
         CudaFlashOptions opt;
         opt.generation = generation;
+        opt.hopper_any_length = generation == 0;
         return make_cuda_flash_backend(opt);
       };
       e.requires_gpu = true;

@@ -30,7 +30,9 @@
 
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_flash/tiles.hpp"
 #include "backends/cuda_mla/cuda_mla_backend.hpp"
+#include "backends/cuda_mla/mla_tiles.hpp"
 #endif
 
 namespace attnkit::cli {
@@ -247,8 +249,8 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
 // The kernel form a row ran (cuda_flash_planned_form): CUDA_MLA's wide or Hopper form;
 // CUDA_FLASH's v3 Hopper prefill form or v2's forms.
 std::string form_name(const Shape& s, int form) {
-  if (s.mla()) return form == 2 ? "hopper" : "wide";
-  return form == 1 ? "v3-hopper" : "v2";
+  if (s.mla()) return form == cuda_mla::kHopperForm ? "hopper" : "wide";
+  return form == cuda_flash::kHopperPrefillForm ? "v3-hopper" : "v2";
 }
 
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
@@ -499,9 +501,11 @@ int run_cuda_bench(const BenchOptions& o) {
   uint64_t seed = 100;
   int failures = 0;
   auto go = [&](const Shape& s, int reps) {
-    const int mla_form = o.mla_form == "wide" ? 1 : o.mla_form == "hopper" ? 2 : 0;
-    const int generation = o.variant == "v2" ? 2 : o.variant == "v3" ? 3 : 0;
-    json row = run_shape(s, A, T, reps, seed++, o.splits, mla_form, generation);
+    const int mla_form = o.mla_form == "wide"     ? cuda_mla::kWideForm
+                         : o.mla_form == "hopper" ? cuda_mla::kHopperForm
+                                                  : 0;
+    json row =
+        run_shape(s, A, T, reps, seed++, o.splits, mla_form, cuda_flash_generation(o.variant));
     // as asked; "form" is the one that ran
     if (s.mla())
       row["mla_form"] = o.mla_form;

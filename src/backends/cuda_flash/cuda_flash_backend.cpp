@@ -7,6 +7,7 @@
 
 #include "attnkit/error.hpp"
 #include "backends/cuda_flash/capabilities.hpp"
+#include "core/strings.hpp"
 
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
@@ -17,6 +18,12 @@
 #endif
 
 namespace attnkit {
+
+int cuda_flash_generation(std::string_view variant) {
+  if (iequals(variant, "v2")) return 2;
+  if (iequals(variant, "v3")) return 3;
+  return 0;
+}
 
 #if !defined(ATTNKIT_CUDA_FLASH_KERNELS)
 
@@ -141,7 +148,9 @@ class CudaFlashBackend final : public AttentionBackend {
         !fam_.geometry && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
     // v3 (SM90): prefill over a 16-bit cache runs the Hopper form. The cache's dtype arrives with
     // run(), so the plan keeps this form's launch shape beside the v2 one and run() picks.
-    const bool hopper = hopper_ && !split_keys && hopper_prefill_takes(layer.head_size, hv, max_k);
+    const bool hopper =
+        hopper_ && !split_keys && hopper_prefill_head(layer.head_size, hv) &&
+        (options_.hopper_any_length || hopper_prefill_takes(layer.head_size, hv, max_k));
     const FlashGeometry geo =
         fam_.geometry
             ? fam_.geometry(layer, cc_, options_.mla_form)
@@ -149,39 +158,38 @@ class CudaFlashBackend final : public AttentionBackend {
                             tile_keys(layer.head_size, hv, false, split_keys),
                             flash_smem_bytes(layer.head_size, hv, false, split_keys) +
                                 flash_static_smem_bytes(layer.head_size, hv, false, split_keys)};
-    const int bm = geo.block_m;
-    int64_t ctas = 0;
-    for (int s = 0; s < b.num_seqs; ++s) {
-      const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
-      ctas += int64_t((rows + bm - 1) / bm) * layer.num_kv_heads;
-    }
-    const int bn = geo.tile_keys;
-    const int per_sm = ctas_per_sm(smem_per_sm_, geo.cta_smem);
-    const int tiles = (max_k + bn - 1) / bn;
-    int splits = num_splits_heuristic(ctas, tiles, sm_count_, per_sm);
-    // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
-    // hold whole tiles is kept beside the default one, and the workspace fits either.
-    int splits_paged =
-        split_keys ? num_splits_heuristic(ctas, tiles, sm_count_, per_sm, kLoneCtaTilesPaged)
-                   : splits;
-    if (options_.force_num_splits > 0)
-      splits = splits_paged = std::min(options_.force_num_splits, kMaxSplits);
-    int splits_hopper = 1, grid_m_hopper = 1;
-    if (hopper) {
-      int64_t hctas = 0;
+    // A form's launch for this batch: grid rows, CTAs, key tiles, CTAs per SM; its split count.
+    struct Launch {
+      int grid_m, tiles, per_sm;
+      int64_t ctas;
+    };
+    auto launch_of = [&](const FlashGeometry& g) {
+      Launch l{std::max(1, (max_rows + g.block_m - 1) / g.block_m),
+               (max_k + g.tile_keys - 1) / g.tile_keys, ctas_per_sm(smem_per_sm_, g.cta_smem), 0};
       for (int s = 0; s < b.num_seqs; ++s) {
         const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
-        hctas += int64_t((rows + kHopperPrefillRows - 1) / kHopperPrefillRows) * layer.num_kv_heads;
+        l.ctas += int64_t((rows + g.block_m - 1) / g.block_m) * layer.num_kv_heads;
       }
-      const int hbn = hopper_prefill_tile_keys(layer.head_size);
-      splits_hopper = options_.force_num_splits > 0
-                          ? std::min(options_.force_num_splits, kMaxSplits)
-                          : num_splits_heuristic(
-                                hctas, (max_k + hbn - 1) / hbn, sm_count_,
-                                ctas_per_sm(smem_per_sm_,
-                                            hopper_prefill_smem_bytes(layer.head_size) +
-                                                hopper_prefill_static_smem_bytes(layer.head_size)));
-      grid_m_hopper = std::max(1, (max_rows + kHopperPrefillRows - 1) / kHopperPrefillRows);
+      return l;
+    };
+    auto splits_of = [&](const Launch& l, int lone_tiles) {
+      return options_.force_num_splits > 0
+                 ? std::min(options_.force_num_splits, kMaxSplits)
+                 : num_splits_heuristic(l.ctas, l.tiles, sm_count_, l.per_sm, lone_tiles);
+    };
+    const Launch v2 = launch_of(geo);
+    const int splits = splits_of(v2, kLoneCtaTiles);
+    // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
+    // hold whole tiles is kept beside the default one, and the workspace fits either.
+    const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
+    int splits_hopper = 1, grid_m_hopper = 1;
+    if (hopper) {
+      const Launch h = launch_of({kHopperPrefillForm, kHopperPrefillRows,
+                                  hopper_prefill_tile_keys(layer.head_size),
+                                  hopper_prefill_smem_bytes(layer.head_size) +
+                                      hopper_prefill_static_smem_bytes(layer.head_size)});
+      splits_hopper = splits_of(h, kLoneCtaTiles);
+      grid_m_hopper = h.grid_m;
     }
     const int most = std::max({splits, splits_paged, splits_hopper});
     if (int64_t(b.num_seqs) * most > 65535)
@@ -189,7 +197,7 @@ class CudaFlashBackend final : public AttentionBackend {
                                     int64_t(b.num_seqs) * most));
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
-    plan_.grid_m = std::max(1, (max_rows + bm - 1) / bm);
+    plan_.grid_m = v2.grid_m;
     plan_.split_keys = split_keys;
     plan_.form = geo.form;
     plan_.splits = splits;
@@ -197,7 +205,7 @@ class CudaFlashBackend final : public AttentionBackend {
     plan_.hopper = hopper;
     plan_.splits_hopper = splits_hopper;
     plan_.grid_m_hopper = grid_m_hopper;
-    plan_.tile_keys = bn;
+    plan_.tile_keys = geo.tile_keys;
     plan_.head_qk = layer.head_size;
     plan_.head_v = hv;
     plan_.num_heads = layer.num_heads;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "attnkit/attention.hpp"
@@ -19,7 +20,13 @@ struct CudaFlashOptions {
   // only, 3 v3 (SM90 only; Unsupported elsewhere): 16-bit prefill at heads 64, 128 and 256 on
   // wgmma (flash_hopper.cuh), v2's forms for everything else.
   int generation = 0;
+  // Tests: v3's Hopper form at head 64 whatever the keys (the plan gives batches shorter than
+  // kHopperHead64MinKeys to v2's form, which generation 2 runs).
+  bool hopper_any_length = false;
 };
+// CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
+// resolves it); anything else ("", "auto") is 0, the device's newest.
+int cuda_flash_generation(std::string_view variant);
 
 // Throws Unsupported "CUDA_FLASH kernels are not in this build (configure with the cuda
 // preset)" in a CPU-only build, and Unsupported when no SM80+ GPU is visible.

@@ -23,19 +23,22 @@ struct HopperKernel {
   }
 };
 
-template <typename T>
-void launch_typed(int head, const FlashParams& p, int grid_m, cudaStream_t stream) {
-  switch (head) {
-    case 64:
-      return HopperKernel<64, T>::launch(p, grid_m, stream);
-    case 128:
-      return HopperKernel<128, T>::launch(p, grid_m, stream);
-    case 256:
-      return HopperKernel<256, T>::launch(p, grid_m, stream);
+// The heads the form is built for, one list for the launch and the shared-memory limits.
+template <int... kD>
+struct HopperHeads {
+  static_assert((hopper_prefill_head(kD, kD) && ...), "tiles.hpp's rule covers every head");
+  template <typename T>
+  static void launch(int head, const FlashParams& p, int grid_m, cudaStream_t stream) {
+    if (!((head == kD ? (HopperKernel<kD, T>::launch(p, grid_m, stream), true) : false) || ...))
+      throw Unsupported("CUDA_FLASH v3: no Hopper prefill kernel for head size " +
+                        std::to_string(head));
   }
-  throw Unsupported("CUDA_FLASH v3: no Hopper prefill kernel for head size " +
-                    std::to_string(head) + "; expected 64, 128 or 256");
-}
+  static void prepare() {
+    (HopperKernel<kD, __nv_bfloat16>::prepare(), ...);
+    (HopperKernel<kD, __half>::prepare(), ...);
+  }
+};
+using Heads = HopperHeads<64, 128, 256>;
 
 }  // namespace
 
@@ -48,17 +51,10 @@ void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int gr
         std::to_string(inst.head_qk) + "/" + std::to_string(inst.head_v) +
         (inst.kv == KvKind::kFp8 ? ", fp8 KV)" : ")"));
   if (inst.dtype == DType::kBFloat16)
-    return launch_typed<__nv_bfloat16>(inst.head_qk, p, grid_m, stream);
-  launch_typed<__half>(inst.head_qk, p, grid_m, stream);
+    return Heads::launch<__nv_bfloat16>(inst.head_qk, p, grid_m, stream);
+  Heads::launch<__half>(inst.head_qk, p, grid_m, stream);
 }
 
-void prepare_flash_hopper() {
-  HopperKernel<64, __nv_bfloat16>::prepare();
-  HopperKernel<128, __nv_bfloat16>::prepare();
-  HopperKernel<256, __nv_bfloat16>::prepare();
-  HopperKernel<64, __half>::prepare();
-  HopperKernel<128, __half>::prepare();
-  HopperKernel<256, __half>::prepare();
-}
+void prepare_flash_hopper() { Heads::prepare(); }
 
 }  // namespace attnkit::cuda_flash

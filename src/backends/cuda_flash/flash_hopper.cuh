@@ -29,12 +29,15 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   constexpr int kTile = kBN * kD * 2;                  // one K or V tile
   using QRows = GmmaRows<kQCol>;
   using KRows = GmmaRows<kKCol>;
+  static_assert(kHopperPrefillStages == 2, "a tile's stage is its index's parity");
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* sQ = smem;
   unsigned char* stage_base = smem + kBM * kD * 2;  // stage s: K tile, then V tile
   __shared__ PageRing<4, kBN> ring;                 // the producer's: tile t in slot t % 4
   // Barriers: Q landed; stage s's K / V landed; stage s's K / V released by both consumers.
   __shared__ __align__(8) uint64_t q_full, k_full[2], v_full[2], k_empty[2], v_empty[2];
+  static_assert(sizeof(ring) + 9 * sizeof(uint64_t) <= hopper_prefill_static_smem_bytes(kD),
+                "the plan's static shared-memory figure covers the ring and the barriers");
 
   // The warpgroup index through a shuffle: visibly warp-uniform, so that ptxas allocates each
   // role's registers to its setmaxnreg budget (with tid / 128 it kept the launch's 168 for every
