@@ -35,6 +35,22 @@ DeviceInfo gpu_preset(std::string_view preset, std::string name, Platform p, int
   return d;
 }
 
+// A CPU for planning without it (plans on `cpu` follow this machine's CPU, whose features decide
+// some backends, e.g. vLLM's AMX_MLA).
+DeviceInfo cpu_preset(std::string_view preset, std::string name, std::string isa, bool amx,
+                      int cores, uint64_t mem) {
+  DeviceInfo d;
+  d.platform = Platform::kCpu;
+  d.name = std::move(name);
+  d.arch = "x86_64";
+  d.cpu_isa = std::move(isa);
+  d.has_amx = amx;
+  d.cpu_cores = cores;
+  d.memory_bytes = mem;
+  d.preset = std::string(preset);
+  return d;
+}
+
 std::string cpuinfo_field(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -120,7 +136,8 @@ DeviceInfo detect_device() {
 }
 
 std::vector<std::string> device_preset_names() {
-  return {"cpu", "a100", "l40s", "h100", "h200", "b200", "b300", "rtx5090", "mi300x", "xpu"};
+  return {"cpu",  "cpu-amx", "cpu-avx512", "a100",    "l40s",   "h100",
+          "h200", "b200",    "b300",       "rtx5090", "mi300x", "xpu"};
 }
 
 DeviceInfo device_from_name(std::string_view name) {
@@ -146,6 +163,12 @@ DeviceInfo device_from_name(std::string_view name) {
     }
     return d;
   }
+  if (n == "cpu-amx")
+    return cpu_preset(n, "x86-64 server CPU with AMX (preset)", "avx512_bf16", true, 56,
+                      512 * kGiB);
+  if (n == "cpu-avx512")
+    return cpu_preset(n, "x86-64 server CPU with AVX-512, no AMX (preset)", "avx512_bf16", false,
+                      64, 512 * kGiB);
   if (n == "a100")
     return gpu_preset(n, "NVIDIA A100 (preset)", Platform::kCuda, 8, 0, "sm_80", 108, 80 * kGiB);
   if (n == "l40s")

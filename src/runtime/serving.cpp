@@ -263,7 +263,7 @@ RunReport run_workload(const RunOptions& o) {
   if (device.platform != Platform::kCpu && device.platform != Platform::kCuda)
     throw Unsupported(fmt::format("attnkit run executes on cpu or cuda; device {} is {}",
                                   device.name, to_string(device.platform)));
-  if (!device.detected && device.platform != Platform::kCpu)
+  if (!device.detected && device.preset != "cpu")
     throw InvalidArgument(fmt::format(
         "device '{}' is a preset for planning; run needs real hardware (auto, cpu or cuda)",
         o.device));

@@ -30,7 +30,8 @@ const char* kModels[] = {"deepseek-v3",
                          "qwen3-8b",
                          "snowflake-arctic-embed-m",
                          "t5-small"};
-const char* kDevices[] = {"h100", "b200", "rtx5090", "a100", "mi300x", "cpu"};
+// CPU presets, not `cpu`: that one is this machine's CPU, and its features (AMX) change plans.
+const char* kDevices[] = {"h100", "b200", "rtx5090", "a100", "mi300x", "cpu-amx", "cpu-avx512"};
 
 std::string detail(const nlohmann::json& g, const std::string& label) {
   if (!g.contains("details")) return "";

@@ -38,11 +38,20 @@ TEST(Device, EveryPresetOfTheIssue) {
   EXPECT_EQ(cpu.preset, "cpu");
   EXPECT_GT(cpu.cpu_cores, 0);
   EXPECT_FALSE(cpu.cpu_isa.empty());
+  // The CPU presets describe a fixed CPU, whatever this machine's is.
+  for (const auto& [n, amx] : {std::pair{"cpu-amx", true}, std::pair{"cpu-avx512", false}}) {
+    const DeviceInfo d = device_from_name(n);
+    EXPECT_EQ(d.platform, Platform::kCpu) << n;
+    EXPECT_EQ(d.has_amx, amx) << n;
+    EXPECT_EQ(d.arch, "x86_64") << n;
+    EXPECT_FALSE(d.detected) << n;
+    EXPECT_GT(d.cpu_cores, 0) << n;
+  }
   EXPECT_EQ(device_from_name("H100").cc.as_int(), 90);
   EXPECT_EQ(device_from_name("b300").cc.as_int(), 103);
   const auto names = device_preset_names();
-  for (const char* n :
-       {"cpu", "a100", "l40s", "h100", "h200", "b200", "b300", "rtx5090", "mi300x", "xpu"})
+  for (const char* n : {"cpu", "cpu-amx", "cpu-avx512", "a100", "l40s", "h100", "h200", "b200",
+                        "b300", "rtx5090", "mi300x", "xpu"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   for (const auto& n : names) EXPECT_NO_THROW(device_from_name(n)) << n;
 }

@@ -89,6 +89,8 @@ TEST(RunWorkload, BadInputsAreRefused) {
   o = small("qwen3-0.6b");
   o.device = "h100";  // a planning preset, not hardware
   EXPECT_THROW(run_workload(o), InvalidArgument);
+  o.device = "cpu-amx";  // so is a CPU preset (this machine may lack AMX)
+  EXPECT_THROW(run_workload(o), InvalidArgument);
   o = small("qwen3-0.6b");
   o.backend = "CUDA_FLASH";
   EXPECT_THROW(run_workload(o), Unsupported);

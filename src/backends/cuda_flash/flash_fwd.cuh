@@ -487,18 +487,19 @@ inline constexpr float kRescaleSlack = 8.f;  // online_softmax: log2 of the larg
 
 // One online-softmax step on a tile's scores s (rows g and g + 8 of each m-tile; the four lanes
 // of a row hold its keys): the running max m moves to the tile's when that exceeds it by more
-// than kRescaleSlack, l and O are then rescaled, and s becomes the probabilities, exp2(s * sc -
-// m), at most 2^kRescaleSlack. Scores are in log2 units already (sc = 1) or raw with the scale
-// folded into sc. `tile_max` sees the rows' tile maxima before they are used (the warp-pair form
-// takes the max with its partner's keys there, so both warps keep the same m).
+// than kRescaleSlack, l is then rescaled, and s becomes the probabilities, exp2(s * sc - m), at
+// most 2^kRescaleSlack. Scores are in log2 units already (sc = 1) or raw with the scale folded
+// into sc. `tile_max` sees the rows' tile maxima before they are used (the warp-pair form takes
+// the max with its partner's keys there, so both warps keep the same m). `moved(corr, any)` runs
+// before the probabilities: corr holds each row's factor for O, any whether a lane's is not 1.
 struct NoTileMaxHook {
   template <int kR>
   __device__ __forceinline__ void operator()(float (&)[kR]) const {}
 };
-template <int kMT, int kNT, int kOT, typename TileMax = NoTileMaxHook>
-__device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&o)[kMT][kOT][4],
-                                               float (&m)[2 * kMT], float (&l)[2 * kMT], float sc,
-                                               TileMax&& tile_max = {}) {
+template <int kMT, int kNT, typename TileMax, typename Moved>
+__device__ __forceinline__ void softmax_step(float (&s)[kMT][kNT][4], float (&m)[2 * kMT],
+                                             float (&l)[2 * kMT], float sc, TileMax&& tile_max,
+                                             Moved&& moved_fn) {
   constexpr int kR = 2 * kMT;
   float mx[kR], corr[kR];
 #pragma unroll
@@ -541,17 +542,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
     l[r] *= corr[r];
     mx[r] = m_use;
   }
-  if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int j = 0; j < kOT; ++j) {
-        o[mt][j][0] *= corr[2 * mt];
-        o[mt][j][1] *= corr[2 * mt];
-        o[mt][j][2] *= corr[2 * mt + 1];
-        o[mt][j][3] *= corr[2 * mt + 1];
-      }
-  }
+  moved_fn(corr, __any_sync(0xffffffffu, moved));
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -562,6 +553,30 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
         s[mt][j][e] = pe;
         l[2 * mt + e / 2] += pe;
       }
+}
+
+// O's rows times their factors (softmax_step's corr).
+template <int kMT, int kOT>
+__device__ __forceinline__ void rescale_o(float (&o)[kMT][kOT][4], const float (&corr)[2 * kMT]) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int j = 0; j < kOT; ++j) {
+      o[mt][j][0] *= corr[2 * mt];
+      o[mt][j][1] *= corr[2 * mt];
+      o[mt][j][2] *= corr[2 * mt + 1];
+      o[mt][j][3] *= corr[2 * mt + 1];
+    }
+}
+
+// softmax_step with O rescaled in place, before the probabilities.
+template <int kMT, int kNT, int kOT, typename TileMax = NoTileMaxHook>
+__device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&o)[kMT][kOT][4],
+                                               float (&m)[2 * kMT], float (&l)[2 * kMT], float sc,
+                                               TileMax&& tile_max = {}) {
+  softmax_step(s, m, l, sc, tile_max, [&](const float(&corr)[2 * kMT], bool any) {
+    if (any) rescale_o(o, corr);
+  });
 }
 
 // A warp pair splits V's dims in 32-dim blocks, warp h taking 16-byte chunks 4 h .. 4 h + 3 of

@@ -5,12 +5,13 @@
 //   page ring) into two stages, 128-byte swizzled (gmma.cuh), and each copy's completion arrives
 //   on that stage's K or V barrier (mbarrier);
 // - warpgroups 1 and 2 consume, 64 rows each: S = Q K^T (Q and K from shared memory), the softmax
-//   in registers (v2's online_softmax, masks and logits transforms), O += P V with P as a register
+//   in registers (v2's softmax step, masks and logits transforms), O += P V with P as a register
 //   operand and V read MN-major from shared memory, releasing each K and V once read.
-// Each consumer issues P V of tile t together with S of tile t + 1, and the two take turns at
-// the tensor cores (ping-pong), so one's softmax runs under the other's MMAs; the producer copies
-// K a tile ahead of V, and its registers go to the consumers (setmaxnreg). Split partials and the
-// LSE as the v2 forms; the combine kernel merges splits.
+// Each consumer issues S of tile t + 1, then P V of tile t, and starts tile t + 1's softmax under
+// that P V; the two also take turns at the tensor cores (ping-pong), so each one's softmax runs
+// under the other's MMAs as well. The producer copies K a tile ahead of V, and its registers go
+// to the consumers (setmaxnreg). Split partials and the LSE as the v2 forms; the combine kernel
+// merges splits.
 #pragma once
 
 #include "backends/cuda_flash/flash_fwd.cuh"
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
 #pragma unroll
   for (int j = 0; j < kD / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
   const int p_min = w.t_first + w.shift, p_max = w.t_last + w.shift;
-  const uint32_t q_addr = smem_addr(sQ) + 64 * c * 128;
+  const GmmaDesc qd(smem_addr(sQ) + 64 * c * 128, 16, 1024);
   auto k_addr = [&](int it) { return smem_addr(stage_base + (it & 1) * 2 * kTile); };
 
   float s[1][kBN / 8][4];       // scores of the tile being scored
@@ -135,14 +136,19 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   auto issue_s = [&](int it) {  // S = Q K^T of tile it, once its K has landed
     mbar_wait(&k_full[it & 1], (it / 2) & 1);
     fence_proxy_async();  // the producer's cp.async writes, read by wgmma
+    const GmmaDesc kd(k_addr(it), 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t col = (kk & 3) * 32;  // k16 step within a column block
-      Gmma<T, kBN>::ss(&s[0][0][0], gmma_desc(q_addr + (kk >> 2) * kQCol + col, 16, 1024),
-                       gmma_desc(k_addr(it) + (kk >> 2) * kKCol + col, 16, 1024), kk > 0);
+      Gmma<T, kBN>::ss(&s[0][0][0], qd.at((kk >> 2) * kQCol + col), kd.at((kk >> 2) * kKCol + col),
+                       kk > 0);
     }
   };
-  auto softmax = [&](int it) {  // s -> probabilities pa of tile it (O rescaled: no P V in flight)
+  // Scores of tile it -> probabilities (fp32, in s). O's factor for the tile's max is kept for
+  // later: this tile's scores are computed while the previous tile's P V still accumulates.
+  float corr[2];
+  bool rescale = false;
+  auto scores = [&](int it) {
     const int n0 = (w.my_lo + it) * kBN;
     if (!cs.fold_scale) {
 #pragma unroll
@@ -160,13 +166,23 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
         for (int e = 0; e < 4; ++e)
           if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
     }
-    online_softmax(s, o, m, l, sc);
+    softmax_step(s, m, l, sc, NoTileMaxHook{}, [&](const float(&f)[2], bool any) {
+      corr[0] = f[0];
+      corr[1] = f[1];
+      rescale = any;
+    });
+  };
+  auto to_p = [&] {
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) p_frags<E>(s, kk, pa[kk]);
   };
 
-  // Ping-pong: the two consumers take turns at the tensor cores, each issuing one block of MMAs
-  // (P V of tile t with S of tile t + 1) while the other runs its softmax. Consumer c waits on
+  // Per tile, in the order of FA3's intra-warpgroup overlap: S of tile t + 1 is issued, then O is
+  // rescaled for tile t's max and P V of tile t issued; tile t + 1's softmax starts once its S has
+  // landed, under the P V (ptxas places the P V's wait after the masks and row maxima; pinned
+  // after the exponentials it measured 1-7% slower, s15 r4), and its probabilities become P
+  // fragments once the P V is done. The two consumers also take turns at the tensor cores
+  // (ping-pong), so each one's softmax runs under the other's MMAs too. Consumer c waits on
   // barrier 4 + c for its turn and passes it with an arrival on the other's; consumer 1 starts by
   // passing, and skips its last pass, so that every wait meets exactly one arrival.
   mbar_wait(&q_full, 0);  // also before the epilogue writes O over Q
@@ -181,31 +197,48 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     gmma_wait<0>();
     gmma_fence_regs<kBN / 2>(&s[0][0][0]);
     mbar_arrive(&k_empty[0]);
-    softmax(0);
-    for (int it = 0; it < n; ++it) {
-      named_barrier(kTurn + c, 256);
+    scores(0);
+    rescale = false;  // O is still zero
+    to_p();
+    auto issue_pv = [&](int it) {  // O += P V of tile it, once its V has landed
+      if (rescale) rescale_o(o, corr);
       mbar_wait(&v_full[it & 1], (it / 2) & 1);
       fence_proxy_async();
       gmma_fence_regs<kD / 2>(&o[0][0][0]);
       gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
-      gmma_arrive();
-      const uint32_t v_addr = k_addr(it) + kTile;
+      gmma_arrive();  // orders the rescale before the P V reads O
+      const GmmaDesc vd(k_addr(it) + kTile, kKCol, 1024);
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk)
-        Gmma<T, kD>::rs_t(&o[0][0][0], pa[kk][0], gmma_desc(v_addr + kk * 16 * 128, kKCol, 1024));
-      if (it + 1 < n) issue_s(it + 1);
+        Gmma<T, kD>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
       gmma_commit();
-      if (c == 0 || it + 1 < n) named_barrier_arrive(kTurn + 1 - c, 256);
+    };
+    auto pv_done = [&](int it) {
       gmma_wait<0>();
       gmma_fence_regs<kD / 2>(&o[0][0][0]);
       gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
-      gmma_fence_regs<kBN / 2>(&s[0][0][0]);
       mbar_arrive(&v_empty[it & 1]);
-      if (it + 1 < n) {
-        mbar_arrive(&k_empty[(it + 1) & 1]);
-        softmax(it + 1);
-      }
+    };
+    for (int it = 0; it + 1 < n; ++it) {
+      named_barrier(kTurn + c, 256);
+      gmma_arrive();
+      issue_s(it + 1);
+      gmma_commit();
+      issue_pv(it);
+      named_barrier_arrive(kTurn + 1 - c, 256);
+      gmma_wait<1>();  // S of tile it + 1
+      gmma_fence_regs<kBN / 2>(&s[0][0][0]);
+      mbar_arrive(&k_empty[(it + 1) & 1]);
+      scores(it + 1);
+      pv_done(it);
+      to_p();
     }
+    // The last tile: its P V alone (peeled: with the S issue conditional inside the loop, ptxas
+    // serialized every wgmma of the kernel, C7514).
+    named_barrier(kTurn + c, 256);
+    issue_pv(n - 1);
+    if (c == 0) named_barrier_arrive(kTurn + 1, 256);
+    pv_done(n - 1);
   }
 
   // ---- epilogue ----

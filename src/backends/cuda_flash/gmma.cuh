@@ -23,11 +23,18 @@ struct GmmaRows {
 // Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
 // offsets. K-major operands: 8-row groups 1024 bytes apart (lbo unused). MN-major operands (V):
 // lbo = the distance between 64-element column blocks, sbo = 1024 between 8-row groups of the
-// reduction dimension. Tiles start 1024-byte aligned.
-__device__ __forceinline__ uint64_t gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t((lbo >> 4) & 0x3FFF) << 16 |
-         uint64_t((sbo >> 4) & 0x3FFF) << 32 | uint64_t(1) << 62;
-}
+// reduction dimension. Tiles start 1024-byte aligned. at(bytes) gives the descriptor of the
+// operand that many bytes further on with one add: the low word holds the address / 16 in 14 bits
+// (shared memory ends below 256 KB, so the add never carries into the lbo field above it).
+struct GmmaDesc {
+  uint32_t lo, hi;
+  __device__ __forceinline__ GmmaDesc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+      : lo((addr & 0x3FFFF) >> 4 | ((lbo >> 4) & 0x3FFF) << 16),
+        hi(((sbo >> 4) & 0x3FFF) | 1u << 30) {}
+  __device__ __forceinline__ uint64_t at(uint32_t bytes) const {
+    return uint64_t(hi) << 32 | (lo + (bytes >> 4));
+  }
+};
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define ATTNKIT_GMMA_BODY 1

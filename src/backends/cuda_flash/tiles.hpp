@@ -211,9 +211,9 @@ constexpr bool hopper_prefill_head(int head_qk, int head_v) {
 }
 constexpr int hopper_prefill_tile_keys(int head) { return head <= 128 ? 128 : 64; }
 // Whether a prefill batch whose longest sequence has max_k keys takes the Hopper form. At head 64
-// the form's per-CTA fixed cost (one CTA per SM) outweighs its faster tiles on short sequences:
-// H200, 16k tokens per batch, 1k keys 282 / 199 TFLOP/s against v2's 295 / 223 (non-causal /
-// causal), 4k 353 / 312 against 322 / 289 (bench/results/cuda_s14_r3_*).
+// the form's per-CTA fixed cost (one CTA per SM) weighs against its faster tiles on short
+// sequences: H200, 16k tokens per batch, 1k keys 316 / 217 TFLOP/s against v2's 295 / 222
+// (non-causal / causal), 4k 420 / 363 against 322 / 289 (bench/results/cuda_s15_r3_*).
 inline constexpr int kHopperHead64MinKeys = 4096;
 constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k) {
   return hopper_prefill_head(head_qk, head_v) && (head_qk > 64 || max_k >= kHopperHead64MinKeys);

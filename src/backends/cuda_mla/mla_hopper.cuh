@@ -145,12 +145,12 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
     constexpr int kNT = 4;
     const int key0 = 32 * wg;
     float s[1][kNT][4];
+    const GmmaDesc qd(q_addr, 16, 1024), kd(k_addr + key0 * 128, 16, 1024);
     gmma_arrive();
 #pragma unroll
     for (int kk = 0; kk < kLatent / 16; ++kk) {
       const uint32_t col = (kk >> 2) * kColBytes + (kk & 3) * 32;
-      Gmma<T, 32>::ss(&s[0][0][0], gmma_desc(q_addr + col, 16, 1024),
-                      gmma_desc(k_addr + col + key0 * 128, 16, 1024), kk > 0);
+      Gmma<T, 32>::ss(&s[0][0][0], qd.at(col), kd.at(col), kk > 0);
     }
     gmma_commit();
     gmma_wait<0>();
@@ -184,12 +184,11 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
     fence_proxy_async();
     __syncthreads();
     // O += P V over this warpgroup's 256 V dims (column blocks 4 wg .. 4 wg + 3).
-    const uint32_t p_addr = smem_addr(sP);
+    const GmmaDesc pd(smem_addr(sP), 16, 1024), vd(k_addr + 4 * wg * kColBytes, kColBytes, 1024);
     gmma_arrive();
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk)
-      Gmma<T, 256>::ss_t(&o[0][0][0], gmma_desc(p_addr + kk * 32, 16, 1024),
-                         gmma_desc(k_addr + 4 * wg * kColBytes + kk * 16 * 128, kColBytes, 1024));
+      Gmma<T, 256>::ss_t(&o[0][0][0], pd.at(kk * 32), vd.at(kk * 16 * 128));
     gmma_commit();
     gmma_wait<0>();
     __syncthreads();  // the stage and the ring slot of tile nb + 2 are free / filled
