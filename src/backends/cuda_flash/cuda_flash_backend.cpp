@@ -149,8 +149,9 @@ class CudaFlashBackend final : public AttentionBackend {
     // v3 (SM90): prefill over a 16-bit cache runs the Hopper form. The cache's dtype arrives with
     // run(), so the plan keeps this form's launch shape beside the v2 one and run() picks.
     const bool hopper =
-        hopper_ && !split_keys && hopper_prefill_head(layer.head_size, hv) &&
-        (options_.hopper_any_length || hopper_prefill_takes(layer.head_size, hv, max_k));
+        hopper_ && !split_keys &&
+        (options_.hopper_any_length ? hopper_prefill_head(layer.head_size, hv)
+                                    : hopper_prefill_takes(layer.head_size, hv, max_k));
     const FlashGeometry geo =
         fam_.geometry
             ? fam_.geometry(layer, cc_, options_.mla_form)
