@@ -109,6 +109,7 @@ struct Case {
   int force_splits = 0;
   int out_pad = 0;       // extra elements per output head that must stay untouched
   float k_growth = 0.f;  // key j of a sequence has its K row scaled by 1 + k_growth * j
+  float q_amp = 1.f;     // Q's magnitude; the softmax scale is divided by it
   // CUDA_MLA: one latent cache (no V tensor; V = the first head_v elements of each K row).
   bool mla = false;
   int mla_form = 0;    // CudaFlashOptions::mla_form
@@ -178,7 +179,7 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
         for (size_t e = 0; e < row; ++e) P.k_src[key * row + e] *= 1.f + c.k_growth * float(j);
   }
   P.q.resize(size_t(P.total_q) * c.hq * c.head);
-  for (auto& x : P.q) x = act_bits(U(rng), c.dtype);
+  for (auto& x : P.q) x = act_bits(U(rng) * c.q_amp, c.dtype);
 
   P.stride_tok = int64_t(c.head) * P.elem;
   P.stride_head = P.stride_tok * c.block;
@@ -270,7 +271,7 @@ AttentionLayerParams layer_of(const Problem& P, bool device) {
   L.head_size = P.c.head;
   L.head_size_v = P.hv;
   L.dtype = P.c.dtype;
-  L.scale = 1.f / std::sqrt(float(P.c.head));
+  L.scale = 1.f / std::sqrt(float(P.c.head)) / P.c.q_amp;
   L.causal = P.c.causal;
   L.window_left = P.c.wl;
   L.window_right = P.c.wr;
@@ -769,9 +770,10 @@ TEST_F(CudaFlash, EveryManifestHeadPair) {
   }
 }
 
-// v3's Hopper prefill form (SM90): every head and dtype it covers, the features, masks, awkward
-// lengths, page sizes 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned
-// output rows; each case also runs v2 (run_case) and must have taken the Hopper form under v3.
+// v3's Hopper prefill form (SM90): every head, dtype and cache kind it covers (16-bit, fp8 e4m3
+// and e5m2 with per-head and per-tensor scales), the features, masks, awkward lengths, page sizes
+// 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned output rows; each
+// case also runs v2 (run_case) and must have taken the Hopper form under v3.
 TEST_F(CudaFlash, HopperPrefillForm) {
   if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
   const Seqs long_seqs = {{300, 300}, {129, 1013}, {1, 64}, {200, 2000}};
@@ -811,7 +813,62 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                        .softcap = 30.f,
                        .alibi = true,
                        .sinks = true});
+      cases.push_back({.name = n + " fp8-e4m3 per-head causal awkward",
+                       .dtype = dt,
+                       .kv = KvCacheDType::kFp8E4M3,
+                       .gran = ScaleGranularity::kPerHead,
+                       .head = head,
+                       .hq = 8,
+                       .hkv = 2,
+                       .block = 16,
+                       .seqs = kAwkwardPrefill});
+      cases.push_back({.name = n + " fp8-e5m2 per-tensor window softcap alibi sinks GQA 3",
+                       .dtype = dt,
+                       .kv = KvCacheDType::kFp8E5M2,
+                       .gran = ScaleGranularity::kPerTensor,
+                       .head = head,
+                       .hq = 6,
+                       .hkv = 2,
+                       .block = 128,
+                       .seqs = long_seqs,
+                       .wl = 100,
+                       .softcap = 30.f,
+                       .alibi = true,
+                       .sinks = true});
     }
+  cases.push_back({.name = "v3 d128 fp8-e4m3 non-causal forced splits page 1",
+                   .kv = KvCacheDType::kFp8E4M3,
+                   .gran = ScaleGranularity::kPerTensor,
+                   .head = 128,
+                   .hq = 4,
+                   .hkv = 4,
+                   .block = 1,
+                   .seqs = long_seqs,
+                   .causal = false,
+                   .force_splits = 3});
+  cases.push_back({.name = "v3 d64 fp8-e4m3 growing logits",
+                   .kv = KvCacheDType::kFp8E4M3,
+                   .gran = ScaleGranularity::kPerHead,
+                   .head = 64,
+                   .hq = 8,
+                   .hkv = 8,
+                   .block = 16,
+                   .seqs = {{300, 2000}},
+                   .k_growth = 0.004f});
+  // A bf16 model's Q rows go to fp16 for the fp8 form's MMAs: magnitudes beyond fp16's range
+  // are scaled by a power of two that the logits' scale takes back (with the softmax scale
+  // divided by q_amp, a factor left out would change the probabilities).
+  for (float amp : {3e5f, 1e-6f})
+    cases.push_back(
+        {.name = std::string("v3 d128 bf16 fp8-e4m3 ") + (amp > 1 ? "huge" : "tiny") + " Q",
+         .kv = KvCacheDType::kFp8E4M3,
+         .gran = ScaleGranularity::kPerHead,
+         .head = 128,
+         .hq = 8,
+         .hkv = 2,
+         .block = 16,
+         .seqs = {{97, 300}, {5, 1013}},
+         .q_amp = amp});
   cases.push_back({.name = "v3 d128 page 1 MHA",
                    .head = 128,
                    .hq = 4,
@@ -1504,8 +1561,8 @@ TEST(CudaFlashDeclaration, MlaDerivedFromManifest) {
 }
 
 // v3's declaration states the Hopper prefill form's layers exactly (tiles.hpp
-// hopper_prefill_head, 16-bit caches, SM90 only) and is built; the selector gives every other
-// layer on an H200 to v2 with v3's reasons.
+// hopper_prefill_head, 16-bit and fp8 caches, SM90 only) and is built; the selector gives every
+// other layer on an H200 to v2 with v3's reasons.
 TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   const auto& gens = cuda_flash_generations();
   ASSERT_EQ(gens.size(), 3u);
@@ -1520,9 +1577,7 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_EQ(v3.caps.head_sizes.sizes, heads);
   EXPECT_EQ(heads, (std::vector<int>{64, 128, 256}));
   EXPECT_TRUE(v3.caps.asymmetric_head_sizes.empty());
-  EXPECT_EQ(v3.caps.kv_cache_dtypes,
-            (std::vector<KvCacheDType>{KvCacheDType::kAuto, KvCacheDType::kFloat16,
-                                       KvCacheDType::kBFloat16}));
+  EXPECT_EQ(v3.caps.kv_cache_dtypes, gens[0].caps.kv_cache_dtypes);  // 16-bit and fp8
   // Head 64 takes the form over long sequences only; heads 128 and 256 always.
   EXPECT_FALSE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys - 1));
   EXPECT_TRUE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys));
@@ -1540,16 +1595,19 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_EQ(resolve_generation(gens, "CUDA_FLASH", spec, h200, none).variant, "v3");
   EXPECT_EQ(resolve_generation(gens, "CUDA_FLASH", spec, device_from_name("a100"), none).variant,
             "v2");
-  for (auto [head, kv] : {std::pair{128, KvCacheDType::kFp8E4M3}, {96, KvCacheDType::kAuto}}) {
+  for (auto [head, kv] : {std::pair{128, KvCacheDType::kFp8E4M3},
+                          {64, KvCacheDType::kFp8E5M2},
+                          {256, KvCacheDType::kFp8E4M3}}) {
     spec.head_size = head;
     spec.kv_cache_dtype = kv;
-    const VariantChoice v = resolve_generation(gens, "CUDA_FLASH", spec, h200, none);
-    EXPECT_EQ(v.variant, "v2") << head;
-    ASSERT_EQ(v.warnings.size(), 1u) << head;
-    EXPECT_NE(v.warnings[0].message.find(head == 96 ? "head_size" : "kv_cache_dtype"),
-              std::string::npos)
-        << v.warnings[0].message;
+    EXPECT_EQ(resolve_generation(gens, "CUDA_FLASH", spec, h200, none).variant, "v3") << head;
   }
+  spec.head_size = 96;
+  spec.kv_cache_dtype = KvCacheDType::kAuto;
+  const VariantChoice v = resolve_generation(gens, "CUDA_FLASH", spec, h200, none);
+  EXPECT_EQ(v.variant, "v2");
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].message.find("head_size"), std::string::npos) << v.warnings[0].message;
 }
 
 TEST(CudaFlashDeclaration, BuildReportsKernels) {

@@ -37,12 +37,17 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "the device's newest, v3 on SM90)")
       ->check(CLI::IsMember({"auto", "v2", "v3"}, CLI::ignore_case))
       ->capture_default_str();
+  cmd->add_option("--prefill-kv", opts->prefill_kv,
+                  "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
+      ->check(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
+      ->capture_default_str();
   cmd->callback([opts, exit_code] {
-    if (opts->device != "cuda" && (opts->splits > 0 || !opts->decode_grid.empty() ||
-                                   opts->mla_form != "auto" || opts->variant != "auto"))
+    if (opts->device != "cuda" &&
+        (opts->splits > 0 || !opts->decode_grid.empty() || opts->mla_form != "auto" ||
+         opts->variant != "auto" || opts->prefill_kv != "bfloat16"))
       throw InvalidArgument(
-          "bench: --splits, --decode-grid, --mla-form and --variant apply to --device cuda only "
-          "(the CPU suite has its own grid)");
+          "bench: --splits, --decode-grid, --mla-form, --variant and --prefill-kv apply to "
+          "--device cuda only (the CPU suite has its own grid)");
     if (opts->device != "cuda" && opts->suite == "mla")
       throw InvalidArgument(
           "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");

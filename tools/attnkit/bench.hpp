@@ -16,6 +16,7 @@ struct BenchOptions {
   std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
   std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
   std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3
+  std::string prefill_kv = "bfloat16";  // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
 };
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp

@@ -522,11 +522,13 @@ int run_cuda_bench(const BenchOptions& o) {
   if (o.suite == "prefill" || o.suite == "all") {
     const std::vector<int> seqs =
         o.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 4096, 16384};
+    const KvCacheDType kv =
+        o.prefill_kv == "fp8_e4m3" ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16;
     for (int d : {64, 128, 256})
       for (int s : seqs)
         for (bool causal : {false, true}) {
           const int h = 2048 / d;
-          go({"prefill", 16384 / s, h, h, d, s, s, 128, causal, KvCacheDType::kBFloat16}, 20);
+          go({"prefill", 16384 / s, h, h, d, s, s, 128, causal, kv}, 20);
         }
   }
   if (o.suite == "decode" || o.suite == "all") {

@@ -84,18 +84,15 @@ Capabilities v2_caps() {
 
 const std::vector<KernelGeneration>& cuda_flash_generations() {
   static const std::vector<KernelGeneration> gens = [] {
-    // v3 (SM90): the Hopper prefill form's layers (tiles.hpp hopper_prefill_head, 16-bit caches);
-    // their decode steps run v2's decode form. Layers outside it go to v2 with v3's reasons.
+    // v3 (SM90): the Hopper prefill form's layers (tiles.hpp hopper_prefill_head, 16-bit and fp8
+    // caches); their decode steps run v2's decode form. Layers outside it go to v2 with v3's
+    // reasons.
     Capabilities v3 = v2_caps();
     v3.min_compute_capability = 90;
     v3.max_compute_capability = 90;
     std::erase_if(v3.head_sizes.sizes,
                   [](int h) { return !cuda_flash::hopper_prefill_head(h, h); });
     v3.asymmetric_head_sizes = {};
-    std::erase_if(v3.kv_cache_dtypes, [](KvCacheDType d) {
-      return d != KvCacheDType::kAuto && d != KvCacheDType::kFloat16 &&
-             d != KvCacheDType::kBFloat16;
-    });
     // v4 is a declaration of what that generation will cover, not built here.
     Capabilities v4 = v2_caps();
     v4.min_compute_capability = 100;

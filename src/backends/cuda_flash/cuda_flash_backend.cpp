@@ -146,8 +146,9 @@ class CudaFlashBackend final : public AttentionBackend {
     // A family with its own forms says which one runs the layer.
     const bool split_keys =
         !fam_.geometry && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
-    // v3 (SM90): prefill over a 16-bit cache runs the Hopper form. The cache's dtype arrives with
-    // run(), so the plan keeps this form's launch shape beside the v2 one and run() picks.
+    // v3 (SM90): prefill runs the Hopper form. The cache's dtype arrives with run(), so the plan
+    // keeps this form's launch shape beside the v2 one; the fp8 raw ring leaves the form's CTAs
+    // per SM as they are (tiles.hpp), so one split count serves both cache kinds.
     const bool hopper =
         hopper_ && !split_keys &&
         (options_.hopper_any_length ? hopper_prefill_head(layer.head_size, hv)
@@ -349,7 +350,7 @@ class CudaFlashBackend final : public AttentionBackend {
     int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
-    const bool hopper = plan_.hopper && kind == KvKind::k16Bit;
+    const bool hopper = plan_.hopper;
     const int splits = hopper ? plan_.splits_hopper
                        : kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
                            ? plan_.splits_paged
@@ -423,7 +424,7 @@ class CudaFlashBackend final : public AttentionBackend {
     int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
     bool split_keys = false;
     int form = 0;  // FlashGeometry::form
-    // v3's Hopper prefill form for a 16-bit cache: its grid rows and split count
+    // v3's Hopper prefill form (16-bit or fp8 cache): its grid rows and split count
     bool hopper = false;
     int grid_m_hopper = 1, splits_hopper = 1;
     size_t workspace = 0;

@@ -1,5 +1,5 @@
-// v3's Hopper prefill kernels (flash_hopper.cuh), one per (head, dtype) it covers; launched only
-// through launch_flash (flash_dispatch.cu) when the plan picked kHopperPrefillForm.
+// v3's Hopper prefill kernels (flash_hopper.cuh), one per (head, dtype, cache kind) it covers;
+// launched only through launch_flash (flash_dispatch.cu) when the plan picked kHopperPrefillForm.
 #include <string>
 
 #include "attnkit/error.hpp"
@@ -9,10 +9,10 @@
 namespace attnkit::cuda_flash {
 namespace {
 
-template <int kD, typename T>
+template <int kD, typename T, bool kFp8>
 struct HopperKernel {
-  static constexpr auto kKernel = flash_hopper_kernel<kD, T>;
-  static constexpr int kSmem = hopper_prefill_smem_bytes(kD);
+  static constexpr auto kKernel = flash_hopper_kernel<kD, T, kFp8>;
+  static constexpr int kSmem = hopper_prefill_smem_bytes(kD, kFp8);
   static void launch(const FlashParams& p, int grid_m, cudaStream_t stream) {
     const dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
     kKernel<<<grid, kHopperPrefillThreads, kSmem, stream>>>(p);
@@ -27,15 +27,15 @@ struct HopperKernel {
 template <int... kD>
 struct HopperHeads {
   static_assert((hopper_prefill_head(kD, kD) && ...), "tiles.hpp's rule covers every head");
-  template <typename T>
-  static void launch(int head, const FlashParams& p, int grid_m, cudaStream_t stream) {
-    if (!((head == kD ? (HopperKernel<kD, T>::launch(p, grid_m, stream), true) : false) || ...))
-      throw Unsupported("CUDA_FLASH v3: no Hopper prefill kernel for head size " +
-                        std::to_string(head));
+  template <typename T, bool kFp8>
+  static bool launch(int head, const FlashParams& p, int grid_m, cudaStream_t stream) {
+    return ((head == kD ? (HopperKernel<kD, T, kFp8>::launch(p, grid_m, stream), true) : false) ||
+            ...);
   }
+  template <typename T>
   static void prepare() {
-    (HopperKernel<kD, __nv_bfloat16>::prepare(), ...);
-    (HopperKernel<kD, __half>::prepare(), ...);
+    (HopperKernel<kD, T, false>::prepare(), ...);
+    (HopperKernel<kD, T, true>::prepare(), ...);
   }
 };
 using Heads = HopperHeads<64, 128, 256>;
@@ -44,17 +44,23 @@ using Heads = HopperHeads<64, 128, 256>;
 
 void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int grid_m,
                          cudaStream_t stream) {
-  if (inst.kv != KvKind::k16Bit || !hopper_prefill_head(inst.head_qk, inst.head_v))
+  const bool fp8 = inst.kv == KvKind::kFp8;
+  const bool bf16 = inst.dtype == DType::kBFloat16;
+  const bool launched =
+      inst.head_qk == inst.head_v &&
+      (fp8 ? (bf16 ? Heads::launch<__nv_bfloat16, true>(inst.head_qk, p, grid_m, stream)
+                   : Heads::launch<__half, true>(inst.head_qk, p, grid_m, stream))
+           : (bf16 ? Heads::launch<__nv_bfloat16, false>(inst.head_qk, p, grid_m, stream)
+                   : Heads::launch<__half, false>(inst.head_qk, p, grid_m, stream)));
+  if (!launched)
     throw Unsupported(
-        "CUDA_FLASH v3: the Hopper prefill form runs 16-bit caches at heads 64, "
-        "128 and 256 only (got head " +
-        std::to_string(inst.head_qk) + "/" + std::to_string(inst.head_v) +
-        (inst.kv == KvKind::kFp8 ? ", fp8 KV)" : ")"));
-  if (inst.dtype == DType::kBFloat16)
-    return Heads::launch<__nv_bfloat16>(inst.head_qk, p, grid_m, stream);
-  Heads::launch<__half>(inst.head_qk, p, grid_m, stream);
+        "CUDA_FLASH v3: the Hopper prefill form runs heads 64, 128 and 256 (got head " +
+        std::to_string(inst.head_qk) + "/" + std::to_string(inst.head_v) + ")");
 }
 
-void prepare_flash_hopper() { Heads::prepare(); }
+void prepare_flash_hopper() {
+  Heads::prepare<__nv_bfloat16>();
+  Heads::prepare<__half>();
+}
 
 }  // namespace attnkit::cuda_flash

@@ -1,9 +1,11 @@
 // CUDA_FLASH v3's prefill form (sm_90a): paged, varlen, GQA-packed flash attention on wgmma for
-// 16-bit caches at heads 64, 128 and 256. One CTA = 128 packed rows (query token x query head of
-// one KV head) and a range of key tiles, in three warpgroups:
+// 16-bit and fp8 caches at heads 64, 128 and 256. One CTA = 128 packed rows (query token x query
+// head of one KV head) and a range of key tiles, in three warpgroups:
 // - warpgroup 0 produces: it copies Q once and each tile's K and V rows (cp.async through v2's
 //   page ring) into two stages, 128-byte swizzled (gmma.cuh), and each copy's completion arrives
-//   on that stage's K or V barrier (mbarrier);
+//   on that stage's K or V barrier (mbarrier). fp8 rows land raw in a ring of their own first;
+//   each thread converts the chunks it copied to fp16 in the stage (exactly) and then arrives,
+//   and the MMAs run on fp16 (a bf16 model's Q rows too: q_rows_to_half);
 // - warpgroups 1 and 2 consume, 64 rows each: S = Q K^T (Q and K from shared memory), the softmax
 //   in registers (v2's softmax step, masks and logits transforms), O += P V with P as a register
 //   operand and V read MN-major from shared memory, releasing each K and V once read.
@@ -14,16 +16,69 @@
 // merges splits.
 #pragma once
 
+#include <type_traits>
+
 #include "backends/cuda_flash/flash_fwd.cuh"
 #include "backends/cuda_flash/gmma.cuh"
 
 namespace attnkit::cuda_flash {
 
-template <int kD, typename T>
+// Rows of kRowBytes, unpadded: the fp8 raw ring, where each thread reads back only the chunks it
+// copied (a warp's 32 chunks are 512 contiguous bytes, free of bank conflicts).
+template <int kRowBytes>
+struct PackedRows {
+  __device__ __forceinline__ static constexpr int at(int r, int c) {
+    return r * kRowBytes + c * 16;
+  }
+};
+
+#if defined(ATTNKIT_GMMA_BODY)
+// A bf16 model over an fp8 cache runs its MMAs on fp16 operands (an fp8 code becomes fp16 in one
+// conversion, bf16 in four). Each consumer warp converts its 16 Q rows in place, times 2^-k with k
+// such that their largest magnitude lands in [2^15, 2^16): every element down to 2^-29 of that
+// magnitude is then exact in fp16 (smaller ones round to its subnormal grid, far below the
+// products' rounding), and the logits' scale takes 2^k, which this returns. All-zero and
+// non-finite rows keep k = 0 (NaN and infinity convert as themselves).
+template <int kD, typename Rows>
+__device__ __forceinline__ float q_rows_to_half(unsigned char* sQ, int r0, int lane) {
+  constexpr int kChunks = kD / 8, kIters = 16 * kChunks / 32;
+  static_assert(32 % kChunks == 0, "a lane keeps one chunk column");
+  auto at = [&](int i) { return sQ + Rows::at(r0 + (lane + 32 * i) / kChunks, lane % kChunks); };
+  uint4 q[kIters];
+  uint32_t big = 0;  // the largest bf16 magnitude (as bits; NaN above infinity above finite)
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    q[i] = *reinterpret_cast<const uint4*>(at(i));
+    const uint32_t words[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+#pragma unroll
+    for (uint32_t x : words) big = max(big, max(x & 0x7FFFu, (x >> 16) & 0x7FFFu));
+  }
+  big = __reduce_max_sync(0xffffffffu, big);
+  const int e = int(big >> 7);  // biased exponent of the largest magnitude
+  const int k = big < 0x7F80u && e > 0 ? max(e - (127 + 15), -100) : 0;
+  const float down = __uint_as_float(uint32_t(127 - k) << 23);
+  auto half2_of = [&](uint32_t x) {
+    const __half2 h =
+        __floats2half2_rn(__uint_as_float(x << 16) * down, __uint_as_float(x & 0xFFFF0000u) * down);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  };
+#pragma unroll
+  for (int i = 0; i < kIters; ++i)
+    *reinterpret_cast<uint4*>(at(i)) =
+        make_uint4(half2_of(q[i].x), half2_of(q[i].y), half2_of(q[i].z), half2_of(q[i].w));
+  fence_proxy_async();  // read by wgmma after the turn barrier
+  return __uint_as_float(uint32_t(127 + k) << 23);
+}
+#endif
+
+template <int kD, typename T, bool kFp8>
 __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     flash_hopper_kernel(const FlashParams p) {
 #if defined(ATTNKIT_GMMA_BODY)
   using E = Elem<T>;
+  // The MMAs' operand type: fp16 over fp8 caches (q_rows_to_half), else the model's.
+  using M = std::conditional_t<kFp8, __half, T>;
+  constexpr bool kQToHalf = kFp8 && !std::is_same_v<T, __half>;
   constexpr int kBM = kHopperPrefillRows, kBN = hopper_prefill_tile_keys(kD);
   constexpr int kChunks = kD / 8;                      // 16-byte chunks of a row
   constexpr int kQCol = kBM * 128, kKCol = kBN * 128;  // bytes of a 64-element column block
@@ -70,26 +125,94 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     put_page(0, page_of(0));
     put_page(1, page_of(1));
     named_barrier(1, 128);
-    // Step j copies K of tile j and V of tile j - 1: a consumer's S of tile j + 1 runs beside
-    // its P V of tile j, so K is needed a tile ahead of V. A stage's K (V) is reused once both
-    // consumers released tile j - 2's K (V).
-    for (int j = 0; j <= n; ++j) {
-      const PageRows pf = page_of(j + 2);  // stored in the ring once this step is issued
-      if (j < n) {
-        if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
-        copy_rows<kBN, kChunks, KRows>(stage_base + (j & 1) * 2 * kTile, ring.k[j % 4],
-                                       ring.rows[j % 4], wtid);
-        mbar_arrive_cp_async(&k_full[j & 1]);
+    if constexpr (kFp8) {
+      // Raw items, converted in issue order: K of tile 0, then per step j >= 1 K of tile j and V
+      // of tile j - 1 (item i: K of tile 0 or (i + 1) / 2 when i is 0 or odd, else V of tile
+      // i / 2 - 1), item i in raw slot i % kSlots. Before converting item i a thread issues item
+      // i + kAhead and waits for its own copies of item i (kAhead later items stay in flight);
+      // the stage is released as in the 16-bit steps below.
+      static_assert(kThreads == 128 && 128 % (kD / 16) == 0, "copy_rows' chunk of each thread");
+      constexpr int kRawChunks = kD / 16, kRawTile = kBN * kD, kIters = kBN * kRawChunks / 128;
+      constexpr int kSlots = hopper_raw_slots(kD), kAhead = kSlots - 1;
+      using RawRows = PackedRows<kD>;
+      unsigned char* raw = stage_base + kHopperPrefillStages * 2 * kTile;
+      const bool e5m2 = p.kv_e5m2;
+      auto issue = [&](int i) {  // an empty group past the last tile keeps the count uniform
+        const int t = i == 0 ? 0 : (i & 1) ? (i + 1) / 2 : i / 2 - 1;
+        if (t < n) {
+          const int slot = t % 4;
+          const bool v = i >= 2 && !(i & 1);
+          copy_rows<kBN, kRawChunks, RawRows>(
+              raw + i % kSlots * kRawTile, v ? ring.v[slot] : ring.k[slot], ring.rows[slot], wtid);
+        }
+        cp_async_commit();
+      };
+      // Item i into a stage. Every chunk is loaded before any is stored (the stores to the stage
+      // would otherwise hold each load behind the previous chunk's conversion), and each code
+      // format has its own loop (one predicated on the format issued both).
+      auto convert = [&](int i, unsigned char* dst) {
+        cp_async_wait<kAhead>();
+        const unsigned char* src = raw + i % kSlots * kRawTile;
+        const int cc = wtid % kRawChunks;  // copy_rows' chunk and rows of this thread
+        auto row = [&](int r) { return wtid / kRawChunks + r * (128 / kRawChunks); };
+        uint4 w[kIters];
+#pragma unroll
+        for (int r = 0; r < kIters; ++r)
+          w[r] = *reinterpret_cast<const uint4*>(src + RawRows::at(row(r), cc));
+        auto store = [&](bool fmt_e5m2) {
+#pragma unroll
+          for (int r = 0; r < kIters; ++r)
+            dequant16(w[r], reinterpret_cast<M*>(dst + KRows::at(row(r), 2 * cc)),
+                      reinterpret_cast<M*>(dst + KRows::at(row(r), 2 * cc + 1)), fmt_e5m2);
+        };
+        if (e5m2)
+          store(true);
+        else
+          store(false);
+        fence_proxy_async();  // these generic-proxy stores, read by wgmma
+      };
+      for (int i = 0; i < kAhead; ++i) issue(i);
+      for (int j = 0; j <= n; ++j) {
+        const PageRows pf = page_of(j + 2);
+        const int ik = j == 0 ? 0 : 2 * j - 1;  // K of tile j
+        issue(ik + kAhead);  // at j = n too: every step commits two groups (j = 0 one, + kAhead)
+        if (j < n) {
+          if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
+          convert(ik, stage_base + (j & 1) * 2 * kTile);
+          mbar_arrive(&k_full[j & 1]);
+        }
+        if (j >= 1) {
+          const int t = j - 1;
+          issue(2 * j + kAhead);
+          if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
+          convert(2 * j, stage_base + (t & 1) * 2 * kTile + kTile);
+          mbar_arrive(&v_full[t & 1]);
+        }
+        put_page(j + 2, pf);
+        named_barrier(1, 128);
       }
-      if (j >= 1) {
-        const int t = j - 1;
-        if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
-        copy_rows<kBN, kChunks, KRows>(stage_base + (t & 1) * 2 * kTile + kTile, ring.v[t % 4],
-                                       ring.rows[t % 4], wtid);
-        mbar_arrive_cp_async(&v_full[t & 1]);
+    } else {
+      // Step j copies K of tile j and V of tile j - 1: a consumer's S of tile j + 1 runs beside
+      // its P V of tile j, so K is needed a tile ahead of V. A stage's K (V) is reused once both
+      // consumers released tile j - 2's K (V).
+      for (int j = 0; j <= n; ++j) {
+        const PageRows pf = page_of(j + 2);  // stored in the ring once this step is issued
+        if (j < n) {
+          if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
+          copy_rows<kBN, kChunks, KRows>(stage_base + (j & 1) * 2 * kTile, ring.k[j % 4],
+                                         ring.rows[j % 4], wtid);
+          mbar_arrive_cp_async(&k_full[j & 1]);
+        }
+        if (j >= 1) {
+          const int t = j - 1;
+          if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
+          copy_rows<kBN, kChunks, KRows>(stage_base + (t & 1) * 2 * kTile + kTile, ring.v[t % 4],
+                                         ring.rows[t % 4], wtid);
+          mbar_arrive_cp_async(&v_full[t & 1]);
+        }
+        put_page(j + 2, pf);  // slot (j + 2) % 4 last served tile j - 2, issued at step j - 1
+        named_barrier(1, 128);
       }
-      put_page(j + 2, pf);  // slot (j + 2) % 4 last served tile j - 2, issued at step j - 1
-      named_barrier(1, 128);
     }
     cp_async_wait<0>();  // its copies land before the warps exit
     return;
@@ -102,9 +225,9 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   CtaWork ww = w;  // this warpgroup's rows, as a CTA of their own for the row walks
   ww.row0 = w.row0 + 64 * c;
   const MaskPolicy mask{w.kv_len, p.window_left, p.window_right};
-  const CtaScales cs = cta_scales(p, w.kvh);
+  CtaScales cs = cta_scales(p, w.kvh);  // kQToHalf: times this warp's Q factor, below
   const LogitsPolicy& lp = cs.lp;
-  const float sc = cs.fold_scale ? lp.scale_log2 : 1.f;
+  float sc = cs.fold_scale ? lp.scale_log2 : 1.f;
   // This thread's rows: r = 64 c + 16 (warp in warpgroup) + lane / 4, and r + 8.
   const int g = lane / 4, tig = lane % 4;
   const int row_t = 64 * c + 16 * (wtid / 32) + g;
@@ -140,7 +263,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t col = (kk & 3) * 32;  // k16 step within a column block
-      Gmma<T, kBN>::ss(&s[0][0][0], qd.at((kk >> 2) * kQCol + col), kd.at((kk >> 2) * kKCol + col),
+      Gmma<M, kBN>::ss(&s[0][0][0], qd.at((kk >> 2) * kQCol + col), kd.at((kk >> 2) * kKCol + col),
                        kk > 0);
     }
   };
@@ -174,7 +297,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   };
   auto to_p = [&] {
 #pragma unroll
-    for (int kk = 0; kk < kBN / 16; ++kk) p_frags<E>(s, kk, pa[kk]);
+    for (int kk = 0; kk < kBN / 16; ++kk) p_frags<Elem<M>>(s, kk, pa[kk]);
   };
 
   // Per tile, in the order of FA3's intra-warpgroup overlap: S of tile t + 1 is issued, then O is
@@ -186,6 +309,12 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   // barrier 4 + c for its turn and passes it with an arrival on the other's; consumer 1 starts by
   // passing, and skips its last pass, so that every wait meets exactly one arrival.
   mbar_wait(&q_full, 0);  // also before the epilogue writes O over Q
+  if constexpr (kQToHalf) {
+    const float f = q_rows_to_half<kD, QRows>(sQ, 64 * c + 16 * (wtid / 32), lane);
+    cs.lp.scale *= f;
+    cs.lp.scale_log2 *= f;
+    sc = cs.fold_scale ? lp.scale_log2 : 1.f;
+  }
   if (n > 0) {
     constexpr int kTurn = 4;
     if (c == 1) named_barrier_arrive(kTurn + 0, 256);
@@ -210,7 +339,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       const GmmaDesc vd(k_addr(it) + kTile, kKCol, 1024);
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk)
-        Gmma<T, kD>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
+        Gmma<M, kD>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
       gmma_commit();
     };
     auto pv_done = [&](int it) {

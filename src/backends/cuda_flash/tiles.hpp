@@ -193,10 +193,12 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
   return std::clamp(smem_per_sm / std::max(smem_per_cta, 1), 1, 8);
 }
 
-// v3's Hopper prefill form (flash_hopper.cuh, sm_90a): 16-bit caches, heads 64, 128 and 256 (qk
-// = v). 128 packed rows per CTA, 64 per consumer warpgroup, one producer warpgroup; two K/V
-// stages of hopper_prefill_tile_keys: head 64 80 KB, head 128 160 KB, head 256 192 KB; one CTA per
-// SM (registers: the producer keeps kHopperProducerRegs, each consumer thread kHopperConsumerRegs).
+// v3's Hopper prefill form (flash_hopper.cuh, sm_90a): heads 64, 128 and 256 (qk = v) over 16-bit
+// and fp8 caches. 128 packed rows per CTA, 64 per consumer warpgroup, one producer warpgroup; two
+// K/V stages of hopper_prefill_tile_keys: head 64 80 KB, head 128 160 KB, head 256 192 KB; one CTA
+// per SM (registers: the producer keeps kHopperProducerRegs, each consumer kHopperConsumerRegs).
+// fp8 caches also take a ring of hopper_raw_slots raw tiles, which the producer converts into the
+// stages: 24 KB at head 64, 48 KB at 128, 16 KB at 256 (whose stages leave room for one).
 inline constexpr int kHopperPrefillForm = 1;  // FlashParams::form (0: the v2 forms above)
 inline constexpr int kHopperPrefillRows = 128, kHopperPrefillThreads = 384;
 inline constexpr int kHopperPrefillStages = 2;
@@ -218,17 +220,36 @@ inline constexpr int kHopperHead64MinKeys = 4096;
 constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k) {
   return hopper_prefill_head(head_qk, head_v) && (head_qk > 64 || max_k >= kHopperHead64MinKeys);
 }
-// Dynamic shared memory: Q, the K/V stages. The epilogue's O tile reuses it.
-constexpr int hopper_prefill_smem_bytes(int head) {
-  return kHopperPrefillRows * head * 2 +
-         kHopperPrefillStages * 2 * hopper_prefill_tile_keys(head) * head * 2;
+// Raw fp8 tiles: three slots keep two items in flight while one converts; at head 256 one (each
+// item copied, then converted: three would need 240 KB).
+constexpr int hopper_raw_slots(int head) { return head <= 128 ? 3 : 1; }
+// Dynamic shared memory: Q, the K/V stages, for fp8 the raw ring. The epilogue's O tile reuses it.
+constexpr int hopper_prefill_smem_bytes(int head, bool fp8 = false) {
+  const int keys = hopper_prefill_tile_keys(head);
+  return kHopperPrefillRows * head * 2 + kHopperPrefillStages * 2 * keys * head * 2 +
+         (fp8 ? hopper_raw_slots(head) * keys * head : 0);
 }
 // Static: the page ring (PageRing<4, keys>) and the stage barriers.
 constexpr int hopper_prefill_static_smem_bytes(int head) {
   return 4 * (hopper_prefill_tile_keys(head) * 2 * 8 + 4) + 9 * 8;
 }
-static_assert(hopper_prefill_smem_bytes(256) + hopper_prefill_static_smem_bytes(256) <= 227 * 1024,
-              "fits SM90's shared memory");
+inline constexpr int kSm90SmemBytes = 227 * 1024;  // a CTA's shared memory on SM90
+constexpr bool hopper_prefill_fits(int head, bool fp8) {
+  return hopper_prefill_smem_bytes(head, fp8) + hopper_prefill_static_smem_bytes(head) <=
+         kSm90SmemBytes;
+}
+static_assert(hopper_prefill_fits(64, true) && hopper_prefill_fits(128, true) &&
+                  hopper_prefill_fits(256, true) && hopper_prefill_fits(256, false),
+              "SM90's shared memory holds the form at every head over either cache kind");
+// The plan computes the form's split count once for both cache kinds (it learns the kind at run).
+constexpr bool hopper_prefill_same_residency(int head) {
+  const int fixed = hopper_prefill_static_smem_bytes(head);
+  return ctas_per_sm(kSm90SmemBytes, hopper_prefill_smem_bytes(head) + fixed) ==
+         ctas_per_sm(kSm90SmemBytes, hopper_prefill_smem_bytes(head, true) + fixed);
+}
+static_assert(hopper_prefill_same_residency(64) && hopper_prefill_same_residency(128) &&
+                  hopper_prefill_same_residency(256),
+              "the fp8 raw ring leaves the form's CTAs per SM as they are");
 
 // Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU. Otherwise, first by critical
 // path: waves x (key tiles per split + kCtaFixedTiles, the ramp and tail of a wave), counting two

@@ -1,0 +1,42 @@
+#!/bin/bash
+# s16 r6: F = r5's E with the fp8 producer as one FIFO whose look-ahead follows the raw slots
+# (three at heads 64 and 128, as E; one at head 256, which now takes the Hopper form over fp8
+# too). F verified: the Hopper test, every CUDA GPU test, the conformance suite, seven verified
+# runs (gemma-2-9b over fp8 e4m3 is head 256), four compute-sanitizer tools; A/B (E, F)
+# alternating, two rounds, of the fp8 prefill suite under v3; F's bf16 prefill under v3 and fp8
+# under v2 for the table.
+cd "$(dirname "$0")/../.." && mkdir -p /tmp/b && tar xJf .devbin/s16f/bin.txz -C /tmp/b && export LD_LIBRARY_PATH=/tmp/b/lib
+SECONDS=0
+timeout 90 /tmp/b/attnkit_test_backends --gtest_filter='CudaFlash.HopperPrefillForm' > $OUT/hopper_test.log 2>&1; rc=$?; echo "hopper test rc=$rc ${SECONDS}s"; grep -E "FAILED|Failure|actual" $OUT/hopper_test.log | head -20
+[ $rc = 124 ] && exit 1
+timeout 200 /tmp/b/attnkit_test_backends --gtest_filter='CudaFlash*:CudaMla*' --gtest_brief=1 > /tmp/tests.log 2>&1; echo "tests rc=$? $(tail -1 /tmp/tests.log) ${SECONDS}s"; grep -E "FAILED|Failure" /tmp/tests.log | head -20
+timeout 240 /tmp/b/attnkit_test_conformance --gtest_brief=1 > $OUT/conformance.log 2>&1; echo "conformance rc=$? ${SECONDS}s"; grep -E 'CUDA.*cells|FAILED|Failure' $OUT/conformance.log | cut -c1-200 | head -12
+{
+for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" "--model gemma-2-9b --requests 4 --prompt-len 300 --decode-steps 8" "--model gpt-oss-20b --requests 2 --prompt-len 200" "--model llama-3.1-8b --requests 2 --prompt-len 2000 --decode-steps 4" "--model llama-3.1-8b --kv-cache-dtype fp8_e4m3 --requests 2 --prompt-len 2000 --decode-steps 4" "--model qwen3-8b --kv-cache-dtype fp8_e5m2 --requests 3 --prompt-len 700 --decode-steps 4"; do
+  echo "-- run --device cuda --verify $args"; timeout 120 /tmp/b/attnkit run --device cuda --verify $args; echo "rc=$?"
+done
+} > $OUT/runs.log 2>&1; echo "runs: $(grep -cE '^rc=0' $OUT/runs.log)/7 rc=0 ${SECONDS}s"; grep -E "^-- |backend|verified" $OUT/runs.log | cut -c1-150 | head -12
+for tool in memcheck racecheck synccheck initcheck; do
+  timeout 150 compute-sanitizer --tool $tool --error-exitcode 3 /tmp/b/attnkit_test_backends --gtest_filter='CudaFlash.PrefillFp16Head64PageOne:CudaFlash.NonCausalMqaHead256:CudaFlash.WindowSoftcapAlibiSinks:CudaFlash.Fp8E4m3PerTensor' > $OUT/san_$tool.log 2>&1; echo "sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san_$tool.log | tail -1) ${SECONDS}s"
+done
+rm -f /tmp/all.jsonl
+for round in 1 2; do for bin in attnkit_E attnkit; do
+  timeout 100 /tmp/b/$bin bench --device cuda --suite prefill --variant v3 --prefill-kv fp8_e4m3 --out /tmp/p.jsonl > /dev/null 2>&1; echo "bench $bin round $round rc=$? ${SECONDS}s"
+  python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), build=sys.argv[1], round=int(sys.argv[2])))) for l in open('/tmp/p.jsonl')]" $bin $round >> /tmp/all.jsonl
+done; done
+for cfg in "v3 bfloat16" "v2 fp8_e4m3"; do set -- $cfg
+  timeout 100 /tmp/b/attnkit bench --device cuda --suite prefill --variant $1 --prefill-kv $2 --out /tmp/p.jsonl > /dev/null 2>&1; echo "bench $cfg rc=$? ${SECONDS}s"
+  python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), build='attnkit', round=1))) for l in open('/tmp/p.jsonl')]" >> /tmp/all.jsonl
+done
+cp /tmp/all.jsonl $OUT/bench_prefill.jsonl
+python3 - $OUT/bench_prefill.jsonl <<'PY'
+import json,sys
+t={}
+for l in open(sys.argv[1]):
+    r=json.loads(l)
+    if r.get('kind')!='prefill': continue
+    b='E' if r['build']=='attnkit_E' else 'F'
+    name=f"{b}{r['round']}" if r['kv_dtype']=='fp8_e4m3' and r['variant']=='v3' else f"F-{r['variant']}-{r['kv_dtype'][:4]}"
+    t.setdefault((r.get('head_dim'),r.get('seq_q'),r.get('causal')),{})[name]=(round(r.get('TFLOPs')), r['form'][:2]) if r['ok'] else 'FAIL'
+for k in sorted(t): print(k, t[k])
+PY
