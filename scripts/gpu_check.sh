@@ -11,7 +11,8 @@
 #
 # OUT_DIR (default bench/results/run-<date>) receives every log and the JSON rows:
 #   tests.log, conformance.log, run.log, sanitizer-<tool>.log, cuda_bench.jsonl (CUDA_FLASH's
-#   default generation), cuda_bench_v2.jsonl (v2's prefill), cuda_peers.jsonl, nvidia-smi.txt.
+#   default generation), cuda_bench_v2.jsonl (v2's prefill), cuda_bench_fp8_prefill_{auto,v2}.jsonl
+#   (prefill over an fp8 cache), cuda_peers.jsonl, nvidia-smi.txt.
 # Binaries: TEST_BIN (default build/cuda/tests/attnkit_test_backends), CONF_BIN (default
 # build/cuda/tests/attnkit_test_conformance) and ATTNKIT (default build/cuda/tools/attnkit/attnkit)
 # can point at prebuilt ones.
@@ -85,6 +86,12 @@ if [ "$bench" = 1 ]; then
   # beside them.
   "$ATTNKIT" bench --device cuda $quick --suite prefill --variant v2 \
     --out "$out/cuda_bench_v2.jsonl" >"$out/cuda_bench_v2.log" 2>&1 || status=1
+  # Prefill over an fp8 e4m3 cache, the default generation and v2.
+  for v in auto v2; do
+    "$ATTNKIT" bench --device cuda $quick --suite prefill --variant $v --prefill-kv fp8_e4m3 \
+      --out "$out/cuda_bench_fp8_prefill_$v.jsonl" >"$out/cuda_bench_fp8_prefill_$v.log" 2>&1 ||
+      status=1
+  done
   echo "== peers (torch SDPA: cuDNN, FlashAttention-2) and ceilings"
   PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --out "$out/cuda_peers.jsonl" \
     >"$out/cuda_peers.log" 2>&1 || status=1
