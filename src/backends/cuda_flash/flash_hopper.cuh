@@ -33,10 +33,10 @@ struct PackedRows {
 };
 
 #if defined(ATTNKIT_GMMA_BODY)
-// A bf16 model over an fp8 cache runs its MMAs on fp16 operands (an fp8 code becomes fp16 in one
-// conversion, bf16 in four). Each consumer warp converts its 16 Q rows in place, times 2^-k with k
-// such that their largest magnitude lands in [2^15, 2^16): every element down to 2^-29 of that
-// magnitude is then exact in fp16 (smaller ones round to its subnormal grid, far below the
+// A bf16 model over an fp8 cache runs its MMAs on fp16 operands (a pair of fp8 codes becomes
+// fp16 in one instruction, bf16 in four). Each consumer warp converts its 16 Q rows in place, times
+// 2^-k with k such that their largest magnitude lands in [2^15, 2^16): every element down to 2^-29
+// of that magnitude is then exact in fp16 (smaller ones round to its subnormal grid, far below the
 // products' rounding), and the logits' scale takes 2^k, which this returns. All-zero and
 // non-finite rows keep k = 0 (NaN and infinity convert as themselves).
 template <int kD, typename Rows>
@@ -175,7 +175,9 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       for (int j = 0; j <= n; ++j) {
         const PageRows pf = page_of(j + 2);
         const int ik = j == 0 ? 0 : 2 * j - 1;  // K of tile j
-        issue(ik + kAhead);  // at j = n too: every step commits two groups (j = 0 one, + kAhead)
+        // Also at j = n (an empty group): wait_group<kAhead> counts on every K and V half-step
+        // committing one group (r6's build skipped it here and read the last V tile early).
+        issue(ik + kAhead);
         if (j < n) {
           if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
           convert(ik, stage_base + (j & 1) * 2 * kTile);
