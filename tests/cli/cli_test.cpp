@@ -132,6 +132,22 @@ TEST(CliPlan, BadInputExitsTwo) {
   EXPECT_THAT(r.err, HasSubstr("CPU_REFERENCE, CPU_FLASH, CUDA_FLASH, CUDA_MLA"));
 }
 
+// bench's choices match any case and reach the command as their canonical spelling: a CPU run
+// that names a CUDA-only option in capitals is refused like the lower-case one, and "--device
+// CPU --suite MLA" reaches the MLA rule (before, "CUDA" passed the check and then ran the CPU
+// suite, and "FP8_E4M3" benchmarked a bf16 cache).
+TEST(CliBench, ChoicesAreCaseInsensitive) {
+  CliResult r = run_cli("bench --device CPU --suite MLA");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));
+  r = run_cli("bench --device cpu --suite prefill --prefill-kv FP8_E4M3");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--prefill-kv apply to --device cuda only"));
+  r = run_cli("bench --device cpu --suite MLA --prefill-kv BFLOAT16 --variant AUTO");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));
+}
+
 TEST(CliPlan, NoNativeBackendOnRocmExitsThreeListingEveryBackend) {
   CliResult r = run_cli("plan --model llama-3.1-8b --device mi300x");
   EXPECT_EQ(r.rc, 3);

@@ -15,10 +15,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       "device ceilings (GEMM rate, memory read bandwidth) measured in the same run");
   auto opts = std::make_shared<BenchOptions>();
   cmd->add_option("--device", opts->device, "cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}, CLI::ignore_case))
+      ->transform(CLI::IsMember({"cpu", "cuda"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--suite", opts->suite, "prefill, decode, mla (cuda: CUDA_MLA decode) or all")
-      ->check(CLI::IsMember({"prefill", "decode", "mla", "all"}, CLI::ignore_case))
+      ->transform(CLI::IsMember({"prefill", "decode", "mla", "all"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
   cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
@@ -30,16 +30,16 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option(
          "--mla-form", opts->mla_form,
          "cuda: CUDA_MLA's kernel form for the MLA rows (auto: the plan's pick, hopper on SM90)")
-      ->check(CLI::IsMember({"auto", "wide", "hopper"}, CLI::ignore_case))
+      ->transform(CLI::IsMember({"auto", "wide", "hopper"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--variant", opts->variant,
                   "cuda: CUDA_FLASH's kernel generation for the prefill and decode rows (auto: "
                   "the device's newest, v3 on SM90)")
-      ->check(CLI::IsMember({"auto", "v2", "v3"}, CLI::ignore_case))
+      ->transform(CLI::IsMember({"auto", "v2", "v3"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--prefill-kv", opts->prefill_kv,
                   "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
-      ->check(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
+      ->transform(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
