@@ -103,12 +103,9 @@ struct Elem<__nv_bfloat16> {
     __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
     return *reinterpret_cast<uint32_t*>(&h);
   }
-  // An fp16 pair that holds fp8 values: exact in fp32, whose high halves are then the bf16s
-  // exactly (at most 4 significant bits; NaN stays NaN). Taking them by a byte permute leaves the
-  // conversion unit one instruction per pair (cvt.rn.bf16x2.f32 would be a second).
   __device__ __forceinline__ static uint32_t from_half2(__half2 h) {
-    const float2 f = __half22float2(h);
-    return __byte_perm(__float_as_uint(f.x), __float_as_uint(f.y), 0x7632);
+    float2 f = __half22float2(h);  // exact: fp8 values are exact in fp16 and in bf16
+    return pack(f.x, f.y);
   }
 };
 template <>
