@@ -936,6 +936,28 @@ TEST_F(CudaFlash, HopperPrefillForm) {
   EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm);
 }
 
+// The fp8 Hopper form at every head in a few tiles: small enough to run under racecheck and
+// synccheck in seconds (the producer's raw ring and its conversion into the stages), where
+// HopperPrefillForm takes minutes.
+TEST_F(CudaFlash, HopperFp8FormSmall) {
+  if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
+  uint32_t seed = 950;
+  for (int head : {64, 128, 256}) {
+    Case c{.name = "v3 d" + std::to_string(head) + " fp8-e4m3 small",
+           .kv = KvCacheDType::kFp8E4M3,
+           .gran = ScaleGranularity::kPerHead,
+           .head = head,
+           .hq = 4,
+           .hkv = 2,
+           .block = 16,
+           .seqs = {{130, 300}, {3, 77}},
+           .hopper_any_length = true};
+    const std::vector<int> forms = run_case(c, seed++);
+    ASSERT_EQ(forms.size(), 2u) << c.name;
+    EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm) << c.name << ": v3's form";
+  }
+}
+
 // Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
 // partial scores): 32-row CTAs with a partial last one, decode rows that skip the second m-tile
 // and a group of 24 that fills part of it, key lengths off the 16-key tile grid, page sizes 1 and
