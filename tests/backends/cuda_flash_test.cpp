@@ -1199,6 +1199,31 @@ TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
   }
 }
 
+// The Hopper form runs one CTA per SM (its registers), though head 64's shared memory would
+// allow two: 128 CTAs of 16 key tiles fill a 132-SM H200 in one wave, so the plan must not split
+// them (counting two slots per SM it chose two splits: a second wave and a combine).
+TEST_F(CudaFlash, HopperHead64SplitsCountOneCtaPerSm) {
+  if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
+  Case c{.name = "v3 d64 512 x 2048, 128 CTAs",
+         .head = 64,
+         .hq = 32,
+         .hkv = 8,
+         .block = 64,
+         .seqs = {{512, 2048}},
+         .generation = 3,
+         .hopper_any_length = true};
+  PreparedCase pc(c, 45);
+  pc.be->run(pc.r.args, nullptr);
+  ck(cudaDeviceSynchronize());
+  ASSERT_EQ(cuda_flash_planned_form(*pc.be), cuda_flash::kHopperPrefillForm);
+  const int splits = cuda_flash_planned_splits(*pc.be);
+  compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+          c.name + " (splits " + std::to_string(splits) + ")");
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  if (sms == 132) EXPECT_EQ(splits, 1);
+}
+
 // Capture one run in a CUDA graph, then replan and replay with other lengths (same number of
 // sequences, no more rows than captured): the kernels read every length on the device.
 TEST_F(CudaFlash, GraphCaptureReplanReplay) {

@@ -186,10 +186,11 @@ class CudaFlashBackend final : public AttentionBackend {
     const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
     int splits_hopper = 1, grid_m_hopper = 1;
     if (hopper) {
-      const Launch h = launch_of({kHopperPrefillForm, kHopperPrefillRows,
-                                  hopper_prefill_tile_keys(layer.head_size),
-                                  hopper_prefill_smem_bytes(layer.head_size) +
-                                      hopper_prefill_static_smem_bytes(layer.head_size)});
+      Launch h = launch_of({kHopperPrefillForm, kHopperPrefillRows,
+                            hopper_prefill_tile_keys(layer.head_size),
+                            hopper_prefill_smem_bytes(layer.head_size) +
+                                hopper_prefill_static_smem_bytes(layer.head_size)});
+      h.per_sm = kHopperPrefillCtasPerSm;  // registers, not shared memory, bound it
       splits_hopper = splits_of(h, kLoneCtaTiles);
       grid_m_hopper = h.grid_m;
     }

@@ -208,6 +208,11 @@ inline constexpr int kHopperProducerRegs = 88, kHopperConsumerRegs = 208;
 static_assert(128 * kHopperProducerRegs + 256 * kHopperConsumerRegs <=
                   kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8),
               "the roles' registers fit the launch's");
+// So one CTA per SM, whatever its shared memory would allow (two at head 64): the plan's split
+// count counts one slot per SM.
+inline constexpr int kHopperPrefillCtasPerSm = 1;
+static_assert(2 * kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8) > 65536,
+              "the launch's registers leave no room for a second CTA");
 constexpr bool hopper_prefill_head(int head_qk, int head_v) {
   return head_qk == head_v && (head_qk == 64 || head_qk == 128 || head_qk == 256);
 }
