@@ -147,8 +147,8 @@ class CudaFlashBackend final : public AttentionBackend {
     const bool split_keys =
         !fam_.geometry && has_split_keys_form(layer.head_size, hv) && max_rows <= kBlockMDecode;
     // v3 (SM90): prefill runs the Hopper form. The cache's dtype arrives with run(), so the plan
-    // keeps this form's launch shape beside the v2 one; the fp8 raw ring leaves the form's CTAs
-    // per SM as they are (tiles.hpp), so one split count serves both cache kinds.
+    // keeps this form's launch shape beside the v2 one; it runs one CTA per SM over either cache
+    // kind, so one split count serves both.
     const bool hopper =
         hopper_ && !split_keys &&
         (options_.hopper_any_length ? hopper_prefill_head(layer.head_size, hv)
@@ -165,12 +165,12 @@ class CudaFlashBackend final : public AttentionBackend {
       int grid_m, tiles, per_sm;
       int64_t ctas;
     };
-    auto launch_of = [&](const FlashGeometry& g) {
-      Launch l{std::max(1, (max_rows + g.block_m - 1) / g.block_m),
-               (max_k + g.tile_keys - 1) / g.tile_keys, ctas_per_sm(smem_per_sm_, g.cta_smem), 0};
+    auto launch_of = [&](int block_m, int tile_keys, int per_sm) {
+      Launch l{std::max(1, (max_rows + block_m - 1) / block_m), (max_k + tile_keys - 1) / tile_keys,
+               per_sm, 0};
       for (int s = 0; s < b.num_seqs; ++s) {
         const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
-        l.ctas += int64_t((rows + g.block_m - 1) / g.block_m) * layer.num_kv_heads;
+        l.ctas += int64_t((rows + block_m - 1) / block_m) * layer.num_kv_heads;
       }
       return l;
     };
@@ -179,18 +179,17 @@ class CudaFlashBackend final : public AttentionBackend {
                  ? std::min(options_.force_num_splits, kMaxSplits)
                  : num_splits_heuristic(l.ctas, l.tiles, sm_count_, l.per_sm, lone_tiles);
     };
-    const Launch v2 = launch_of(geo);
+    const Launch v2 =
+        launch_of(geo.block_m, geo.tile_keys, ctas_per_sm(smem_per_sm_, geo.cta_smem));
     const int splits = splits_of(v2, kLoneCtaTiles);
     // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
     // hold whole tiles is kept beside the default one, and the workspace fits either.
     const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
     int splits_hopper = 1, grid_m_hopper = 1;
     if (hopper) {
-      Launch h = launch_of({kHopperPrefillForm, kHopperPrefillRows,
-                            hopper_prefill_tile_keys(layer.head_size),
-                            hopper_prefill_smem_bytes(layer.head_size) +
-                                hopper_prefill_static_smem_bytes(layer.head_size)});
-      h.per_sm = kHopperPrefillCtasPerSm;  // registers, not shared memory, bound it
+      // One CTA per SM: its registers, not its shared memory, bound it (tiles.hpp).
+      const Launch h = launch_of(kHopperPrefillRows, hopper_prefill_tile_keys(layer.head_size),
+                                 kHopperPrefillCtasPerSm);
       splits_hopper = splits_of(h, kLoneCtaTiles);
       grid_m_hopper = h.grid_m;
     }

@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
         const PageRows pf = page_of(j + 2);
         const int ik = j == 0 ? 0 : 2 * j - 1;  // K of tile j
         // Also at j = n (an empty group): wait_group<kAhead> counts on every K and V half-step
-        // committing one group (r6's build skipped it here and read the last V tile early).
+        // committing one group (s16 r6's build skipped it here and read the last V tile early).
         issue(ik + kAhead);
         if (j < n) {
           if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);

@@ -208,8 +208,8 @@ inline constexpr int kHopperProducerRegs = 88, kHopperConsumerRegs = 208;
 static_assert(128 * kHopperProducerRegs + 256 * kHopperConsumerRegs <=
                   kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8),
               "the roles' registers fit the launch's");
-// So one CTA per SM, whatever its shared memory would allow (two at head 64): the plan's split
-// count counts one slot per SM.
+// So one CTA per SM over either cache kind, whatever its shared memory would allow (two at head
+// 64): the plan's split count counts one slot per SM.
 inline constexpr int kHopperPrefillCtasPerSm = 1;
 static_assert(2 * kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8) > 65536,
               "the launch's registers leave no room for a second CTA");
@@ -246,16 +246,6 @@ constexpr bool hopper_prefill_fits(int head, bool fp8) {
 static_assert(hopper_prefill_fits(64, true) && hopper_prefill_fits(128, true) &&
                   hopper_prefill_fits(256, true) && hopper_prefill_fits(256, false),
               "SM90's shared memory holds the form at every head over either cache kind");
-// The plan computes the form's split count once for both cache kinds (it learns the kind at run).
-constexpr bool hopper_prefill_same_residency(int head) {
-  const int fixed = hopper_prefill_static_smem_bytes(head);
-  return ctas_per_sm(kSm90SmemBytes, hopper_prefill_smem_bytes(head) + fixed) ==
-         ctas_per_sm(kSm90SmemBytes, hopper_prefill_smem_bytes(head, true) + fixed);
-}
-static_assert(hopper_prefill_same_residency(64) && hopper_prefill_same_residency(128) &&
-                  hopper_prefill_same_residency(256),
-              "the fp8 raw ring leaves the form's CTAs per SM as they are");
-
 // Split-KV count (Flash-Decoding): 1 when the CTAs fill the GPU. Otherwise, first by critical
 // path: waves x (key tiles per split + kCtaFixedTiles, the ramp and tail of a wave), counting two
 // CTAs per SM as two slots, the smallest count on ties; this decides whether the splits run in one
