@@ -1276,6 +1276,111 @@ TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
   }
 }
 
+// A decode batch of one long sequence among short ones fills the GPU with one split each, so the
+// plan gives each sequence its own split count (the long one several, the short ones one): sinks
+// are counted once per sequence, unsplit sequences are written by the flash kernel and split ones
+// by the combine. Then a graph captured on shorter lengths replays the full ones: two sequences
+// grow past what the captured grid's items cover at the captured chunk, so the kernels double
+// the chunk (and cap each count at the captured workspace's) and still cover every key.
+TEST_F(CudaFlash, RaggedDecodeSplitsPerSequence) {
+  Seqs full = {{1, 20000}, {1, 9000}};
+  std::mt19937 lens(7);
+  for (int i = 0; i < 40; ++i) full.push_back({1, 200 + int(lens() % 700)});
+  full.push_back({1, 0});
+  Case c{.name = "ragged decode", .hq = 32, .hkv = 8, .seqs = full, .sinks = true};
+  PreparedCase pc(c, 47);
+  Problem& P = pc.P;
+  const std::vector<int32_t> full_used = P.used;
+  auto set_used = [&](const std::vector<int32_t>& used) {
+    P.used = used;
+    for (size_t s = 0; s < used.size(); ++s) P.c.seqs[s].second = used[s];
+    ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+  };
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  // 1. The full batch, planned as it is.
+  pc.be->run(pc.r.args, nullptr);
+  ck(cudaDeviceSynchronize());
+  const int chunk = cuda_flash_planned_split_chunk(*pc.be);
+  if (sms >= 80) ASSERT_GT(chunk, 0) << "expected a split count per sequence";
+  compare(P, reference(P), pc.r.out, pc.r.lse,
+          "ragged decode (chunk " + std::to_string(chunk) + ", splits " +
+              std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+  if (chunk == 0) return;
+
+  // 2. Captured on shorter lengths: the 20000-key sequence splits, the rest (the 9000-key one
+  // cut to 300) do not.
+  std::vector<int32_t> shorter = full_used;
+  shorter[1] = 300;
+  for (size_t s = 2; s < shorter.size(); ++s) shorter[s] = std::min(shorter[s], 100);
+  set_used(shorter);
+  pc.be->plan(host_batch(P), layer_of(P, true));
+  pc.r.ws = DevBuf(pc.be->workspace_bytes());  // this plan's, captured with it
+  pc.r.args.workspace = pc.r.ws.p;
+  const int captured_splits = cuda_flash_planned_splits(*pc.be);
+  const int captured_chunk = cuda_flash_planned_split_chunk(*pc.be);
+  ASSERT_GT(captured_chunk, 0);
+  ASSERT_LT(300, captured_chunk) << "the 300-key sequence must not split when captured";
+  ASSERT_GT(9000, captured_chunk) << "the 9000-key sequence must outgrow the captured items";
+  CapturedRun g(*pc.be, pc.r.args);
+  pc.r.poison_out();
+  g.replay();
+  compare(P, reference(P), pc.r.out, pc.r.lse, "ragged graph replay (captured lengths)");
+
+  // 3. The same graph over the full lengths.
+  set_used(full_used);
+  pc.r.poison_out();
+  g.replay();
+  compare(P, reference(P), pc.r.out, pc.r.lse,
+          "ragged graph replay (longer lengths, " + std::to_string(captured_splits) +
+              " captured splits)");
+}
+
+// The ragged plan under the other features and caches: fp8 caches (per-head e4m3 with ALiBi and
+// softcap; per-tensor e5m2 at head 64, fp16) and a sliding window whose visible keys host and
+// kernels count alike. Head 256 has no decode form (its batches run the prefill form), so its
+// plan keeps one count for every sequence.
+TEST_F(CudaFlash, RaggedDecodeEveryFeature) {
+  Seqs seqs = {{1, 12000}};
+  for (int i = 0; i < 36; ++i) seqs.push_back({1, 100 + 37 * i});
+  seqs.push_back({2, 3000});  // two query tokens: 8 packed rows per KV head at group 4
+  const std::vector<Case> cases = {
+      {.name = "ragged fp8 e4m3 per-head, alibi, softcap",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerHead,
+       .hq = 32,
+       .hkv = 8,
+       .seqs = seqs,
+       .softcap = 30.f,
+       .alibi = true},
+      {.name = "ragged fp16 over fp8 e5m2, head 64",
+       .dtype = DType::kFloat16,
+       .kv = KvCacheDType::kFp8E5M2,
+       .gran = ScaleGranularity::kPerTensor,
+       .head = 64,
+       .hq = 16,
+       .hkv = 4,
+       .block = 64,
+       .seqs = seqs,
+       .sinks = true},
+      {.name = "ragged head 256", .head = 256, .hq = 16, .hkv = 8, .seqs = seqs},
+      {.name = "ragged window 6000", .hq = 32, .hkv = 8, .seqs = seqs, .wl = 5999}};
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  for (const Case& c : cases) {
+    PreparedCase pc(c, 48);
+    pc.be->run(pc.r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    const int chunk = cuda_flash_planned_split_chunk(*pc.be);
+    if (sms >= 80)
+      EXPECT_EQ(chunk > 0, cuda_flash::has_split_keys_form(c.head, c.head))
+          << c.name << ": a split count per sequence exactly where the decode form runs";
+    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+            c.name + " (chunk " + std::to_string(chunk) + ", splits " +
+                std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+  }
+}
+
 // write_kv encodes exactly like the host encoders of numeric.hpp: RNE, fp8 saturating, NaN kept.
 TEST_F(CudaFlash, WriteKvEncodesLikeHost) {
   for (KvCacheDType kvd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2, KvCacheDType::kBFloat16,
@@ -1558,6 +1663,57 @@ TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
           << "empty split: " << ctas << " CTAs, " << tiles << " tiles, " << s << " splits";
       EXPECT_LT(ctas * 10, 132 * 2 * 8) << "split although the CTAs fill the GPU";
     }
+  }
+}
+
+// A split count per sequence only where one count for all would leave a long sequence's CTAs
+// running alone: 1x64k among 63x1k (32/8, 64-key tiles, 132 SMs) splits the long one, never a
+// short one; uniform and near-uniform batches keep the uniform plan.
+TEST(CudaFlashHost, RaggedSplitsOnlyForUnequalLengths) {
+  using cuda_flash::ragged_splits;
+  std::vector<int> tiles(64, 16);
+  tiles[0] = 1024;
+  const auto r = ragged_splits(tiles.data(), 64, 8, 132, 2, 1);
+  ASSERT_GT(r.chunk_tiles, 1);
+  const int long_splits = (1024 + r.chunk_tiles - 1) / r.chunk_tiles;
+  EXPECT_GT(long_splits, 4);
+  EXPECT_EQ(r.max_splits, long_splits);
+  EXPECT_EQ(r.items, 63 + long_splits);
+  EXPECT_GE(r.chunk_tiles, 16) << "a short sequence would split";
+  EXPECT_EQ(ragged_splits(std::vector<int>(64, 64).data(), 64, 8, 132, 2, 1).chunk_tiles, 0);
+  std::vector<int> near(64);
+  for (int i = 0; i < 64; ++i) near[i] = 60 + i % 5;
+  EXPECT_EQ(ragged_splits(near.data(), 64, 8, 132, 2, 1).chunk_tiles, 0);
+  // A long and a short sequence: the uniform count already splits the long one in one wave; a
+  // count per sequence would save little (the model: 0.64 of the uniform time; measured at 1x32k +
+  // 1x1k 32/4: 0.94-1.02x, cuda_s18_r3), so the plan keeps the uniform count.
+  const int pair[] = {512, 16};
+  EXPECT_EQ(ragged_splits(pair, 2, 4, 132, 2, cuda_flash::num_splits_heuristic(8, 512, 132, 2))
+                .chunk_tiles,
+            0);
+  // Two long sequences a few tiles apart: the uniform count's split of both.
+  const int two[] = {512, 480};
+  EXPECT_EQ(ragged_splits(two, 2, 8, 132, 2, cuda_flash::num_splits_heuristic(16, 512, 132, 2))
+                .chunk_tiles,
+            0);
+  // Whatever the lengths: counts within kMaxSplits, the items their sum, the grid within CUDA's.
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 2 + int(rng() % 300);
+    std::vector<int> t(n);
+    for (auto& x : t) x = rng() % 8 == 0 ? int(rng() % 4096) : int(rng() % 64);
+    const auto q = ragged_splits(t.data(), n, 1 + int(rng() % 8), 132, 2, 1);
+    if (!q.chunk_tiles) continue;
+    int items = 0, most = 1;
+    for (int x : t) {
+      const int c = cuda_flash::ragged_count(x, q.chunk_tiles);
+      ASSERT_LE(c, cuda_flash::kMaxSplits);
+      items += c;
+      most = std::max(most, c);
+    }
+    EXPECT_EQ(q.items, items);
+    EXPECT_EQ(q.max_splits, most);
+    EXPECT_GE(q.chunk_tiles, 2);
   }
 }
 

@@ -25,8 +25,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--splits", opts->splits,
                   "cuda: force this split-KV count instead of the plan's heuristic (sweeps)")
       ->check(CLI::Range(1, 128));
+  cmd->add_flag("--uniform-splits", opts->uniform_splits,
+                "cuda: one split-KV count for every sequence of a decode batch, never a count "
+                "per sequence (the ragged plan's A/B)");
   cmd->add_option("--decode-grid", opts->decode_grid,
-                  "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192");
+                  "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192; '+' "
+                  "joins a ragged batch's parts, e.g. 1x65536+63x1024");
   cmd->add_option(
          "--mla-form", opts->mla_form,
          "cuda: CUDA_MLA's kernel form for the MLA rows (auto: the plan's pick, hopper on SM90)")
@@ -43,10 +47,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
-        (opts->splits > 0 || !opts->decode_grid.empty() || opts->mla_form != "auto" ||
-         opts->variant != "auto" || opts->prefill_kv != "bfloat16"))
+        (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
+         opts->mla_form != "auto" || opts->variant != "auto" || opts->prefill_kv != "bfloat16"))
       throw InvalidArgument(
-          "bench: --splits, --decode-grid, --mla-form, --variant and --prefill-kv apply to "
+          "bench: --splits, --uniform-splits, --decode-grid, --mla-form, --variant and "
+          "--prefill-kv apply to "
           "--device cuda only (the CPU suite has its own grid)");
     if (opts->device != "cuda" && opts->suite == "mla")
       throw InvalidArgument(

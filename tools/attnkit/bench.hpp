@@ -13,6 +13,7 @@ struct BenchOptions {
   bool quick = false;                   // a small grid (smoke runs, CI)
   std::optional<std::string> out_path;  // also write the rows to this file
   int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
+  bool uniform_splits = false;          // cuda: one split count for every decode sequence
   std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
   std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
   std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3

@@ -156,12 +156,19 @@ struct Shape {
   int batch, hq, hkv, head, seq_q, seq_k, page;
   bool causal;
   KvCacheDType kv;
+  std::vector<int> lens = {};  // a ragged decode batch: each sequence's keys (seq_k: the longest)
   bool mla() const { return kind == "mla_decode"; }
   int head_v() const { return mla() ? 512 : head; }
+  int len(int seq) const { return lens.empty() ? seq_k : lens[seq]; }
+  double total_keys() const {
+    double n = 0;
+    for (int i = 0; i < batch; ++i) n += len(i);
+    return n;
+  }
   // K/V bytes a step reads (the latent once for MLA)
   double kv_bytes() const {
     const int elem = kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
-    return double(batch) * seq_k * hkv * (mla() ? head : 2.0 * head) * elem;
+    return total_keys() * hkv * (mla() ? head : 2.0 * head) * elem;
   }
 };
 
@@ -195,8 +202,8 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         ck(cudaMemcpy(o.data(), A.out.as<uint16_t>() + (tok * s.hq + h) * Dv, Dv * 2,
                       cudaMemcpyDeviceToHost),
            "out row");
-        const int pos = s.seq_k - s.seq_q + qi;
-        const int nk = s.causal ? pos + 1 : s.seq_k;
+        const int pos = s.len(seq) - s.seq_q + qi;
+        const int nk = s.causal ? pos + 1 : s.len(seq);
         const int pages = (nk + s.page - 1) / s.page;
         const int64_t head_bytes = int64_t(s.page) * D * elem;
         std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(kb.size());
@@ -254,11 +261,12 @@ std::string form_name(const Shape& s, int form) {
 }
 
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
-               int mla_form, int generation) {
+               bool uniform_splits, int mla_form, int generation) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const int64_t tq = int64_t(s.batch) * s.seq_q;
-  const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;
-  const int64_t blocks = int64_t(s.batch) * pages_per_seq;
+  const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
+  int64_t blocks = 0;
+  for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
   const int64_t head_bytes = int64_t(s.page) * D * elem;
   const size_t cache_bytes = size_t(blocks) * s.hkv * head_bytes;
   A.need(A.q, tq * s.hq * D * 2);
@@ -273,17 +281,23 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   if (!s.mla())
     cuda_flash::launch_fill_random(A.v.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
                                    elem == 1 ? 4.f : 1.f, st);
-  std::vector<int32_t> cu(s.batch + 1), used(s.batch, s.seq_k);
+  std::vector<int32_t> cu(s.batch + 1), used(s.batch);
   for (int i = 0; i <= s.batch; ++i) cu[i] = int32_t(i * s.seq_q);
+  for (int i = 0; i < s.batch; ++i) used[i] = s.len(i);
   std::vector<int32_t> perm(blocks);
   std::iota(perm.begin(), perm.end(), 0);
   std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(seed)));  // scattered pages
+  // Each sequence's pages from the shuffled list; entries past its last page stay unused.
+  std::vector<int32_t> bt(size_t(s.batch) * pages_per_seq, 0);
+  for (int64_t i = 0, next = 0; i < s.batch; ++i)
+    for (int j = 0; j < (s.len(int(i)) + s.page - 1) / s.page; ++j)
+      bt[size_t(i) * pages_per_seq + j] = perm[next++];
   A.need(A.cu, cu.size() * 4);
   A.need(A.used, used.size() * 4);
-  A.need(A.bt, perm.size() * 4);
+  A.need(A.bt, bt.size() * 4);
   put(A.cu, cu);
   put(A.used, used);
-  put(A.bt, perm);
+  put(A.bt, bt);
   // MLA's latent has one scale, used for K and V.
   const float kscale = elem == 1 ? 0.5f : 1.f, vscale = elem == 1 && !s.mla() ? 0.25f : kscale;
   if (elem == 1) {
@@ -293,6 +307,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
 
   CudaFlashOptions opt;
   opt.force_num_splits = force_splits;
+  opt.uniform_splits = uniform_splits;
   opt.mla_form = mla_form;
   opt.generation = generation;
   auto be = s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
@@ -303,7 +318,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   hb.max_seqlen_k = s.seq_k;
   hb.cu_seqlens_q = cu.data();
   hb.seqused_k = used.data();
-  hb.block_table = perm.data();
+  hb.block_table = bt.data();
   hb.block_table_stride = pages_per_seq;
   AttentionLayerParams L;
   L.num_heads = s.hq;
@@ -360,7 +375,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
   be->run(a, nullptr);
   ck(cudaDeviceSynchronize(), "check run");
-  const double err = sampled_check(s, A, perm, pages_per_seq, elem, L.scale, kscale, vscale);
+  const double err = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
   const auto call = [&](cudaStream_t st) { be->run(a, st); };
   const double ms = T.median_ms(call, reps);
 
@@ -377,6 +392,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"page", s.page},
               {"kv_dtype", std::string(to_string(s.kv))},
               {"splits", cuda_flash_planned_splits(*be)},
+              {"split_chunk_keys", cuda_flash_planned_split_chunk(*be)},
               {"form", form_name(s, cuda_flash_planned_form(*be))},
               {"ms", ms},
               {"plan_us", plan_us},
@@ -390,7 +406,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     // serving engines do; one layer's split-KV kernel and combine).
     const double bytes = s.kv_bytes();
     if (s.mla())  // Q.K^T over 576 and P.V over 512 per (head, key)
-      row["TFLOPs"] = 2.0 * s.batch * s.hq * double(s.seq_k) * (D + Dv) / ms / 1e9;
+      row["TFLOPs"] = 2.0 * s.hq * s.total_keys() * (D + Dv) / ms / 1e9;
     const double clean = T.median_ms(call, reps, L2::kClean);
     const double graph = T.median_ms(call, reps, L2::kClean, true);
     row["GBps"] = bytes / ms / 1e6;
@@ -402,21 +418,39 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   return row;
 }
 
-// "1x32768,16x8192" -> {{1, 32768}, {16, 8192}}.
-std::vector<std::pair<int, int> > parse_decode_grid(const std::string& text) {
-  std::vector<std::pair<int, int> > out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t end = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, end - pos);
-    int b = 0, ctx = 0;
-    char tail = 0;
-    if (std::sscanf(item.c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 || ctx <= 0)
-      throw InvalidArgument(fmt::format(
-          "bench --decode-grid: '{}' is not BATCHxCONTEXT with positive numbers (e.g. 1x32768)",
-          item));
-    out.emplace_back(b, ctx);
-    pos = end + 1;
+// One decode batch of the grid: "16x8192" (16 sequences of 8192 keys), or a ragged one whose
+// parts follow each other, "1x65536+63x1024" (one sequence of 64k keys, then 63 of 1k).
+struct DecodeBatch {
+  std::string text;
+  std::vector<int> lens;
+  bool ragged() const { return text.find('+') != std::string::npos; }
+  int longest() const { return *std::max_element(lens.begin(), lens.end()); }
+};
+std::vector<DecodeBatch> parse_decode_grid(const std::string& text) {
+  std::vector<DecodeBatch> out;
+  auto parts = [](const std::string& s, char sep) {
+    std::vector<std::string> v;
+    for (size_t pos = 0; pos <= s.size();) {
+      const size_t end = std::min(s.find(sep, pos), s.size());
+      v.push_back(s.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return v;
+  };
+  for (const std::string& item : parts(text, ',')) {
+    DecodeBatch d{item, {}};
+    for (const std::string& part : parts(item, '+')) {
+      int b = 0, ctx = 0;
+      char tail = 0;
+      if (std::sscanf(part.c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 || ctx <= 0 ||
+          d.lens.size() + size_t(b) > 65535)
+        throw InvalidArgument(
+            fmt::format("bench --decode-grid: '{}' is not BATCHxCONTEXT with positive numbers "
+                        "(e.g. 1x32768), or such parts joined by '+' (1x65536+63x1024)",
+                        part));
+      d.lens.insert(d.lens.end(), size_t(b), ctx);
+    }
+    out.push_back(std::move(d));
   }
   return out;
 }
@@ -500,12 +534,13 @@ int run_cuda_bench(const BenchOptions& o) {
   Arena A;
   uint64_t seed = 100;
   int failures = 0;
-  auto go = [&](const Shape& s, int reps) {
+  auto go = [&](const Shape& s, int reps, const DecodeBatch& batch = {}) {
     const int mla_form = o.mla_form == "wide"     ? cuda_mla::kWideForm
                          : o.mla_form == "hopper" ? cuda_mla::kHopperForm
                                                   : 0;
-    json row =
-        run_shape(s, A, T, reps, seed++, o.splits, mla_form, cuda_flash_generation(o.variant));
+    json row = run_shape(s, A, T, reps, seed++, o.splits, o.uniform_splits, mla_form,
+                         cuda_flash_generation(o.variant));
+    if (!s.lens.empty()) row["batch_lens"] = batch.text;
     // as asked; "form" is the one that ran
     if (s.mla())
       row["mla_form"] = o.mla_form;
@@ -531,29 +566,37 @@ int run_cuda_bench(const BenchOptions& o) {
           go({"prefill", 16384 / s, h, h, d, s, s, 128, causal, kv}, 20);
         }
   }
+  // A decode batch's shape: uniform batches by their count and length, ragged ones by every
+  // sequence's length.
+  auto decode_shape = [](const std::string& kind, const DecodeBatch& d, int hq, int hkv, int head,
+                         int page, KvCacheDType kv) {
+    Shape s{kind, int(d.lens.size()), hq, hkv, head, 1, d.longest(), page, true, kv};
+    if (d.ragged()) s.lens = d.lens;
+    return s;
+  };
   if (o.suite == "decode" || o.suite == "all") {
-    const std::vector<std::pair<int, int> > grid =
-        !o.decode_grid.empty() ? parse_decode_grid(o.decode_grid)
-        : o.quick
-            ? std::vector<std::pair<int, int> >{{1, 32768}, {64, 4096}}
-            : std::vector<std::pair<int, int> >{{1, 32768}, {16, 8192}, {64, 4096}, {256, 2048}};
+    // The last batch is the load-balance case of serving: one long sequence among short ones.
+    const std::vector<DecodeBatch> grid =
+        parse_decode_grid(!o.decode_grid.empty() ? o.decode_grid
+                          : o.quick              ? "1x32768,64x4096"
+                                    : "1x32768,16x8192,64x4096,256x2048,1x65536+63x1024");
     const std::vector<int> pages = o.quick ? std::vector<int>{16} : std::vector<int>{16, 64, 128};
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
       for (int hkv : {8, 4})
-        for (auto [b, ctx] : grid)
-          for (int page : pages) go({"decode", b, 32, hkv, 128, 1, ctx, page, true, kv}, 50);
+        for (const DecodeBatch& d : grid)
+          for (int page : pages) go(decode_shape("decode", d, 32, hkv, 128, page, kv), 50, d);
   }
   if (o.suite == "mla" || o.suite == "all") {
     // CUDA_MLA decode over a DeepSeek-V3 latent cache (page 64): 128 heads (one GPU) and 16 (the
     // heads of one GPU under 8-way tensor parallelism).
-    const std::vector<std::pair<int, int> > grid =
-        !o.decode_grid.empty() ? parse_decode_grid(o.decode_grid)
-        : o.quick
-            ? std::vector<std::pair<int, int> >{{1, 32768}, {64, 4096}}
-            : std::vector<std::pair<int, int> >{{1, 32768}, {16, 8192}, {64, 4096}, {128, 4096}};
+    const std::vector<DecodeBatch> grid =
+        parse_decode_grid(!o.decode_grid.empty() ? o.decode_grid
+                          : o.quick              ? "1x32768,64x4096"
+                                                 : "1x32768,16x8192,64x4096,128x4096");
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
       for (int hq : {128, 16})
-        for (auto [b, ctx] : grid) go({"mla_decode", b, hq, 1, 576, 1, ctx, 64, true, kv}, 20);
+        for (const DecodeBatch& d : grid)
+          go(decode_shape("mla_decode", d, hq, 1, 576, 64, kv), 20, d);
   }
   return failures == 0 ? 0 : 1;
 }

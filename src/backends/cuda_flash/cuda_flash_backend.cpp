@@ -31,6 +31,7 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
 int cuda_flash_planned_splits(const AttentionBackend&) { return 0; }
+int cuda_flash_planned_split_chunk(const AttentionBackend&) { return 0; }
 int cuda_flash_planned_form(const AttentionBackend&) { return -1; }
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*>, int64_t, int, void*) {
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
@@ -193,8 +194,22 @@ class CudaFlashBackend final : public AttentionBackend {
       splits_hopper = splits_of(h, kLoneCtaTiles);
       grid_m_hopper = h.grid_m;
     }
-    const int most = std::max({splits, splits_paged, splits_hopper});
-    if (int64_t(b.num_seqs) * most > 65535)
+    // Decode batches of unequal lengths may take a count per sequence (tiles.hpp, ragged_splits).
+    RaggedSplits ragged;
+    if (split_keys && !fam_.geometry && options_.force_num_splits <= 0 &&
+        !options_.uniform_splits) {
+      const int64_t window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
+      std::vector<int> tiles(b.num_seqs);
+      for (int s = 0; s < b.num_seqs; ++s) {
+        const int64_t visible = std::min<int64_t>(b.seqused_k[s], window + kBlockMDecode);
+        tiles[s] = int((visible + geo.tile_keys - 1) / geo.tile_keys);
+      }
+      ragged =
+          ragged_splits(tiles.data(), b.num_seqs, layer.num_kv_heads, sm_count_, v2.per_sm, splits);
+      if (ragged.items > 65535) ragged = {};
+    }
+    const int most = std::max({splits, splits_paged, splits_hopper, ragged.max_splits});
+    if (int64_t(b.num_seqs) * std::max({splits, splits_paged, splits_hopper}) > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
                                     int64_t(b.num_seqs) * most));
     plan_.num_seqs = b.num_seqs;
@@ -211,9 +226,12 @@ class CudaFlashBackend final : public AttentionBackend {
     plan_.head_qk = layer.head_size;
     plan_.head_v = hv;
     plan_.num_heads = layer.num_heads;
+    plan_.ragged = ragged;
     plan_.workspace =
-        most > 1 ? size_t(most) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float) : 0;
+        (most > 1 ? size_t(most) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float) : 0) +
+        (ragged.chunk_tiles ? size_t(plan_.total_q) * sizeof(int) : 0);
     run_splits_ = 0;
+    run_chunk_ = 0;
     run_form_ = -1;
     plan_.valid = true;
   }
@@ -351,12 +369,18 @@ class CudaFlashBackend final : public AttentionBackend {
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
     const bool hopper = plan_.hopper;
-    const int splits = hopper ? plan_.splits_hopper
+    const bool split_form = plan_.split_keys && fam_.has_split_keys(inst);
+    const bool ragged = split_form && plan_.ragged.chunk_tiles > 0;
+    const int splits = hopper   ? plan_.splits_hopper
+                       : ragged ? plan_.ragged.max_splits
                        : kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
                            ? plan_.splits_paged
                            : plan_.splits;
     run_splits_ = splits;
+    run_chunk_ = ragged ? plan_.ragged.chunk_tiles * plan_.tile_keys : 0;
     p.num_splits = splits;
+    p.split_chunk = run_chunk_;
+    p.grid_items = ragged ? plan_.ragged.items : 0;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
     p.form = hopper ? kHopperPrefillForm : plan_.form;
@@ -364,9 +388,11 @@ class CudaFlashBackend final : public AttentionBackend {
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
+      if (ragged)
+        p.ws_nsplit =
+            reinterpret_cast<int*>(p.ws_lse + size_t(splits) * plan_.total_q * L.num_heads);
     }
-    fam_.launch(inst, p, hopper ? plan_.grid_m_hopper : plan_.grid_m,
-                plan_.split_keys && fam_.has_split_keys(inst), stream);
+    fam_.launch(inst, p, hopper ? plan_.grid_m_hopper : plan_.grid_m, split_form, stream);
     check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
     if (splits > 1) {
       launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
@@ -410,7 +436,13 @@ class CudaFlashBackend final : public AttentionBackend {
     check_cuda(cudaGetLastError(), "kv write kernel launch", fam_.name);
   }
 
-  int planned_splits() const { return run_splits_ ? run_splits_ : plan_.splits; }
+  int planned_splits() const {
+    if (run_splits_) return run_splits_;
+    return plan_.ragged.chunk_tiles ? plan_.ragged.max_splits : plan_.splits;
+  }
+  int planned_split_chunk() const {
+    return run_splits_ ? run_chunk_ : plan_.ragged.chunk_tiles * plan_.tile_keys;
+  }
   int planned_form() const {
     if (!plan_.valid) return -1;
     if (run_form_ >= 0) return run_form_;
@@ -427,6 +459,7 @@ class CudaFlashBackend final : public AttentionBackend {
     // v3's Hopper prefill form (16-bit or fp8 cache): its grid rows and split count
     bool hopper = false;
     int grid_m_hopper = 1, splits_hopper = 1;
+    RaggedSplits ragged;  // decode form: a split count per sequence (chunk_tiles > 0)
     size_t workspace = 0;
   };
   const FlashFamily& fam_;
@@ -434,6 +467,7 @@ class CudaFlashBackend final : public AttentionBackend {
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0, cc_ = 0;
   Plan plan_;
   int run_splits_ = 0;   // the count the last run() launched with (0: none since the plan)
+  int run_chunk_ = 0;    // the last run's keys per split of a ragged plan (0: uniform)
   int run_form_ = -1;    // the form the last run() launched (-1: none since the plan)
   bool hopper_ = false;  // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
 };
@@ -524,6 +558,11 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
 int cuda_flash_planned_splits(const AttentionBackend& b) {
   auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
   return c ? c->planned_splits() : 0;
+}
+
+int cuda_flash_planned_split_chunk(const AttentionBackend& b) {
+  auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
+  return c ? c->planned_split_chunk() : 0;
 }
 
 int cuda_flash_planned_form(const AttentionBackend& b) {

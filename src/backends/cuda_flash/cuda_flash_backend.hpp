@@ -13,6 +13,9 @@ namespace attnkit {
 
 struct CudaFlashOptions {
   int force_num_splits = 0;  // > 0: use this split-KV count instead of the heuristic (tests)
+  // One split count for every sequence of a decode batch, never a count per sequence (benches:
+  // the ragged plan's A/B; tiles.hpp, ragged_splits).
+  bool uniform_splits = false;
   // CUDA_MLA's kernel form (tests, benches): 0 by device and shape, 1 the wide form, 2 the Hopper
   // form (SM90 and plain logits only; Unsupported otherwise).
   int mla_form = 0;
@@ -35,12 +38,18 @@ int cuda_flash_generation(std::string_view variant);
 // every length from device memory. A CUDA graph captured from run() therefore stays valid for
 // later steps whose metadata (updated in place on the device) has the same num_seqs, no more
 // query rows per sequence and no more total_q than the captured plan; decode-form plans (every
-// sequence's q_len x group <= 16) need decode-shaped batches at replay.
+// sequence's q_len x group <= 16) need decode-shaped batches at replay. A decode plan with a split
+// count per sequence re-derives the counts from the replayed lengths on the device (capped at the
+// captured plan's grid and workspace).
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
 // settles the plan's count with the cache's page size and dtype); 0 if `b` is not CUDA_FLASH.
 int cuda_flash_planned_splits(const AttentionBackend& b);
+// Keys per split of the backend's last run (or of its plan before any run) when its decode batch
+// took a split count per sequence (each sequence ceil(visible keys / chunk) splits, at most the
+// planned split count), 0 when every sequence took the same count or `b` is not CUDA_FLASH.
+int cuda_flash_planned_split_chunk(const AttentionBackend& b);
 // The kernel form of the backend's last run, or of its plan before any run (CUDA_MLA: 1 the wide
 // form, 2 the Hopper form; CUDA_FLASH: 1 v3's Hopper prefill form, 0 v2's forms, which follow
 // from the batch), or -1 if `b` is neither or has no plan.

@@ -59,10 +59,12 @@ void launch_combine(DType dtype, const FlashParams& p, int64_t rows, bool pdl, v
   cudaError_t e = cudaSuccess;
   switch (dtype) {
     case DType::kBFloat16:
-      e = cudaLaunchKernelEx(&cfg, flash_combine_kernel<__nv_bfloat16>, p);
+      e = p.split_chunk ? cudaLaunchKernelEx(&cfg, flash_combine_kernel<__nv_bfloat16, true>, p)
+                        : cudaLaunchKernelEx(&cfg, flash_combine_kernel<__nv_bfloat16, false>, p);
       break;
     case DType::kFloat16:
-      e = cudaLaunchKernelEx(&cfg, flash_combine_kernel<__half>, p);
+      e = p.split_chunk ? cudaLaunchKernelEx(&cfg, flash_combine_kernel<__half, true>, p)
+                        : cudaLaunchKernelEx(&cfg, flash_combine_kernel<__half, false>, p);
       break;
     default:
       throw Unsupported("CUDA_FLASH: dtype " + std::string(to_string(dtype)) +

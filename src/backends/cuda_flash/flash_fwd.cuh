@@ -313,16 +313,100 @@ __device__ __forceinline__ void copy_tile(unsigned char* dst, const char* const*
 
 // The rows and keys of one CTA: grid (m block, KV head, sequence x split), kBM packed rows
 // (query token x query head of the KV head) and, of the key tiles those rows see, this split's
-// share [my_lo, my_hi).
+// share [my_lo, my_hi) of `nsplit` shares.
 struct CtaWork {
-  int seq, split, kvh, q_start, rows, row0, kv_len, shift, t_first, t_last, my_lo, my_hi;
+  int seq, split, nsplit, kvh, q_start, rows, row0, kv_len, shift, t_first, t_last, my_lo, my_hi;
 };
-// False when the CTA has no rows (a short sequence in a batch planned for a longer one).
-template <int kBM, int kBN>
+
+// A ragged decode plan's split count for a sequence of `len` keys (tiles.hpp, ragged_splits: the
+// host computes the same count from the same lengths).
+__device__ __forceinline__ int ragged_count_of(const FlashParams& p, int len, int chunk) {
+  const int visible = min(len, p.window_left + kBlockMDecode);
+  return min(max((visible + chunk - 1) / chunk, 1), p.num_splits);
+}
+// Grid item z of a ragged plan: sequence s owns items [sum of the counts before it, + count(s)).
+// Every CTA derives the map from seqused_k, so a graph replayed with other lengths stays correct:
+// counts are capped at the plan's workspace extent (num_splits), and while they add up to more
+// items than the grid has, the chunk doubles (every CTA computes the same chunk). Returns false
+// for an item past the last sequence's.
+// The CTA's ragged item as ragged_item found it: sequence, split, the sequence's count (kept in
+// shared memory, so that the epilogue reads the count there instead of a register holding it
+// through the key loop).
+__device__ __forceinline__ int* ragged_slots() {
+  __shared__ int s_item[3];
+  return s_item;
+}
+__device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& seq, int& split,
+                                            int& nsplit) {
+  __shared__ int s_part[kThreads / 32];
+  int* s_item = ragged_slots();
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  auto block_sum = [&](int v) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    __syncthreads();  // s_part's previous readers are done
+    if (lane == 0) s_part[warp] = v;
+    __syncthreads();
+    int t = 0;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) t += s_part[w];
+    return t;
+  };
+  int chunk = p.split_chunk;
+  for (;;) {
+    int mine = 0;
+    for (int s = tid; s < p.num_seqs; s += kThreads)
+      mine += ragged_count_of(p, p.seqused_k[s], chunk);
+    if (block_sum(mine) <= int(gridDim.z) || chunk >= (1 << 29)) break;
+    chunk *= 2;
+  }
+  if (tid == 0) s_item[0] = -1;
+  int before = 0;  // items of the sequences in earlier rounds
+  for (int s0 = 0; s0 < p.num_seqs; s0 += kThreads) {
+    const int s = s0 + tid;
+    const int n = s < p.num_seqs ? ragged_count_of(p, p.seqused_k[s], chunk) : 0;
+    int incl = n;  // inclusive scan within the warp, then over the warps
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const int x = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off) incl += x;
+    }
+    __syncthreads();
+    if (lane == 31) s_part[warp] = incl;
+    __syncthreads();
+    int total = 0;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) {
+      if (w < warp) incl += s_part[w];
+      total += s_part[w];
+    }
+    const int first = before + incl - n;
+    if (n > 0 && z >= first && z < first + n) {
+      s_item[0] = s;
+      s_item[1] = z - first;
+      s_item[2] = n;
+    }
+    before += total;
+  }
+  __syncthreads();
+  seq = s_item[0];
+  split = s_item[1];
+  nsplit = s_item[2];
+  return seq >= 0;
+}
+
+// False when the CTA has no rows (a short sequence in a batch planned for a longer one, or a
+// ragged plan's item past the last sequence's).
+template <int kBM, int kBN, bool kRagged = false>
 __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.kvh = blockIdx.y;
-  w.seq = blockIdx.z / p.num_splits;
-  w.split = blockIdx.z % p.num_splits;
+  if constexpr (kRagged) {
+    if (!ragged_item(p, blockIdx.z, w.seq, w.split, w.nsplit)) return false;
+  } else {
+    w.seq = blockIdx.z / p.num_splits;
+    w.split = blockIdx.z % p.num_splits;
+    w.nsplit = p.num_splits;
+  }
   w.q_start = p.cu_seqlens_q[w.seq];
   const int q_len = p.cu_seqlens_q[w.seq + 1] - w.q_start;
   // Issued with the query offsets, before the branch below (a volatile load: ptxas sinks a plain
@@ -341,7 +425,7 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   const int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
   const int nb_lo = lo_key / kBN;
   const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
-  const int per_split = (nb_hi - nb_lo + p.num_splits - 1) / p.num_splits;
+  const int per_split = (nb_hi - nb_lo + w.nsplit - 1) / w.nsplit;
   w.my_lo = min(nb_hi, nb_lo + w.split * per_split);
   w.my_hi = min(nb_hi, w.my_lo + per_split);
   return true;
@@ -653,8 +737,12 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
 // kFp8Format: 0 reads the fp8 format (e4m3 / e5m2) from the params; 1 is e4m3 and 2 e5m2 fixed
 // at compile time. The decode form converts every K/V pair in its inner loop, where a run-time
 // format compiled both conversions, the unused one predicated off but still issued.
-template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys, int kFp8Format = 0>
+// kRagged: the decode form under a ragged plan (a split count per sequence, ragged_item), its
+// own instantiation so that the uniform kernels' code stays as it was.
+template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys, int kFp8Format = 0,
+          bool kRagged = false>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
+  static_assert(!kRagged || kWarpsSplitKeys, "ragged plans run the decode form only");
   constexpr int kBN = tile_keys(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
   // FA2's K/V schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and
@@ -719,7 +807,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // kernel still waits for it, and launches when it completes).
   if constexpr (kWarpsSplitKeys) pdl_launch_dependents();
   CtaWork w;
-  if (!cta_work<kBM, kBN>(p, w)) return;
+  if (!cta_work<kBM, kBN, kRagged>(p, w)) return;
   const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;
   const int kv_len = w.kv_len, shift = w.shift, t_first = w.t_first, t_last = w.t_last;
   const int my_lo = w.my_lo, my_hi = w.my_hi, G = p.group;
@@ -1254,7 +1342,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       for (int w = 0; w < 4; ++w) v += s_o[(w * 16 + r) * kDv + part * kCols + c] * wt[w];
       acc[c] = v * inv;
     }
-    if (p.num_splits == 1) {
+    const int nsplit = kRagged ? ragged_slots()[2] : p.num_splits;
+    // A ragged plan's combine learns each token's split count here (one writer per token).
+    if (kRagged && split == 0 && h == 0 && part == 0) p.ws_nsplit[tok] = nsplit;
+    if (nsplit == 1) {
       T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + part * kCols;
 #pragma unroll
       for (int c = 0; c < kCols; c += 2)
@@ -1328,7 +1419,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 // per split at 1x32k decode (v2e), a third of the whole call. A warp loads the partials of up to
 // kBatch splits before it adds any (a loop that first tested each split's weight waited one L2
 // round trip per split: 7 us of a 57 us 1x32k call, ncu s3).
-template <typename T>
+template <typename T, bool kRagged>
 __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashParams p) {
   static_assert(kMaxSplits <= kThreads, "one thread per split's LSE");
   constexpr int kMaxHeadV = 512;
@@ -1339,10 +1430,13 @@ __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashPara
   __shared__ __align__(16) float s_acc[4][kMaxHeadV];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int64_t row = blockIdx.x;  // < total_q_capacity x num_heads: the workspace holds it
-  const int S = p.num_splits;
   const int tok = int(row / p.num_heads);
   if (tok >= p.cu_seqlens_q[p.num_seqs]) return;  // metadata, not the flash kernel's results
   pdl_wait_primary();
+  // A ragged plan's rows each have their own count (one more round trip before the partials; a
+  // speculative read of num_splits partials would read slots no split wrote).
+  const int S = kRagged ? p.ws_nsplit[tok] : p.num_splits;
+  if (kRagged && S == 1) return;  // an unsplit sequence: the flash kernel wrote its rows
   const int64_t split_stride = int64_t(p.total_q_capacity) * p.num_heads;
   auto load_batch = [&](int d, int sp0, float4(&v)[kBatch]) {
 #pragma unroll

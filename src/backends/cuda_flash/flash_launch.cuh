@@ -39,54 +39,60 @@ struct FlashInstanceKernel {
   static constexpr bool kWide = is_wide(kInst.head_qk, kInst.head_v);  // flash_wide_kernel
   using T = typename CudaElem<kInst.dtype>::type;
   // The kernel of a form; the fp8 decode form is built once per fp8 format (see kFp8Format).
-  template <bool kSplit, int kFmt>
+  // kRagged: the decode form's instantiation for ragged plans (split counts per sequence).
+  template <bool kSplit, int kFmt, bool kRagged = false>
   static auto kernel() {
     if constexpr (kWide)
       return flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8>;
     else
-      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt>;
+      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt, kRagged>;
   }
   template <bool kSplit>
   static constexpr bool kPerFormat = !kWide && (kFp8 && kSplit);
-  template <bool kSplit>
+  template <bool kSplit, bool kRagged = false>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
-    dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
+    dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
     if constexpr (kPerFormat<kSplit>) {
       if (p.kv_e5m2)
-        kernel<kSplit, 2>()<<<grid, kThreads, kSmem, stream>>>(p);
+        kernel<kSplit, 2, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
       else
-        kernel<kSplit, 1>()<<<grid, kThreads, kSmem, stream>>>(p);
+        kernel<kSplit, 1, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
     } else {
-      kernel<kSplit, 0>()<<<grid, kThreads, kSmem, stream>>>(p);
+      kernel<kSplit, 0, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
     }
   }
   static void launch(const FlashParams& p, int grid_m, bool split_keys, cudaStream_t stream) {
     if constexpr (kSplitForm) {
-      if (split_keys) return launch_form<true>(p, grid_m, stream);
+      if (split_keys)
+        return p.split_chunk ? launch_form<true, true>(p, grid_m, stream)
+                             : launch_form<true>(p, grid_m, stream);
     }
     launch_form<false>(p, grid_m, stream);
   }
-  template <bool kSplit, int kFmt>
+  template <bool kSplit, int kFmt, bool kRagged = false>
   static void prepare_kernel() {
-    auto* k = kernel<kSplit, kFmt>();
+    auto* k = kernel<kSplit, kFmt, kRagged>();
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
     // All of L1 as shared memory, so several CTAs fit per SM.
     cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   }
-  template <bool kSplit>
+  template <bool kSplit, bool kRagged = false>
   static void prepare_form() {
     if constexpr (kPerFormat<kSplit>) {
-      prepare_kernel<kSplit, 1>();
-      prepare_kernel<kSplit, 2>();
+      prepare_kernel<kSplit, 1, kRagged>();
+      prepare_kernel<kSplit, 2, kRagged>();
     } else {
-      prepare_kernel<kSplit, 0>();
+      prepare_kernel<kSplit, 0, kRagged>();
     }
   }
   static void prepare() {
     prepare_form<false>();
-    if constexpr (kSplitForm) prepare_form<true>();
+    if constexpr (kSplitForm) {
+      prepare_form<true>();
+      prepare_form<true, true>();
+    }
   }
 };
 

@@ -67,12 +67,16 @@ struct FlashParams {
   const float* alibi = nullptr;
   const float* sinks = nullptr;
   int window_left = 0, window_right = 0;  // already resolved: "unbounded" is a large value
-  int num_splits = 1;
+  int num_splits = 1;        // every sequence's split count, or a ragged plan's largest one
   int total_q_capacity = 0;  // row stride of the split workspace
   float* ws_o = nullptr;     // [num_splits, total_q_capacity, num_heads, head_v]
   float* ws_lse = nullptr;   // [num_splits, total_q_capacity, num_heads]
   int head_v = 0;            // for the combine kernel
   int form = 0;              // a family's kernel form, as its plan chose it (FlashGeometry)
+  // Ragged decode plans (tiles.hpp, ragged_splits; last, so the other fields keep their offsets):
+  int split_chunk = 0;       // keys per split; 0: a uniform plan (num_splits for every sequence)
+  int grid_items = 0;        // the grid's z extent (sequence x split items)
+  int* ws_nsplit = nullptr;  // [total_q_capacity]: each token's split count, for the combine
 };
 
 inline constexpr int kUnboundedWindow = 1 << 29;

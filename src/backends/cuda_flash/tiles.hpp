@@ -304,4 +304,72 @@ constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int 
   return (kv_tiles + per_split - 1) / per_split;
 }
 
+// Ragged decode batches (say one 64k-key sequence among 63 of 1k keys). One split count serves
+// every sequence of a uniform plan, so the count that suits the short ones leaves the long one's
+// CTAs running alone long after the rest: 64 x 8 KV heads fill the GPU, the heuristic above
+// splits nothing, and one CTA streams the 64k keys. Here each sequence takes its own count,
+// ceil(visible tiles / chunk) (at most kMaxSplits), so every CTA runs at most `chunk` tiles; the
+// kernel derives each CTA's (sequence, split) from seqused_k and the chunk (flash_fwd.cuh,
+// ragged_item), as the uniform grid derives its shares.
+// The chunk is the candidate with the least modelled time, in tiles at two CTAs per SM:
+// max(all the CTAs' tiles + kCtaFixedTiles each over the GPU's slots, the longest CTA +
+// kCtaFixedTiles), plus kCombineTiles when anything splits. It is taken only below half the
+// uniform count's modelled time (kRaggedGain), so uniform and near-uniform batches keep the plans
+// the benchmarks tuned. Decode form only (heads up to 128): other forms keep the uniform count.
+// H200 (bench/results/cuda_s18_r3_*, write protocol): batches the model puts at 0.04-0.25 of the
+// uniform time ran 2.2-12.2x faster (1x64k + 63x1k 32/4 bf16: 1018 -> 83 us); 1x32k + 1x1k
+// (0.58-0.64) ran 0.94-1.18x, so those keep the uniform count.
+inline constexpr int kCombineTiles = 2;  // the combine's launch and pass, ~3-4 us (v2j)
+inline constexpr double kRaggedGain = 0.5;
+struct RaggedSplits {
+  int chunk_tiles = 0;  // 0: keep the uniform count
+  int items = 0;        // sum over sequences of their split counts: the grid's z extent
+  int max_splits = 1;   // the workspace's split extent
+};
+constexpr int ragged_count(int tiles, int chunk) {
+  return std::clamp((tiles + chunk - 1) / chunk, 1, kMaxSplits);
+}
+inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int kv_heads, int num_sms,
+                                  int per_sm, int uniform_splits) {
+  RaggedSplits r;
+  int t_max = 0;
+  for (int s = 0; s < num_seqs; ++s) t_max = std::max(t_max, tiles[s]);
+  if (num_seqs < 2 || t_max < 4) return r;
+  const int64_t slots = int64_t(num_sms) * per_sm;
+  // Modelled time of a plan where sequence s runs count(s) CTAs per KV head.
+  auto cost = [&](auto count) {
+    int64_t sum = 0, longest = 0;
+    bool split = false;
+    for (int s = 0; s < num_seqs; ++s) {
+      const int n = count(s);
+      const int64_t len = (tiles[s] + n - 1) / n;
+      sum += n * (len + kCtaFixedTiles);
+      longest = std::max(longest, len);
+      split = split || n > 1;
+    }
+    return std::max((sum * kv_heads + slots - 1) / slots, longest + kCtaFixedTiles) +
+           (split ? kCombineTiles : 0);
+  };
+  const int64_t uniform = cost([&](int) { return uniform_splits; });
+  int64_t best = -1;
+  for (int k = 1; k <= kMaxSplits; ++k) {
+    const int chunk = (t_max + k - 1) / k;
+    if (chunk < 2) break;
+    if (k > 1 && chunk == (t_max + k - 2) / (k - 1)) continue;  // the same chunk as k - 1
+    const int64_t c = cost([&](int s) { return ragged_count(tiles[s], chunk); });
+    if (best < 0 || c < best) {
+      best = c;
+      r.chunk_tiles = chunk;
+    }
+  }
+  if (best < 0 || double(best) >= kRaggedGain * double(uniform)) return RaggedSplits{};
+  for (int s = 0; s < num_seqs; ++s) {
+    const int n = ragged_count(tiles[s], r.chunk_tiles);
+    r.items += n;
+    r.max_splits = std::max(r.max_splits, n);
+  }
+  if (r.max_splits == 1) return RaggedSplits{};  // nothing splits: the uniform plan's grid
+  return r;
+}
+
 }  // namespace attnkit::cuda_flash
