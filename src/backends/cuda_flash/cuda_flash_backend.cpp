@@ -208,10 +208,11 @@ class CudaFlashBackend final : public AttentionBackend {
           ragged_splits(tiles.data(), b.num_seqs, layer.num_kv_heads, sm_count_, v2.per_sm, splits);
       if (ragged.items > 65535) ragged = {};
     }
-    const int most = std::max({splits, splits_paged, splits_hopper, ragged.max_splits});
-    if (int64_t(b.num_seqs) * std::max({splits, splits_paged, splits_hopper}) > 65535)
+    const int uniform_most = std::max({splits, splits_paged, splits_hopper});
+    if (int64_t(b.num_seqs) * uniform_most > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
-                                    int64_t(b.num_seqs) * most));
+                                    int64_t(b.num_seqs) * uniform_most));
+    const int most = std::max(uniform_most, ragged.max_splits);
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = v2.grid_m;

@@ -324,11 +324,6 @@ __device__ __forceinline__ int ragged_count_of(const FlashParams& p, int len, in
   const int visible = min(len, p.window_left + kBlockMDecode);
   return min(max((visible + chunk - 1) / chunk, 1), p.num_splits);
 }
-// Grid item z of a ragged plan: sequence s owns items [sum of the counts before it, + count(s)).
-// Every CTA derives the map from seqused_k, so a graph replayed with other lengths stays correct:
-// counts are capped at the plan's workspace extent (num_splits), and while they add up to more
-// items than the grid has, the chunk doubles (every CTA computes the same chunk). Returns false
-// for an item past the last sequence's.
 // The CTA's ragged item as ragged_item found it: sequence, split, the sequence's count (kept in
 // shared memory, so that the epilogue reads the count there instead of a register holding it
 // through the key loop).
@@ -336,6 +331,11 @@ __device__ __forceinline__ int* ragged_slots() {
   __shared__ int s_item[3];
   return s_item;
 }
+// Grid item z of a ragged plan: sequence s owns items [sum of the counts before it, + count(s)).
+// Every CTA derives the map from seqused_k, so a graph replayed with other lengths stays correct:
+// counts are capped at the plan's workspace extent (num_splits), and while they add up to more
+// items than the grid has, the chunk doubles (every CTA computes the same chunk). Returns false
+// for an item past the last sequence's.
 __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& seq, int& split,
                                             int& nsplit) {
   __shared__ int s_part[kThreads / 32];
