@@ -1099,6 +1099,35 @@ TEST_F(CudaFlash, MlaLatentDecode) {
   run_case(chunk, 53);
 }
 
+// CUDA_MLA's Hopper form under a ragged plan (a split count per sequence): 128 heads (two row
+// blocks per token) over bf16, 16 over fp8 e4m3, one long sequence among short ones.
+TEST_F(CudaFlash, MlaRaggedDecode) {
+  if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
+  Seqs seqs = {{1, 8000}};
+  for (int i = 0; i < 40; ++i) seqs.push_back({1, 64 + 21 * i});
+  seqs.push_back({1, 0});
+  const Case base{.head = 576, .head_v = 512, .hkv = 1, .block = 64, .seqs = seqs, .mla = true};
+  Case c128 = base;
+  c128.name = "mla ragged bf16 128 heads";
+  c128.hq = 128;
+  Case fp8 = base;
+  fp8.name = "mla ragged fp8 e4m3 16 heads";
+  fp8.kv = KvCacheDType::kFp8E4M3;
+  fp8.gran = ScaleGranularity::kPerTensor;
+  fp8.hq = 16;
+  for (const Case& c : {c128, fp8}) {
+    PreparedCase pc(c, 58);
+    pc.be->run(pc.r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    ASSERT_EQ(cuda_flash_planned_form(*pc.be), cuda_mla::kHopperForm);
+    const int chunk = cuda_flash_planned_split_chunk(*pc.be);
+    EXPECT_GT(chunk, 0) << c.name << ": expected a split count per sequence";
+    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+            c.name + " (chunk " + std::to_string(chunk) + ", splits " +
+                std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+  }
+}
+
 // The latent cache has no V tensor: CUDA_MLA refuses a view with one and CUDA_FLASH one without.
 TEST_F(CudaFlash, MlaAndFlashRefuseTheOtherCacheForm) {
   std::mt19937 rng(54);

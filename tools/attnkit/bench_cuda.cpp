@@ -592,7 +592,7 @@ int run_cuda_bench(const BenchOptions& o) {
     const std::vector<DecodeBatch> grid =
         parse_decode_grid(!o.decode_grid.empty() ? o.decode_grid
                           : o.quick              ? "1x32768,64x4096"
-                                                 : "1x32768,16x8192,64x4096,128x4096");
+                                    : "1x32768,16x8192,64x4096,128x4096,1x65536+63x1024");
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
       for (int hq : {128, 16})
         for (const DecodeBatch& d : grid)

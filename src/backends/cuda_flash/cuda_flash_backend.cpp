@@ -194,9 +194,10 @@ class CudaFlashBackend final : public AttentionBackend {
       splits_hopper = splits_of(h, kLoneCtaTiles);
       grid_m_hopper = h.grid_m;
     }
-    // Decode batches of unequal lengths may take a count per sequence (tiles.hpp, ragged_splits).
+    // Decode batches of unequal lengths may take a count per sequence (tiles.hpp, ragged_splits):
+    // CUDA_FLASH's decode form, and a family's forms built for it.
     RaggedSplits ragged;
-    if (split_keys && !fam_.geometry && options_.force_num_splits <= 0 &&
+    if ((fam_.geometry ? geo.ragged : split_keys) && options_.force_num_splits <= 0 &&
         !options_.uniform_splits) {
       const int64_t window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
       std::vector<int> tiles(b.num_seqs);
@@ -204,8 +205,8 @@ class CudaFlashBackend final : public AttentionBackend {
         const int64_t visible = std::min<int64_t>(b.seqused_k[s], window + kBlockMDecode);
         tiles[s] = int((visible + geo.tile_keys - 1) / geo.tile_keys);
       }
-      ragged =
-          ragged_splits(tiles.data(), b.num_seqs, layer.num_kv_heads, sm_count_, v2.per_sm, splits);
+      ragged = ragged_splits(tiles.data(), b.num_seqs, v2.grid_m * layer.num_kv_heads, sm_count_,
+                             v2.per_sm, splits);
       if (ragged.items > 65535) ragged = {};
     }
     const int uniform_most = std::max({splits, splits_paged, splits_hopper});
@@ -371,7 +372,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.window_right = right;
     const bool hopper = plan_.hopper;
     const bool split_form = plan_.split_keys && fam_.has_split_keys(inst);
-    const bool ragged = split_form && plan_.ragged.chunk_tiles > 0;
+    const bool ragged = plan_.ragged.chunk_tiles > 0 && (fam_.geometry || split_form);
     const int splits = hopper   ? plan_.splits_hopper
                        : ragged ? plan_.ragged.max_splits
                        : kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0

@@ -15,10 +15,11 @@ namespace attnkit::cuda_flash {
 
 // The CTA shape of the kernel form a plan picked: its grid and split count are computed from it.
 struct FlashGeometry {
-  int form;       // FlashParams::form for the launcher
-  int block_m;    // packed rows per CTA
-  int tile_keys;  // keys per tile
-  int cta_smem;   // shared memory per CTA (dynamic and static)
+  int form;             // FlashParams::form for the launcher
+  int block_m;          // packed rows per CTA
+  int tile_keys;        // keys per tile
+  int cta_smem;         // shared memory per CTA (dynamic and static)
+  bool ragged = false;  // the form is also built for ragged plans (a split count per sequence)
 };
 
 struct FlashFamily {

@@ -336,9 +336,10 @@ __device__ __forceinline__ int* ragged_slots() {
 // counts are capped at the plan's workspace extent (num_splits), and while they add up to more
 // items than the grid has, the chunk doubles (every CTA computes the same chunk). Returns false
 // for an item past the last sequence's.
+template <int kNT>  // the CTA's threads
 __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& seq, int& split,
                                             int& nsplit) {
-  __shared__ int s_part[kThreads / 32];
+  __shared__ int s_part[kNT / 32];
   int* s_item = ragged_slots();
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   auto block_sum = [&](int v) {
@@ -349,20 +350,19 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
     __syncthreads();
     int t = 0;
 #pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) t += s_part[w];
+    for (int w = 0; w < kNT / 32; ++w) t += s_part[w];
     return t;
   };
   int chunk = p.split_chunk;
   for (;;) {
     int mine = 0;
-    for (int s = tid; s < p.num_seqs; s += kThreads)
-      mine += ragged_count_of(p, p.seqused_k[s], chunk);
+    for (int s = tid; s < p.num_seqs; s += kNT) mine += ragged_count_of(p, p.seqused_k[s], chunk);
     if (block_sum(mine) <= int(gridDim.z) || chunk >= (1 << 29)) break;
     chunk *= 2;
   }
   if (tid == 0) s_item[0] = -1;
   int before = 0;  // items of the sequences in earlier rounds
-  for (int s0 = 0; s0 < p.num_seqs; s0 += kThreads) {
+  for (int s0 = 0; s0 < p.num_seqs; s0 += kNT) {
     const int s = s0 + tid;
     const int n = s < p.num_seqs ? ragged_count_of(p, p.seqused_k[s], chunk) : 0;
     int incl = n;  // inclusive scan within the warp, then over the warps
@@ -376,7 +376,7 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
     __syncthreads();
     int total = 0;
 #pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) {
+    for (int w = 0; w < kNT / 32; ++w) {
       if (w < warp) incl += s_part[w];
       total += s_part[w];
     }
@@ -397,11 +397,11 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
 
 // False when the CTA has no rows (a short sequence in a batch planned for a longer one, or a
 // ragged plan's item past the last sequence's).
-template <int kBM, int kBN, bool kRagged = false>
+template <int kBM, int kBN, bool kRagged = false, int kNT = kThreads>
 __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.kvh = blockIdx.y;
   if constexpr (kRagged) {
-    if (!ragged_item(p, blockIdx.z, w.seq, w.split, w.nsplit)) return false;
+    if (!ragged_item<kNT>(p, blockIdx.z, w.seq, w.split, w.nsplit)) return false;
   } else {
     w.seq = blockIdx.z / p.num_splits;
     w.split = blockIdx.z % p.num_splits;

@@ -315,7 +315,8 @@ constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int 
 // max(all the CTAs' tiles + kCtaFixedTiles each over the GPU's slots, the longest CTA +
 // kCtaFixedTiles), plus kCombineTiles when anything splits. It is taken only below half the
 // uniform count's modelled time (kRaggedGain), so uniform and near-uniform batches keep the plans
-// the benchmarks tuned. Decode form only (heads up to 128): other forms keep the uniform count.
+// the benchmarks tuned. CUDA_FLASH's decode form (heads up to 128) and CUDA_MLA's Hopper form
+// have ragged instantiations; other forms keep the uniform count.
 // H200 (bench/results/cuda_s18_r3_*, write protocol): batches the model puts at 0.04-0.25 of the
 // uniform time ran 2.2-12.2x faster (1x64k + 63x1k 32/4 bf16: 1018 -> 83 us); 1x32k + 1x1k
 // (0.58-0.64) ran 0.94-1.18x, so those keep the uniform count.

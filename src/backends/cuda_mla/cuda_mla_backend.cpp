@@ -27,7 +27,8 @@ cuda_flash::FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, in
         "CUDA_MLA: the Hopper form needs an SM90 GPU and plain logits (no softcap, ALiBi or "
         "sinks; a positive scale)");
   if (forced ? forced == kHopperForm : can_hopper)
-    return {kHopperForm, kHopperRows, kHopperKeys, hopper_smem_bytes(false) + kHopperStaticSmem};
+    return {kHopperForm, kHopperRows, kHopperKeys, hopper_smem_bytes(false) + kHopperStaticSmem,
+            true};
   return {kWideForm, cuda_flash::kWideBlockM, cuda_flash::kWideBlockN,
           cuda_flash::flash_smem_bytes(kLatent, kLatentV, false, false, true) +
               cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false)};

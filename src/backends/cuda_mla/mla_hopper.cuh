@@ -26,7 +26,9 @@ __device__ __forceinline__ uint32_t sw_chunk(int r, int j) {
   return uint32_t(GmmaRows<kColBytes>::at(r, j));
 }
 
-template <typename T, bool kFp8>
+// kRagged: under a ragged plan (a split count per sequence, flash_fwd.cuh ragged_item), its own
+// instantiation as CUDA_FLASH's decode form's.
+template <typename T, bool kFp8, bool kRagged = false>
 __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const FlashParams p) {
 #if defined(ATTNKIT_GMMA_BODY)
   using E = Elem<T>;
@@ -47,7 +49,7 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
   pdl_launch_dependents();
   CtaWork w;
-  if (!cta_work<kBM, kBN>(p, w)) return;
+  if (!cta_work<kBM, kBN, kRagged, kHopperThreads>(p, w)) return;
   const int G = p.group;
   const CtaScales cs = cta_scales(p, w.kvh);
   const float sc = cs.lp.scale_log2;  // plain logits: the scale rides in exp2's argument
@@ -218,7 +220,10 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
     const float lse = row_lse(m[i], l[i]);
     const int t = p.gdiv.div(pr), tok = w.q_start + t, h = w.kvh * G + p.gdiv.mod(pr, t);
     const int d0 = wg * (kLatentV / 2) + 2 * tig;
-    if (p.num_splits == 1) {
+    const int nsplit = kRagged ? ragged_slots()[2] : p.num_splits;
+    // A ragged plan's combine learns each token's split count here (one writer per token).
+    if (kRagged && w.split == 0 && h == 0 && wg == 0 && tig == 0) p.ws_nsplit[tok] = nsplit;
+    if (nsplit == 1) {
       T* out = static_cast<T*>(p.out) + tok * p.o_stride_token + h * p.o_stride_head + d0;
 #pragma unroll
       for (int j = 0; j < 32; ++j)

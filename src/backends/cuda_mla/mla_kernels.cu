@@ -1,7 +1,7 @@
 // The one dispatch point of CUDA_MLA's kernels, two forms per manifest entry: flash_wide_kernel
 // with V inside the K rows (mma.sync, SM80+; every feature) and mla_hopper_kernel (wgmma,
-// sm_90a; 64-row CTAs; plain logits), as the plan picked (mla_tiles.hpp). The split-KV partials
-// of either are merged by CUDA_FLASH's combine kernel.
+// sm_90a; 64-row CTAs; plain logits; also built for ragged plans), as the plan picked
+// (mla_tiles.hpp). The split-KV partials of either are merged by CUDA_FLASH's combine kernel.
 #include <string>
 #include <utility>
 
@@ -25,18 +25,22 @@ struct MlaKernel {
   static_assert(kInst.head_qk == kLatent && kInst.head_v == kLatentV, "the latent's dims");
   static constexpr auto kWide = flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8, true>;
   static constexpr auto kHopper = mla_hopper_kernel<T, kFp8>;
+  static constexpr auto kHopperRagged = mla_hopper_kernel<T, kFp8, true>;  // ragged plans
   static void launch(const FlashParams& p, int grid_m, cudaStream_t stream) {
-    const dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
+    const dim3 grid(grid_m, p.num_kv_heads,
+                    p.split_chunk ? p.grid_items : p.num_seqs * p.num_splits);
     if (p.form == kHopperForm)
-      kHopper<<<grid, kHopperThreads, kHopperSmem, stream>>>(p);
+      (p.split_chunk ? kHopperRagged : kHopper)<<<grid, kHopperThreads, kHopperSmem, stream>>>(p);
     else
       kWide<<<grid, kThreads, kSmem, stream>>>(p);
   }
   static void prepare(int cc) {
     cudaFuncSetAttribute(kWide, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     cudaFuncSetAttribute(kWide, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
-    if (cc == 90)
+    if (cc == 90) {
       cudaFuncSetAttribute(kHopper, cudaFuncAttributeMaxDynamicSharedMemorySize, kHopperSmem);
+      cudaFuncSetAttribute(kHopperRagged, cudaFuncAttributeMaxDynamicSharedMemorySize, kHopperSmem);
+    }
   }
 };
 
