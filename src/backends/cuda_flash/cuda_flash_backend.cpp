@@ -199,12 +199,11 @@ class CudaFlashBackend final : public AttentionBackend {
     RaggedSplits ragged;
     if ((fam_.geometry ? geo.ragged : split_keys) && options_.force_num_splits <= 0 &&
         !options_.uniform_splits) {
-      const int64_t window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
+      const int window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
       std::vector<int> tiles(b.num_seqs);
-      for (int s = 0; s < b.num_seqs; ++s) {
-        const int64_t visible = std::min<int64_t>(b.seqused_k[s], window + kBlockMDecode);
-        tiles[s] = int((visible + geo.tile_keys - 1) / geo.tile_keys);
-      }
+      for (int s = 0; s < b.num_seqs; ++s)
+        tiles[s] =
+            (ragged_visible_keys(b.seqused_k[s], window) + geo.tile_keys - 1) / geo.tile_keys;
       ragged = ragged_splits(tiles.data(), b.num_seqs, v2.grid_m * layer.num_kv_heads, sm_count_,
                              v2.per_sm, splits);
       if (ragged.items > 65535) ragged = {};

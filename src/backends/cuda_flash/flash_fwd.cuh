@@ -318,12 +318,6 @@ struct CtaWork {
   int seq, split, nsplit, kvh, q_start, rows, row0, kv_len, shift, t_first, t_last, my_lo, my_hi;
 };
 
-// A ragged decode plan's split count for a sequence of `len` keys (tiles.hpp, ragged_splits: the
-// host computes the same count from the same lengths).
-__device__ __forceinline__ int ragged_count_of(const FlashParams& p, int len, int chunk) {
-  const int visible = min(len, p.window_left + kBlockMDecode);
-  return min(max((visible + chunk - 1) / chunk, 1), p.num_splits);
-}
 // The CTA's ragged item as ragged_item found it: sequence, split, the sequence's count (kept in
 // shared memory, so that the epilogue reads the count there instead of a register holding it
 // through the key loop).
@@ -354,9 +348,12 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
     return t;
   };
   int chunk = p.split_chunk;
+  auto count = [&](int s) {  // the plan's count (tiles.hpp), at most the workspace's extent
+    return ragged_count(ragged_visible_keys(p.seqused_k[s], p.window_left), chunk, p.num_splits);
+  };
   for (;;) {
     int mine = 0;
-    for (int s = tid; s < p.num_seqs; s += kNT) mine += ragged_count_of(p, p.seqused_k[s], chunk);
+    for (int s = tid; s < p.num_seqs; s += kNT) mine += count(s);
     if (block_sum(mine) <= int(gridDim.z) || chunk >= (1 << 29)) break;
     chunk *= 2;
   }
@@ -364,7 +361,7 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
   int before = 0;  // items of the sequences in earlier rounds
   for (int s0 = 0; s0 < p.num_seqs; s0 += kNT) {
     const int s = s0 + tid;
-    const int n = s < p.num_seqs ? ragged_count_of(p, p.seqused_k[s], chunk) : 0;
+    const int n = s < p.num_seqs ? count(s) : 0;
     int incl = n;  // inclusive scan within the warp, then over the warps
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {

@@ -308,18 +308,18 @@ constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int 
 // every sequence of a uniform plan, so the count that suits the short ones leaves the long one's
 // CTAs running alone long after the rest: 64 x 8 KV heads fill the GPU, the heuristic above
 // splits nothing, and one CTA streams the 64k keys. Here each sequence takes its own count,
-// ceil(visible tiles / chunk) (at most kMaxSplits), so every CTA runs at most `chunk` tiles; the
+// ceil(visible keys / chunk) (at most kMaxSplits), so every CTA runs at most `chunk` keys; the
 // kernel derives each CTA's (sequence, split) from seqused_k and the chunk (flash_fwd.cuh,
-// ragged_item), as the uniform grid derives its shares.
-// The chunk is the candidate with the least modelled time, in tiles at two CTAs per SM:
+// ragged_item) with the same two functions as the plan.
+// The chunk is the candidate with the least modelled time, in tiles at the plan's CTAs per SM:
 // max(all the CTAs' tiles + kCtaFixedTiles each over the GPU's slots, the longest CTA +
 // kCtaFixedTiles), plus kCombineTiles when anything splits. It is taken only below half the
 // uniform count's modelled time (kRaggedGain), so uniform and near-uniform batches keep the plans
 // the benchmarks tuned. CUDA_FLASH's decode form (heads up to 128) and CUDA_MLA's Hopper form
 // have ragged instantiations; other forms keep the uniform count.
-// H200 (bench/results/cuda_s18_r3_*, write protocol): batches the model puts at 0.04-0.25 of the
-// uniform time ran 2.2-12.2x faster (1x64k + 63x1k 32/4 bf16: 1018 -> 83 us); 1x32k + 1x1k
-// (0.58-0.64) ran 0.94-1.18x, so those keep the uniform count.
+// H200 (bench/results/cuda_s18_r3_*, write protocol): the ragged grid's batches ran 2.2-12.2x
+// faster (1x64k + 63x1k 32/4 bf16: 1018 -> 83 us); 1x32k + 1x1k ran 0.94-1.18x under the
+// threshold 0.8 it started with, and keeps the uniform count under 0.5 (s18 r4).
 inline constexpr int kCombineTiles = 2;  // the combine's launch and pass, ~3-4 us (v2j)
 inline constexpr double kRaggedGain = 0.5;
 struct RaggedSplits {
@@ -327,17 +327,26 @@ struct RaggedSplits {
   int items = 0;        // sum over sequences of their split counts: the grid's z extent
   int max_splits = 1;   // the workspace's split extent
 };
-constexpr int ragged_count(int tiles, int chunk) {
-  return std::clamp((tiles + chunk - 1) / chunk, 1, kMaxSplits);
+// The keys a ragged plan counts for a sequence of `len` keys: a window's rows (at most
+// kBlockMDecode of them in a decode-form CTA) see window_left + kBlockMDecode at most.
+ATTNKIT_HD constexpr int ragged_visible_keys(int len, int window_left) {  // no overflow
+  return len - kBlockMDecode < window_left ? len : window_left + kBlockMDecode;
 }
-inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int kv_heads, int num_sms,
+// Splits of a sequence of `n` visible keys (or tiles) at `chunk` per split: 1 to `most`.
+ATTNKIT_HD constexpr int ragged_count(int n, int chunk, int most = kMaxSplits) {
+  const int c = (n + chunk - 1) / chunk;
+  return c < 1 ? 1 : c > most ? most : c;
+}
+// tiles[s]: sequence s's visible tiles; ctas_per_item: the CTAs of one (sequence, split) item
+// (its row blocks x KV heads).
+inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int ctas_per_item, int num_sms,
                                   int per_sm, int uniform_splits) {
   RaggedSplits r;
   int t_max = 0;
   for (int s = 0; s < num_seqs; ++s) t_max = std::max(t_max, tiles[s]);
   if (num_seqs < 2 || t_max < 4) return r;
   const int64_t slots = int64_t(num_sms) * per_sm;
-  // Modelled time of a plan where sequence s runs count(s) CTAs per KV head.
+  // Modelled time of a plan where sequence s runs count(s) items.
   auto cost = [&](auto count) {
     int64_t sum = 0, longest = 0;
     bool split = false;
@@ -348,7 +357,7 @@ inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int kv_heads, 
       longest = std::max(longest, len);
       split = split || n > 1;
     }
-    return std::max((sum * kv_heads + slots - 1) / slots, longest + kCtaFixedTiles) +
+    return std::max((sum * ctas_per_item + slots - 1) / slots, longest + kCtaFixedTiles) +
            (split ? kCombineTiles : 0);
   };
   const int64_t uniform = cost([&](int) { return uniform_splits; });
