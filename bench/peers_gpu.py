@@ -14,7 +14,9 @@ are an upper bound for a paged kernel. Shapes match `attnkit bench --device cuda
 Protocol: CUDA events, 3 warm-ups, median of 20 (decode 50) runs, a 256 MiB buffer rewritten
 before each run so nothing is served from L2, random normal inputs (never zeros). Decode rows are
 also timed after reading that buffer instead (`ms_clean_l2`: L2 evicted but left clean, so no
-write-back of the flush's dirty lines lands in the timed call).
+write-back of the flush's dirty lines lands in the timed call), and per layer in a CUDA graph of
+several layers' calls, each over its own K/V (`ms_layer_loop`, as `attnkit bench` times it: the
+L2 holds the previous layers' clean lines, launches overlap the previous call's tail).
 FLOPs = 4*B*H*Sq*Sk*D (halved for causal); decode bytes = K and V read = 2*B*Sk*Hkv*D*2.
 """
 import argparse
@@ -66,12 +68,33 @@ def ceilings(flush):
             "read_GBps": n * 4 / read / 1e6, "bf16_mm_TFLOPs": 2 * 8192**3 / mm / 1e9}
 
 
-def peer(name, fn, reps, flush, clean=False):
+def layer_loop_ms(layer_fns, reps, flush):
+    """Per-layer milliseconds of one CUDA graph that runs every layer's call in turn."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture (workspaces, autotuning)
+        for fn in layer_fns:
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for fn in layer_fns:
+            fn()
+    return median_ms(graph.replay, reps, flush, clean=True) / len(layer_fns)
+
+
+def peer(name, fn, reps, flush, clean=False, layer_fns=None):
     try:
         with sdpa_kernel(PEERS[name]):
             row = {"ms": median_ms(fn, reps, flush)}
             if clean:
                 row["ms_clean_l2"] = median_ms(fn, reps, flush, clean=True)
+            if layer_fns:
+                row["layers"] = len(layer_fns)
+                try:
+                    row["ms_layer_loop"] = layer_loop_ms(layer_fns, max(10, reps // 2), flush)
+                except RuntimeError as e:  # the peer cannot be captured in a graph
+                    row["layer_loop_error"] = str(e).splitlines()[0][:200]
             return row
     except RuntimeError as e:  # the peer refuses this shape
         return {"error": str(e).splitlines()[0][:200]}
@@ -106,17 +129,24 @@ def decode(args, flush):
             k = torch.randn(b, hkv, ctx, d, dtype=torch.bfloat16, device="cuda")
             v = torch.randn_like(k)
             nbytes = 2 * k.numel() * k.element_size()
+            # attnkit's layer count: 4 GiB of K/V in all, 4 to 32 layers
+            layers = min(32, max(4, (4 << 30) // nbytes))
+            kvs = [(torch.randn_like(k), torch.randn_like(v)) for _ in range(layers)]
+            layer_fns = [lambda kk=kk, vv=vv: F.scaled_dot_product_attention(
+                q, kk, vv, enable_gqa=True) for kk, vv in kvs]
             for name in PEERS:
                 row = {"impl": name, "kind": "decode", "batch": b, "heads_q": hq, "heads_kv": hkv,
                        "head_dim": d, "seq_q": 1, "seq_k": ctx, "causal": False,
                        "kv_dtype": "bfloat16", "page": 0}
                 row.update(peer(name, lambda: F.scaled_dot_product_attention(
-                    q, k, v, enable_gqa=True), 50, flush, clean=True))
+                    q, k, v, enable_gqa=True), 50, flush, clean=True, layer_fns=layer_fns))
                 if "ms" in row:
                     row["GBps"] = nbytes / row["ms"] / 1e6
                     row["GBps_clean_l2"] = nbytes / row["ms_clean_l2"] / 1e6
+                if "ms_layer_loop" in row:
+                    row["GBps_layer_loop"] = nbytes / row["ms_layer_loop"] / 1e6
                 yield row
-            del q, k, v
+            del q, k, v, kvs, layer_fns
 
 
 def main():

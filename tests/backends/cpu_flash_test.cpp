@@ -373,6 +373,44 @@ TEST(CpuFlash, SingleThreadEqualsPool) {
   EXPECT_LE(b.max_err, tolerance(c, cpu_flash::detect_isa()));
 }
 
+// Work is split by cost, not only when items are few: in a ragged batch a sequence whose items
+// exceed a quarter of a thread's share splits (workspace for its partials), uniform batches with
+// enough items do not, and the split ragged batch matches the fp64 loop.
+TEST(CpuFlash, RaggedBatchSplitsTheLongSequenceOnly) {
+  auto plan_bytes = [](const std::vector<int32_t>& lens, int threads) {
+    CpuFlashOptions opt;
+    opt.num_threads = threads;
+    auto be = make_cpu_flash_backend(opt);
+    std::vector<int32_t> cu(lens.size() + 1);
+    std::iota(cu.begin(), cu.end(), 0);
+    AttentionBatch b;
+    b.num_seqs = int(lens.size());
+    b.total_q = b.num_seqs;
+    b.max_seqlen_q = 1;
+    b.max_seqlen_k = *std::max_element(lens.begin(), lens.end());
+    b.cu_seqlens_q = cu.data();
+    b.seqused_k = lens.data();
+    AttentionLayerParams L;
+    L.num_heads = 8, L.num_kv_heads = 2, L.head_size = L.head_size_v = 128;
+    L.scale = 0.1f;
+    be->plan(b, L);
+    return be->workspace_bytes();
+  };
+  std::vector<int32_t> ragged(32, 128), uniform(32, 2048);
+  ragged[5] = 8192;  // 64 items for 16 threads: before, nothing split
+  EXPECT_GT(plan_bytes(ragged, 16), 0u);
+  EXPECT_EQ(plan_bytes(uniform, 16), 0u);
+  EXPECT_EQ(plan_bytes(uniform, 2), 0u);
+
+  Case c{"ragged_16_threads"};
+  c.hq = 8, c.hkv = 2, c.d = c.dv = 128, c.sinks = true;
+  for (int32_t n : ragged) c.seqs.push_back({1, n});
+  const Isa isa = cpu_flash::detect_isa();
+  const Result r = run_case(c, isa, 16);
+  EXPECT_TRUE(r.finite);
+  EXPECT_LE(r.max_err, tolerance(c, isa));
+}
+
 // A cache whose rows could all start on 64-byte lines but does not is read correctly (the same
 // output as aligned) and warned about once per process; an aligned one is not.
 TEST(CpuFlash, WarnsOnceAboutAnUnalignedCache) {

@@ -186,6 +186,14 @@ struct Shape {
   KvCacheDType kv_dtype;
   bool causal;
   int page = 16;  // KV block size (tokens); each (block, KV head) is one contiguous run
+  std::vector<int> lens = {};  // a ragged batch: each sequence's keys (kv_len is the longest)
+  std::string lens_text = {};  // ... as "1x65536+63x1024", the row's batch_lens
+  int len(int seq) const { return lens.empty() ? kv_len : lens[size_t(seq)]; }
+  int64_t total_keys() const {
+    int64_t n = 0;
+    for (int b = 0; b < batch; ++b) n += len(b);
+    return n;
+  }
 };
 
 float act_to_float(const void* p, DType dt, int64_t i) {
@@ -227,7 +235,9 @@ struct BenchRun {
 
 // Builds a contiguous-block paged cache (HND, block s.page) filled with random values.
 void build(const Shape& s, BenchRun& r) {
-  const int bs = s.page, blocks_per_seq = (s.kv_len + bs - 1) / bs, nb = s.batch * blocks_per_seq;
+  const int bs = s.page, blocks_per_seq = (s.kv_len + bs - 1) / bs;
+  int nb = 0;  // every sequence's pages in order, its table row padded to the longest
+  for (int b = 0; b < s.batch; ++b) nb += (s.len(b) + bs - 1) / bs;
   const int64_t row = kv_bytes_per_head_vector(s.kv_dtype, s.dtype, s.head_size);
   KvCacheView& kv = r.a.kv;
   kv.dtype = s.kv_dtype;
@@ -268,9 +278,13 @@ void build(const Shape& s, BenchRun& r) {
   }
   r.cu.assign(1, 0);
   for (int b = 0; b < s.batch; ++b) r.cu.push_back(r.cu.back() + s.q_len);
-  r.used.assign(size_t(s.batch), s.kv_len);
-  r.table.resize(size_t(nb));
-  for (int i = 0; i < nb; ++i) r.table[size_t(i)] = i;
+  r.used.resize(size_t(s.batch));
+  r.table.assign(size_t(s.batch) * blocks_per_seq, 0);
+  for (int b = 0, next = 0; b < s.batch; ++b) {
+    r.used[size_t(b)] = s.len(b);
+    for (int j = 0; j < (s.len(b) + bs - 1) / bs; ++j)
+      r.table[size_t(b) * blocks_per_seq + j] = next++;
+  }
   const int total_q = r.cu.back(), esz = dtype_bytes(s.dtype);
   r.q.resize(size_t(total_q) * s.heads * s.head_size * esz);
   r.out.resize(size_t(total_q) * s.heads * s.head_size * esz);
@@ -316,8 +330,8 @@ double sampled_error(const Shape& s, const BenchRun& r) {
   for (int b : {0, s.batch - 1})
     for (int i : {0, s.q_len - 1})
       for (int h : {0, s.heads - 1}) {
-        const int t = r.cu[size_t(b)] + i, p = s.kv_len - s.q_len + i, kh = h / g;
-        const int hi = s.causal ? std::min(p, s.kv_len - 1) : s.kv_len - 1;
+        const int n = s.len(b), t = r.cu[size_t(b)] + i, p = n - s.q_len + i, kh = h / g;
+        const int hi = s.causal ? std::min(p, n - 1) : n - 1;
         std::vector<double> x;
         for (int j = 0; j <= hi; ++j) {
           const int64_t slot =
@@ -359,16 +373,23 @@ double sampled_error(const Shape& s, const BenchRun& r) {
 // loads do not overlap the arithmetic, the two add up).
 double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repeats) {
   const KvCacheView& kv = r.a.kv;
-  const int64_t row = kv.stride_token, tiles = (s.kv_len + 63) / 64;
-  const int64_t units = int64_t(s.batch) * s.kv_heads * tiles;
+  const int64_t row = kv.stride_token;
+  // (sequence, KV head, 64-key tile) units, numbered sequence by sequence
+  std::vector<int64_t> first_unit(size_t(s.batch) + 1, 0);
+  for (int b = 0; b < s.batch; ++b)
+    first_unit[size_t(b) + 1] =
+        first_unit[size_t(b)] + int64_t(s.kv_heads) * ((s.len(b) + 63) / 64);
+  const int64_t units = first_unit.back();
   const int bps = r.a.batch.block_table_stride;
   const SumBytesFn sum = sum_bytes();
   const double sec = parallel_read_seconds(threads, repeats, [&](int th) {
     uint64_t acc = 0;
     for (int64_t u = units * th / threads; u < units * (th + 1) / threads; ++u) {
-      const int64_t item = u / tiles, tile = u % tiles;
-      const int seq = int(item / s.kv_heads), h = int(item % s.kv_heads);
-      const int j1 = int(std::min<int64_t>(s.kv_len, (tile + 1) * 64));
+      const int seq =
+          int(std::upper_bound(first_unit.begin(), first_unit.end(), u) - first_unit.begin()) - 1;
+      const int64_t tiles = (s.len(seq) + 63) / 64, v = u - first_unit[size_t(seq)];
+      const int h = int(v / tiles), tile = int(v % tiles);
+      const int j1 = std::min(s.len(seq), (tile + 1) * 64);
       for (const uint8_t* base :
            {static_cast<const uint8_t*>(kv.k), static_cast<const uint8_t*>(kv.v)})
         for (int j = int(tile * 64); j < j1;) {
@@ -462,6 +483,16 @@ int run_cpu_bench(const BenchOptions& o) {
     // 4 x kv_len it fitted in L3 and was no DRAM row).
     const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;
     shapes.push_back({"decode", 1, 1, split_len, 16, 1, 128, bf, kbf, true});
+    // A ragged serving batch (perf-anchors' load-balance case, one 64k + 63 x 1k): a long
+    // sequence's items are longer than a thread's share once there are many threads.
+    {
+      const int long_len = o.quick ? 16384 : 65536, short_len = long_len / 64;
+      Shape r{"decode", 64, 1, long_len, 32, 4, 128, bf, kbf, true};
+      r.lens.assign(64, short_len);
+      r.lens[0] = long_len;
+      r.lens_text = fmt::format("1x{}+63x{}", long_len, short_len);
+      shapes.push_back(r);
+    }
     // The arithmetic alone: one thread over a 1 MB cache (one KV head, GQA 4) that stays in its
     // L2. On a machine whose cores fetch from DRAM no faster than they compute, the DRAM rows
     // hide changes in here (bench/NOTES.md, CPU s10).
@@ -506,7 +537,7 @@ int run_cpu_bench(const BenchOptions& o) {
       t.push_back(now_s() - t0);
     }
     const double sec = median(t);
-    const double flops = 4.0 * s.batch * s.heads * double(s.q_len) * s.kv_len * s.head_size *
+    const double flops = 4.0 * s.heads * double(s.q_len) * double(s.total_keys()) * s.head_size *
                          (s.causal && s.q_len > 1 ? 0.5 : 1.0);
     const double kv_bytes = double(r.kbuf.size() + r.vbuf.size());
     json row{{"kind", s.kind},
@@ -516,6 +547,7 @@ int run_cpu_bench(const BenchOptions& o) {
              {"batch", s.batch},
              {"q_len", s.q_len},
              {"kv_len", s.kv_len},
+             {"batch_lens", s.lens.empty() ? json(nullptr) : json(s.lens_text)},
              {"heads", s.heads},
              {"kv_heads", s.kv_heads},
              {"head_size", s.head_size},

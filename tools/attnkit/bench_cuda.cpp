@@ -2,7 +2,8 @@
 // per line, with the device's read and copy ceilings measured in the same run. Protocol
 // (DESIGN.md §5): CUDA events, 3 warm-ups, median of >= 20 timed runs, a 256 MiB buffer written
 // between runs (no L2 hits), random inputs, and a sampled fp64 check of each row before it counts.
-// Decode rows are also timed after a clean (read) eviction, launched and as a CUDA graph replay.
+// Decode rows are also timed after a clean (read) eviction, launched and as a CUDA graph replay,
+// and per layer in a graph of several layers' calls over their own caches (`ms_layer_loop`).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -415,6 +416,30 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     row["GBps_clean_l2"] = bytes / clean / 1e6;
     row["ms_graph_clean_l2"] = graph;
     row["GBps_graph_clean_l2"] = bytes / graph / 1e6;
+    // A model step: one graph of `layers` calls, each over its own layer's cache (same pages and
+    // metadata, as one plan serves every layer of a step), so each call finds the L2 holding the
+    // previous layers' clean lines (perf-anchors §7: input sets rotated, a layer loop replayed
+    // from a graph). Per layer: launch and ramp overlap the previous call's tail.
+    const int kv_tensors = s.mla() ? 1 : 2;
+    const int layers =
+        int(std::clamp<size_t>((size_t(4) << 30) / (kv_tensors * cache_bytes), 4, 32));
+    Buf stack(size_t(layers) * kv_tensors * cache_bytes);
+    cuda_flash::launch_fill_random(stack.p, int64_t(stack.n / elem), elem, kind_of(s.kv), seed + 3,
+                                   elem == 1 ? 4.f : 1.f, nullptr);
+    std::vector<AttentionArgs> per_layer(size_t(layers), a);
+    for (int i = 0; i < layers; ++i) {
+      uint8_t* base = stack.as<uint8_t>() + size_t(i) * kv_tensors * cache_bytes;
+      per_layer[size_t(i)].kv.k = base;
+      if (!s.mla()) per_layer[size_t(i)].kv.v = base + cache_bytes;
+    }
+    const double loop = T.median_ms(
+        [&](cudaStream_t st) {
+          for (const AttentionArgs& la : per_layer) be->run(la, st);
+        },
+        std::max(10, reps / 2), L2::kClean, true);
+    row["layers"] = layers;
+    row["ms_layer_loop"] = loop / layers;
+    row["GBps_layer_loop"] = bytes * layers / loop / 1e6;
   }
   return row;
 }

@@ -232,12 +232,20 @@ class CpuFlashBackend final : public AttentionBackend {
           max_rows = std::max(max_rows, (t1 - t0) * g);
         }
     }
-    // Split long key ranges when there are too few items to keep every thread busy.
-    const int want = 4 * pool_->size();
-    const int target = base.empty() ? 1 : (want + int(base.size()) - 1) / int(base.size());
+    // Split key ranges so that no piece costs more than a quarter of a thread's share of the
+    // batch (cost = query rows x visible keys): few items split until every thread has about
+    // four, and in a ragged batch a long sequence's items split while the short ones stay whole
+    // (dynamic scheduling cannot balance an item longer than a thread's share).
+    auto base_cost = [&](const Base& b) {
+      return int64_t(b.w.t1 - b.w.t0) * int64_t(std::max(1, b.hi - b.lo + 1));
+    };
+    int64_t total = 0;
+    for (const Base& b : base) total += base_cost(b);
+    const int64_t quarters = 4 * int64_t(pool_->size());
     for (const Base& b : base) {
       const int keys = b.hi - b.lo + 1;
-      const int splits = target <= 1 ? 1 : std::min({target, keys / cpu_flash::kSplitMinKeys, 32});
+      const int64_t want = (base_cost(b) * quarters + total - 1) / std::max<int64_t>(total, 1);
+      const int splits = int(std::min<int64_t>({want, keys / cpu_flash::kSplitMinKeys, 32}));
       if (splits < 2) {
         items_.push_back(b.w);
         continue;
