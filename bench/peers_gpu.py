@@ -9,8 +9,8 @@ and shape. Peers are torch SDPA's CUDNN (cuDNN fused attention) and FLASH (PyTor
 FlashAttention-2) backends; they take contiguous K/V (no paging, no fp8 KV), so their decode rows
 are an upper bound for a paged kernel. Shapes match `attnkit bench --device cuda`:
   prefill: head 64/128/256, S = 1k/4k/16k at 16k tokens per batch, 2048/head heads, causal or not;
-  decode: 32 query heads over 8 or 4 KV heads, head 128, batch x context 1x32k, 16x8k, 64x4k,
-          256x2k.
+  decode: 32 query heads over 8 or 4 KV heads, head 128 (--decode-head), batch x context 1x32k,
+          16x8k, 64x4k, 256x2k.
 Protocol: CUDA events, 3 warm-ups, median of 20 (decode 50) runs, a 256 MiB buffer rewritten
 before each run so nothing is served from L2, random normal inputs (never zeros). Decode rows are
 also timed after reading that buffer instead (`ms_clean_l2`: L2 evicted but left clean, so no
@@ -124,7 +124,7 @@ def decode(args, flush):
                                                         (256, 2048))
     for hkv in (8, 4):
         for b, ctx in grid:
-            hq, d = 32, 128
+            hq, d = 32, args.decode_head
             q = torch.randn(b, hq, 1, d, dtype=torch.bfloat16, device="cuda")
             k = torch.randn(b, hkv, ctx, d, dtype=torch.bfloat16, device="cuda")
             v = torch.randn_like(k)
@@ -154,6 +154,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--suite", choices=("all", "prefill", "decode"), default="all")
+    p.add_argument("--decode-head", type=int, default=128, help="head size of the decode rows")
     args = p.parse_args()
     flush = torch.empty(64 << 20, device="cuda")  # 256 MiB
     suites = [[ceilings(flush)]]

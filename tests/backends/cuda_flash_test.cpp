@@ -485,16 +485,17 @@ std::vector<int> run_case(const Case& c, uint32_t seed) {
   return forms;
 }
 
-// Runs the case once under its own options against the reference; returns the form and the keys
-// per split of a ragged plan (0: one count for every sequence) that ran.
+// Runs the case once under its own options against the reference; returns the form, the keys
+// per split of a ragged plan (0: one count for every sequence) and the (largest) split count.
 struct PlannedRun {
-  int form, chunk;
+  int form, chunk, splits;
 };
 PlannedRun run_planned(const Case& c, uint32_t seed) {
   PreparedCase pc(c, seed);
   pc.be->run(pc.r.args, nullptr);
   ck(cudaDeviceSynchronize());
-  const PlannedRun run{cuda_flash_planned_form(*pc.be), cuda_flash_planned_split_chunk(*pc.be)};
+  const PlannedRun run{cuda_flash_planned_form(*pc.be), cuda_flash_planned_split_chunk(*pc.be),
+                       cuda_flash_planned_splits(*pc.be)};
   compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
           c.name + " (form " + std::to_string(run.form) + ", chunk " + std::to_string(run.chunk) +
               ", splits " + std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
@@ -1407,10 +1408,13 @@ TEST_F(CudaFlash, RaggedDecodeEveryFeature) {
   int sms = 0;
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   for (const Case& c : cases) {
-    const int chunk = run_planned(c, 48).chunk;
-    if (sms >= 80)
-      EXPECT_EQ(chunk > 0, cuda_flash::has_split_keys_form(c.head, c.head))
-          << c.name << ": a split count per sequence exactly where the decode form runs";
+    const PlannedRun run = run_planned(c, 48);
+    if (sms < 80) continue;
+    EXPECT_EQ(run.chunk > 0, cuda_flash::has_split_keys_form(c.head, c.head))
+        << c.name << ": a split count per sequence exactly where the decode form runs";
+    // Where it does not (head 256), the skewed batch still splits: one count for all (the
+    // heuristic alone, seeing 304 CTAs, splits nothing).
+    EXPECT_GT(run.splits, 1) << c.name;
   }
 }
 
@@ -1702,6 +1706,27 @@ TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
 // A split count per sequence only where one count for all would leave a long sequence's CTAs
 // running alone: 1x64k among 63x1k (32/8, 64-key tiles, 132 SMs) splits the long one, never a
 // short one; uniform and near-uniform batches keep the uniform plan.
+// Forms without per-sequence counts: a skewed batch takes the model's uniform count, uniform and
+// near-uniform batches keep the heuristic's, and the count keeps the grid within CUDA's.
+TEST(CudaFlashHost, SkewedBatchSplitsUniformlyWithoutRaggedForm) {
+  using cuda_flash::skewed_uniform_splits;
+  std::vector<int> tiles(64, 16);
+  tiles[0] = 1024;  // 1x64k + 63x1k at 64-key tiles: 512 CTAs at 8 KV heads
+  const int h = cuda_flash::num_splits_heuristic(512, 1024, 132, 1);
+  ASSERT_EQ(h, 1);
+  const int n = skewed_uniform_splits(tiles.data(), 64, 8, 132, 1, h);
+  EXPECT_GT(n, 4);
+  EXPECT_LE(n, 1024 / 16) << "a split of the long sequence keeps a short one's length or more";
+  EXPECT_EQ(skewed_uniform_splits(std::vector<int>(64, 64).data(), 64, 8, 132, 1, 1), 1);
+  std::vector<int> near(64);
+  for (int i = 0; i < 64; ++i) near[i] = 60 + i % 5;
+  EXPECT_EQ(skewed_uniform_splits(near.data(), 64, 8, 132, 1, 1), 1);
+  std::vector<int> many(4000, 2);
+  many[0] = 4096;
+  const int m = skewed_uniform_splits(many.data(), 4000, 1, 132, 1, 1);
+  EXPECT_LE(int64_t(m) * 4000, 65535) << "num_seqs x splits is the grid's z extent";
+}
+
 TEST(CudaFlashHost, RaggedSplitsOnlyForUnequalLengths) {
   using cuda_flash::ragged_splits;
   std::vector<int> tiles(64, 16);

@@ -31,6 +31,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--decode-grid", opts->decode_grid,
                   "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192; '+' "
                   "joins a ragged batch's parts, e.g. 1x65536+63x1024");
+  cmd->add_option("--decode-head", opts->decode_head,
+                  "cuda: head size of the decode rows (32 query heads over 8 or 4 KV heads)")
+      ->check(CLI::IsMember({64, 80, 96, 128, 192, 256, 512}))
+      ->capture_default_str();
   cmd->add_option(
          "--mla-form", opts->mla_form,
          "cuda: CUDA_MLA's kernel form for the MLA rows (auto: the plan's pick, hopper on SM90)")
@@ -48,9 +52,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
-         opts->mla_form != "auto" || opts->variant != "auto" || opts->prefill_kv != "bfloat16"))
+         opts->decode_head != 128 || opts->mla_form != "auto" || opts->variant != "auto" ||
+         opts->prefill_kv != "bfloat16"))
       throw InvalidArgument(
-          "bench: --splits, --uniform-splits, --decode-grid, --mla-form, --variant and "
+          "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
+          "--variant and "
           "--prefill-kv apply to "
           "--device cuda only (the CPU suite has its own grid)");
     if (opts->device != "cuda" && opts->suite == "mla")

@@ -15,6 +15,7 @@ struct BenchOptions {
   int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
   bool uniform_splits = false;          // cuda: one split count for every decode sequence
   std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
+  int decode_head = 128;                // cuda: head size of the decode rows
   std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
   std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3
   std::string prefill_kv = "bfloat16";  // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3

@@ -615,7 +615,8 @@ int run_cuda_bench(const BenchOptions& o) {
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
       for (int hkv : {8, 4})
         for (const DecodeBatch& d : grid)
-          for (int page : pages) go(decode_shape("decode", d, 32, hkv, 128, page, kv), 50);
+          for (int page : pages)
+            go(decode_shape("decode", d, 32, hkv, o.decode_head, page, kv), 50);
   }
   if (o.suite == "mla" || o.suite == "all") {
     // CUDA_MLA decode over a DeepSeek-V3 latent cache (page 64): 128 heads (one GPU) and 16 (the

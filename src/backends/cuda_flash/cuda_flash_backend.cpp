@@ -182,10 +182,7 @@ class CudaFlashBackend final : public AttentionBackend {
     };
     const Launch v2 =
         launch_of(geo.block_m, geo.tile_keys, ctas_per_sm(smem_per_sm_, geo.cta_smem));
-    const int splits = splits_of(v2, kLoneCtaTiles);
-    // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
-    // hold whole tiles is kept beside the default one, and the workspace fits either.
-    const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
+    int splits = splits_of(v2, kLoneCtaTiles);
     int splits_hopper = 1, grid_m_hopper = 1;
     if (hopper) {
       // One CTA per SM: its registers, not its shared memory, bound it (tiles.hpp).
@@ -194,20 +191,36 @@ class CudaFlashBackend final : public AttentionBackend {
       splits_hopper = splits_of(h, kLoneCtaTiles);
       grid_m_hopper = h.grid_m;
     }
-    // Decode batches of unequal lengths may take a count per sequence (tiles.hpp, ragged_splits):
-    // CUDA_FLASH's decode form, and a family's forms built for it.
+    // Batches of unequal lengths (tiles.hpp): CUDA_FLASH's decode form and a family's forms built
+    // for it take a split count per sequence (ragged_splits); the other forms, on batches of one
+    // row block per sequence (decode at heads over 128), one count from the same model
+    // (skewed_uniform_splits).
     RaggedSplits ragged;
-    if ((fam_.geometry ? geo.ragged : split_keys) && options_.force_num_splits <= 0 &&
-        !options_.uniform_splits) {
+    if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
       const int window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
-      std::vector<int> tiles(b.num_seqs);
-      for (int s = 0; s < b.num_seqs; ++s)
-        tiles[s] =
-            (ragged_visible_keys(b.seqused_k[s], window) + geo.tile_keys - 1) / geo.tile_keys;
-      ragged = ragged_splits(tiles.data(), b.num_seqs, v2.grid_m * layer.num_kv_heads, sm_count_,
-                             v2.per_sm, splits);
-      if (ragged.items > 65535) ragged = {};
+      auto visible_tiles = [&](int tile_keys) {
+        std::vector<int> tiles(b.num_seqs);
+        for (int s = 0; s < b.num_seqs; ++s)
+          tiles[s] = (ragged_visible_keys(b.seqused_k[s], window) + tile_keys - 1) / tile_keys;
+        return tiles;
+      };
+      const int ctas_per_item = v2.grid_m * layer.num_kv_heads;
+      if (fam_.geometry ? geo.ragged : split_keys) {
+        ragged = ragged_splits(visible_tiles(geo.tile_keys).data(), b.num_seqs, ctas_per_item,
+                               sm_count_, v2.per_sm, splits);
+        if (ragged.items > 65535) ragged = {};
+      } else if (v2.grid_m == 1) {
+        splits = skewed_uniform_splits(visible_tiles(geo.tile_keys).data(), b.num_seqs,
+                                       ctas_per_item, sm_count_, v2.per_sm, splits);
+        if (hopper && grid_m_hopper == 1)
+          splits_hopper = skewed_uniform_splits(
+              visible_tiles(hopper_prefill_tile_keys(layer.head_size)).data(), b.num_seqs,
+              layer.num_kv_heads, sm_count_, kHopperPrefillCtasPerSm, splits_hopper);
+      }
     }
+    // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
+    // hold whole tiles is kept beside the default one, and the workspace fits either.
+    const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
     const int uniform_most = std::max({splits, splits_paged, splits_hopper});
     if (int64_t(b.num_seqs) * uniform_most > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,

@@ -337,8 +337,22 @@ ATTNKIT_HD constexpr int ragged_count(int n, int chunk, int most = kMaxSplits) {
   const int c = (n + chunk - 1) / chunk;
   return c < 1 ? 1 : c > most ? most : c;
 }
-// tiles[s]: sequence s's visible tiles; ctas_per_item: the CTAs of one (sequence, split) item
-// (its row blocks x KV heads).
+// Modelled time, in tiles, of a plan where sequence s runs count(s) items of ctas_per_item CTAs
+// each (its row blocks x KV heads) over tiles[s] visible tiles (the comment above).
+template <typename Count>
+int64_t ragged_cost(const int* tiles, int num_seqs, int ctas_per_item, int64_t slots, Count count) {
+  int64_t sum = 0, longest = 0;
+  bool split = false;
+  for (int s = 0; s < num_seqs; ++s) {
+    const int n = count(s);
+    const int64_t len = (tiles[s] + n - 1) / n;
+    sum += n * (len + kCtaFixedTiles);
+    longest = std::max(longest, len);
+    split = split || n > 1;
+  }
+  return std::max((sum * ctas_per_item + slots - 1) / slots, longest + kCtaFixedTiles) +
+         (split ? kCombineTiles : 0);
+}
 inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int ctas_per_item, int num_sms,
                                   int per_sm, int uniform_splits) {
   RaggedSplits r;
@@ -346,20 +360,7 @@ inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int ctas_per_i
   for (int s = 0; s < num_seqs; ++s) t_max = std::max(t_max, tiles[s]);
   if (num_seqs < 2 || t_max < 4) return r;
   const int64_t slots = int64_t(num_sms) * per_sm;
-  // Modelled time of a plan where sequence s runs count(s) items.
-  auto cost = [&](auto count) {
-    int64_t sum = 0, longest = 0;
-    bool split = false;
-    for (int s = 0; s < num_seqs; ++s) {
-      const int n = count(s);
-      const int64_t len = (tiles[s] + n - 1) / n;
-      sum += n * (len + kCtaFixedTiles);
-      longest = std::max(longest, len);
-      split = split || n > 1;
-    }
-    return std::max((sum * ctas_per_item + slots - 1) / slots, longest + kCtaFixedTiles) +
-           (split ? kCombineTiles : 0);
-  };
+  auto cost = [&](auto count) { return ragged_cost(tiles, num_seqs, ctas_per_item, slots, count); };
   const int64_t uniform = cost([&](int) { return uniform_splits; });
   int64_t best = -1;
   for (int k = 1; k <= kMaxSplits; ++k) {
@@ -380,6 +381,33 @@ inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int ctas_per_i
   }
   if (r.max_splits == 1) return RaggedSplits{};  // nothing splits: the uniform plan's grid
   return r;
+}
+
+// Forms without a ragged instantiation (the prefill forms, which also run decode batches at heads
+// over 128; CUDA_MLA's wide form) keep one count for every sequence, but a skewed batch still
+// takes it from the same model: the count with the least modelled time, when that is under
+// kRaggedGain of the heuristic's count (num_splits_heuristic sees only the longest sequence and
+// the CTA count, so 1x64k + 63x1k fills the GPU and stays unsplit). Short sequences then run
+// several near-empty splits each, which the model charges kCtaFixedTiles apiece.
+inline int skewed_uniform_splits(const int* tiles, int num_seqs, int ctas_per_item, int num_sms,
+                                 int per_sm, int uniform_splits) {
+  int t_max = 0;
+  for (int s = 0; s < num_seqs; ++s) t_max = std::max(t_max, tiles[s]);
+  if (num_seqs < 2 || t_max < 4) return uniform_splits;
+  const int64_t slots = int64_t(num_sms) * per_sm;
+  auto cost = [&](int n) {
+    return ragged_cost(tiles, num_seqs, ctas_per_item, slots, [n](int) { return n; });
+  };
+  const int64_t uniform = cost(uniform_splits);
+  int best = uniform_splits;
+  int64_t best_cost = -1;
+  // at most kMaxSplits, two tiles per split, and num_seqs x splits within the grid's z extent
+  for (int n = 1; n <= std::min({kMaxSplits, t_max / 2, 65535 / num_seqs}); ++n)
+    if (const int64_t c = cost(n); best_cost < 0 || c < best_cost) {
+      best = n;
+      best_cost = c;
+    }
+  return double(best_cost) < kRaggedGain * double(uniform) ? best : uniform_splits;
 }
 
 }  // namespace attnkit::cuda_flash
