@@ -325,7 +325,8 @@ __device__ __forceinline__ int* ragged_slots() {
   __shared__ int s_item[3];
   return s_item;
 }
-// Grid item z of a ragged plan: sequence s owns items [sum of the counts before it, + count(s)).
+// Grid item z of a ragged plan: each sequence owns count(s) consecutive items, the split
+// sequences' in batch order first, then the unsplit ones'.
 // Every CTA derives the map from seqused_k, so a graph replayed with other lengths stays correct:
 // counts are capped at the plan's workspace extent (num_splits), and while they add up to more
 // items than the grid has, the chunk doubles (every CTA computes the same chunk). Returns false
@@ -333,57 +334,72 @@ __device__ __forceinline__ int* ragged_slots() {
 template <int kNT>  // the CTA's threads
 __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& seq, int& split,
                                             int& nsplit) {
-  __shared__ int s_part[kNT / 32];
+  __shared__ unsigned s_part[kNT / 32];
   int* s_item = ragged_slots();
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   auto block_sum = [&](int v) {
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
     __syncthreads();  // s_part's previous readers are done
-    if (lane == 0) s_part[warp] = v;
+    if (lane == 0) s_part[warp] = unsigned(v);
     __syncthreads();
     int t = 0;
 #pragma unroll
-    for (int w = 0; w < kNT / 32; ++w) t += s_part[w];
+    for (int w = 0; w < kNT / 32; ++w) t += int(s_part[w]);
     return t;
   };
   int chunk = p.split_chunk;
   auto count = [&](int s) {  // the plan's count (tiles.hpp), at most the workspace's extent
     return ragged_count(ragged_visible_keys(p.seqused_k[s], p.window_left), chunk, p.num_splits);
   };
+  int split_items = 0;  // items of the split sequences
   for (;;) {
-    int mine = 0;
-    for (int s = tid; s < p.num_seqs; s += kNT) mine += count(s);
-    if (block_sum(mine) <= int(gridDim.z) || chunk >= (1 << 29)) break;
+    int mine = 0, mine_split = 0;
+    for (int s = tid; s < p.num_seqs; s += kNT) {
+      const int n = count(s);
+      mine += n;
+      mine_split += n > 1 ? n : 0;
+    }
+    if (block_sum(mine) <= int(gridDim.z) || chunk >= (1 << 29)) {
+      split_items = block_sum(mine_split);
+      break;
+    }
     chunk *= 2;
   }
   if (tid == 0) s_item[0] = -1;
-  int before = 0;  // items of the sequences in earlier rounds
+  // Items of split sequences first, then the unsplit ones: the long sequences' CTAs start in the
+  // first wave wherever they sit in the batch, not after every short one. One scan counts both
+  // kinds, packed (split items << 16 | unsplit sequences): once the chunk fits, their sum is at
+  // most the grid's z extent (65535), so neither half carries into the other. (The chunk stops
+  // doubling at 2^29 only for sequences of more keys, where items already fall off the grid.)
+  int before_split = 0, before_unsplit = 0;  // of the sequences in earlier rounds
   for (int s0 = 0; s0 < p.num_seqs; s0 += kNT) {
     const int s = s0 + tid;
     const int n = s < p.num_seqs ? count(s) : 0;
-    int incl = n;  // inclusive scan within the warp, then over the warps
+    unsigned incl = n > 1 ? unsigned(n) << 16 : unsigned(n);  // inclusive scan: warp, then warps
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {
-      const int x = __shfl_up_sync(0xffffffffu, incl, off);
+      const unsigned x = __shfl_up_sync(0xffffffffu, incl, off);
       if (lane >= off) incl += x;
     }
     __syncthreads();
     if (lane == 31) s_part[warp] = incl;
     __syncthreads();
-    int total = 0;
+    unsigned total = 0;
 #pragma unroll
     for (int w = 0; w < kNT / 32; ++w) {
       if (w < warp) incl += s_part[w];
       total += s_part[w];
     }
-    const int first = before + incl - n;
+    const int first = n > 1 ? before_split + int(incl >> 16) - n
+                            : split_items + before_unsplit + int(incl & 0xffff) - 1;
     if (n > 0 && z >= first && z < first + n) {
       s_item[0] = s;
       s_item[1] = z - first;
       s_item[2] = n;
     }
-    before += total;
+    before_split += int(total >> 16);
+    before_unsplit += int(total & 0xffff);
   }
   __syncthreads();
   seq = s_item[0];
