@@ -129,9 +129,12 @@ def decode(args, flush):
             k = torch.randn(b, hkv, ctx, d, dtype=torch.bfloat16, device="cuda")
             v = torch.randn_like(k)
             nbytes = 2 * k.numel() * k.element_size()
-            # attnkit's layer count: 4 GiB of K/V in all, 4 to 32 layers
-            layers = min(32, max(4, (4 << 30) // nbytes))
-            kvs = [(torch.randn_like(k), torch.randn_like(v)) for _ in range(layers)]
+            # attnkit's layer count: 4 GiB of K/V in all, 4 to 32 layers, within 80% of the free
+            # memory (no loop below 2)
+            layers = min(min(32, max(4, (4 << 30) // nbytes)),
+                         torch.cuda.mem_get_info()[0] * 4 // 5 // nbytes)
+            kvs = [(torch.randn_like(k), torch.randn_like(v)) for _ in range(layers)] \
+                if layers >= 2 else []
             layer_fns = [lambda kk=kk, vv=vv: F.scaled_dot_product_attention(
                 q, kk, vv, enable_gqa=True) for kk, vv in kvs]
             for name in PEERS:

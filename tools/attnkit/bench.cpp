@@ -56,9 +56,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
          opts->prefill_kv != "bfloat16"))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
-          "--variant and "
-          "--prefill-kv apply to "
-          "--device cuda only (the CPU suite has its own grid)");
+          "--variant and --prefill-kv apply to --device cuda only (the CPU suite has its own "
+          "grid)");
     if (opts->device != "cuda" && opts->suite == "mla")
       throw InvalidArgument(
           "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");

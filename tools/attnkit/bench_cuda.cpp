@@ -420,15 +420,26 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     // metadata, as one plan serves every layer of a step), so each call finds the L2 holding the
     // previous layers' clean lines (perf-anchors §7: input sets rotated, a layer loop replayed
     // from a graph). Per layer: launch and ramp overlap the previous call's tail.
+    // 4 GiB of K/V in all, 4 to 32 layers, within 80% of the free device memory (at least 2).
     const int kv_tensors = s.mla() ? 1 : 2;
-    const int layers =
-        int(std::clamp<size_t>((size_t(4) << 30) / (kv_tensors * cache_bytes), 4, 32));
-    Buf stack(size_t(layers) * kv_tensors * cache_bytes);
+    size_t free_bytes = 0, total_bytes = 0;
+    ck(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const size_t layer_bytes = kv_tensors * cache_bytes;
+    const int layers = int(std::min(std::clamp<size_t>((size_t(4) << 30) / layer_bytes, 4, 32),
+                                    free_bytes / 5 * 4 / layer_bytes));
+    if (layers < 2) {
+      row["layer_loop"] = fmt::format(
+          "skipped: two layers' caches ({} bytes) exceed 80% of the "
+          "free device memory ({} bytes)",
+          2 * layer_bytes, free_bytes);
+      return row;
+    }
+    Buf stack(size_t(layers) * layer_bytes);
     cuda_flash::launch_fill_random(stack.p, int64_t(stack.n / elem), elem, kind_of(s.kv), seed + 3,
                                    elem == 1 ? 4.f : 1.f, nullptr);
     std::vector<AttentionArgs> per_layer(size_t(layers), a);
     for (int i = 0; i < layers; ++i) {
-      uint8_t* base = stack.as<uint8_t>() + size_t(i) * kv_tensors * cache_bytes;
+      uint8_t* base = stack.as<uint8_t>() + size_t(i) * layer_bytes;
       per_layer[size_t(i)].kv.k = base;
       if (!s.mla()) per_layer[size_t(i)].kv.v = base + cache_bytes;
     }
