@@ -1703,9 +1703,6 @@ TEST(CudaFlashHost, SplitHeuristicNeverLeavesASplitEmpty) {
   }
 }
 
-// A split count per sequence only where one count for all would leave a long sequence's CTAs
-// running alone: 1x64k among 63x1k (32/8, 64-key tiles, 132 SMs) splits the long one, never a
-// short one; uniform and near-uniform batches keep the uniform plan.
 // Forms without per-sequence counts: a skewed batch takes the model's uniform count, uniform and
 // near-uniform batches keep the heuristic's, and the count keeps the grid within CUDA's.
 TEST(CudaFlashHost, SkewedBatchSplitsUniformlyWithoutRaggedForm) {
@@ -1721,12 +1718,16 @@ TEST(CudaFlashHost, SkewedBatchSplitsUniformlyWithoutRaggedForm) {
   std::vector<int> near(64);
   for (int i = 0; i < 64; ++i) near[i] = 60 + i % 5;
   EXPECT_EQ(skewed_uniform_splits(near.data(), 64, 8, 132, 1, 1), 1);
-  std::vector<int> many(4000, 2);
-  many[0] = 4096;
-  const int m = skewed_uniform_splits(many.data(), 4000, 1, 132, 1, 1);
-  EXPECT_LE(int64_t(m) * 4000, 65535) << "num_seqs x splits is the grid's z extent";
+  // The model would split 1x60000 tiles among 20000 one-tile sequences further, but num_seqs x
+  // splits is the grid's z extent.
+  std::vector<int> many(20000, 1);
+  many[0] = 60000;
+  EXPECT_EQ(skewed_uniform_splits(many.data(), 20000, 1, 132, 1, 1), 65535 / 20000);
 }
 
+// A split count per sequence only where one count for all would leave a long sequence's CTAs
+// running alone: 1x64k among 63x1k (32/8, 64-key tiles, 132 SMs) splits the long one, never a
+// short one; uniform and near-uniform batches keep the uniform plan.
 TEST(CudaFlashHost, RaggedSplitsOnlyForUnequalLengths) {
   using cuda_flash::ragged_splits;
   std::vector<int> tiles(64, 16);
