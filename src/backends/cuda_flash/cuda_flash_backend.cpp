@@ -193,8 +193,9 @@ class CudaFlashBackend final : public AttentionBackend {
     }
     // Batches of unequal lengths (tiles.hpp): CUDA_FLASH's decode form and a family's forms built
     // for it take a split count per sequence (ragged_splits); the other forms, on batches of one
-    // row block per sequence (decode at heads over 128), one count from the same model
-    // (skewed_uniform_splits).
+    // row block per sequence (decode at heads over 128, or several query tokens per sequence),
+    // one count from the same model (skewed_uniform_splits). The Hopper form's row blocks are no
+    // smaller than v2's, so it has one per sequence too.
     RaggedSplits ragged;
     if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
       const int window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
@@ -212,7 +213,7 @@ class CudaFlashBackend final : public AttentionBackend {
       } else if (v2.grid_m == 1) {
         splits = skewed_uniform_splits(visible_tiles(geo.tile_keys).data(), b.num_seqs,
                                        ctas_per_item, sm_count_, v2.per_sm, splits);
-        if (hopper && grid_m_hopper == 1)
+        if (hopper)
           splits_hopper = skewed_uniform_splits(
               visible_tiles(hopper_prefill_tile_keys(layer.head_size)).data(), b.num_seqs,
               layer.num_kv_heads, sm_count_, kHopperPrefillCtasPerSm, splits_hopper);
