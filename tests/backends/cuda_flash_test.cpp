@@ -606,7 +606,8 @@ TEST_F(CudaFlash, ForcedSplitsWithSinksAndShortKeys) {
   run_case(d, 9);
 }
 
-// Decode-only batches take the decode form (16-row tiles, warps split the keys) for heads <= 128.
+// Decode-only batches take the decode form (16-row tiles, warps split the keys) for heads <= 128
+// (and over fp8 caches up to 256: Fp8DecodeFormWideHeads).
 TEST_F(CudaFlash, DecodeFormEveryFeature) {
   Case c{.name = "decode form window+softcap+alibi+sinks fp16 d64",
          .dtype = DType::kFloat16,
@@ -659,6 +660,58 @@ TEST_F(CudaFlash, TwoMTilePrefillAndRegisterFp8Decode) {
          .softcap = 25.f,
          .sinks = true};
   run_case(e, 22);
+}
+
+// Heads 129..256 run decode batches over fp8 caches in the decode form too (64-key tiles, the Q
+// fragments re-read from shared memory every tile), where 16-bit caches take a prefill form:
+// every feature, both fp8 formats and scale kinds, both dtypes, GQA ratios 1..8 and 6, pages of
+// 1..64 keys, two query tokens of a sequence in one 16-row tile, large queries (the fp16 scaling
+// of bf16 Q), forced and heuristic splits. Every generation runs v2's decode form, never v3's
+// Hopper prefill form.
+TEST_F(CudaFlash, Fp8DecodeFormWideHeads) {
+  const std::vector<Case> cases = {
+      {.name = "fp8 decode e4m3 per-head bf16 d256 window+softcap+alibi+sinks split x3",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerHead,
+       .head = 256,
+       .hq = 16,
+       .hkv = 2,
+       .seqs = {{1, 1013}, {1, 0}, {1, 54}, {2, 97}, {1, 1}},
+       .wl = 300,
+       .softcap = 30.f,
+       .alibi = true,
+       .sinks = true,
+       .force_splits = 3,
+       .q_amp = 700.f},
+      {.name = "fp8 decode e5m2 per-tensor fp16 d256 GQA 6 page 1",
+       .dtype = DType::kFloat16,
+       .kv = KvCacheDType::kFp8E5M2,
+       .gran = ScaleGranularity::kPerTensor,
+       .head = 256,
+       .hq = 12,
+       .hkv = 2,
+       .block = 1,
+       .seqs = kAwkwardDecode},
+      {.name = "fp8 decode e4m3 per-tensor bf16 d192/128 MQA page 64",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerTensor,
+       .head = 192,
+       .head_v = 128,
+       .hq = 8,
+       .hkv = 1,
+       .block = 64,
+       .seqs = {{1, 4000}, {1, 97}}},
+      {.name = "fp8 decode e5m2 per-head bf16 d192 MHA sinks",
+       .kv = KvCacheDType::kFp8E5M2,
+       .gran = ScaleGranularity::kPerHead,
+       .head = 192,
+       .hq = 4,
+       .hkv = 4,
+       .seqs = kAwkwardDecode,
+       .sinks = true}};
+  uint32_t seed = 23;
+  for (const Case& c : cases)
+    for (int form : run_case(c, seed++)) EXPECT_EQ(form, cuda_flash::kV2DecodeForm) << c.name;
 }
 
 // The prefill form stages O in shared memory and stores whole rows: 16 bytes at a time when the
@@ -1377,9 +1430,10 @@ TEST_F(CudaFlash, RaggedDecodeSplitsPerSequence) {
 }
 
 // The ragged plan under the other features and caches: fp8 caches (per-head e4m3 with ALiBi and
-// softcap; per-tensor e5m2 at head 64, fp16) and a sliding window whose visible keys host and
-// kernels count alike. Head 256 has no decode form (its batches run a prefill form), so its plan
-// keeps one count for every sequence, taken from the ragged model (skewed_uniform_splits).
+// softcap; per-tensor e5m2 at head 64, fp16; e5m2 at head 256, whose decode form exists for fp8
+// only) and a sliding window whose visible keys host and kernels count alike. Head 256 over a
+// 16-bit cache has no decode form (its batches run a prefill form), so its plan keeps one count
+// for every sequence, taken from the ragged model (skewed_uniform_splits).
 TEST_F(CudaFlash, RaggedDecodeEveryFeature) {
   Seqs seqs = {{1, 12000}};
   for (int i = 0; i < 36; ++i) seqs.push_back({1, 100 + 37 * i});
@@ -1404,16 +1458,23 @@ TEST_F(CudaFlash, RaggedDecodeEveryFeature) {
        .seqs = seqs,
        .sinks = true},
       {.name = "ragged head 256", .head = 256, .hq = 16, .hkv = 8, .seqs = seqs},
+      {.name = "ragged fp8 e5m2 per-tensor head 256",
+       .kv = KvCacheDType::kFp8E5M2,
+       .gran = ScaleGranularity::kPerTensor,
+       .head = 256,
+       .hq = 16,
+       .hkv = 8,
+       .seqs = seqs},
       {.name = "ragged window 6000", .hq = 32, .hkv = 8, .seqs = seqs, .wl = 5999}};
   int sms = 0;
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   for (const Case& c : cases) {
     const PlannedRun run = run_planned(c, 48);
     if (sms < 80) continue;
-    EXPECT_EQ(run.chunk > 0, cuda_flash::has_split_keys_form(c.head, c.head))
+    EXPECT_EQ(run.chunk > 0, cuda_flash::has_decode_form(c.head, c.head, is_fp8(c.kv)))
         << c.name << ": a split count per sequence exactly where the decode form runs";
-    // Where it does not (head 256), the skewed batch still splits: one count for all (the
-    // heuristic alone, seeing 304 CTAs, splits nothing).
+    // Where it does not (head 256 over bf16), the skewed batch still splits: one count for all
+    // (the heuristic alone, seeing 304 CTAs, splits nothing).
     EXPECT_GT(run.splits, 1) << c.name;
   }
 }
@@ -1660,6 +1721,24 @@ TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   check_smem_rows<384>();   // 16-bit head 192
   check_smem_rows<512>();   // 16-bit head 256
   check_smem_rows<1024>();  // 16-bit head 512
+}
+
+// The decode form's reach: 16-bit caches up to head 128, fp8 caches up to 256 (64-key tiles past
+// 128, so that each warp scores a 16-key slice), two CTAs per SM on SM90 at every head, and a
+// CTA fits SM80's 163 KiB.
+TEST(CudaFlashHost, DecodeFormHeadsByCacheKind) {
+  namespace cf = cuda_flash;
+  for (auto [qk, v] : cf::kFlashHeadPairs) {
+    const int h = std::max(qk, v);
+    EXPECT_EQ(cf::has_decode_form(qk, v, false), h <= 128) << qk << "/" << v;
+    EXPECT_EQ(cf::has_decode_form(qk, v, true), h <= 256) << qk << "/" << v;
+    if (h > 256) continue;
+    EXPECT_EQ(cf::tile_keys(qk, v, true, true), h <= 128 ? 128 : 64) << qk << "/" << v;
+    const int smem =
+        cf::flash_smem_bytes(qk, v, true, true) + cf::flash_static_smem_bytes(qk, v, true, true);
+    EXPECT_EQ(cf::ctas_per_sm(227 * 1024, smem), 2) << qk << "/" << v << ": " << smem << " bytes";
+    EXPECT_LE(smem, 163 * 1024) << qk << "/" << v;
+  }
 }
 
 // The split heuristic: one split once the CTAs fill the GPU, never an empty split (the kernel's

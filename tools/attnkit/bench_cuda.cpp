@@ -256,10 +256,12 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
 }
 
 // The kernel form a row ran (cuda_flash_planned_form): CUDA_MLA's wide or Hopper form;
-// CUDA_FLASH's v3 Hopper prefill form or v2's forms.
+// CUDA_FLASH's v3 Hopper prefill form, v2's decode form or v2's prefill forms.
 std::string form_name(const Shape& s, int form) {
   if (s.mla()) return form == cuda_mla::kHopperForm ? "hopper" : "wide";
-  return form == cuda_flash::kHopperPrefillForm ? "v3-hopper" : "v2";
+  return form == cuda_flash::kHopperPrefillForm ? "v3-hopper"
+         : form == cuda_flash::kV2DecodeForm    ? "v2-decode"
+                                                : "v2";
 }
 
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,

@@ -196,15 +196,15 @@ class CudaFlashBackend final : public AttentionBackend {
     // row block per sequence (decode at heads over 128, or several query tokens per sequence),
     // one count from the same model (skewed_uniform_splits). The Hopper form's row blocks are no
     // smaller than v2's, so it has one per sequence too.
+    const int window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
+    auto visible_tiles = [&](int tile_keys) {
+      std::vector<int> tiles(b.num_seqs);
+      for (int s = 0; s < b.num_seqs; ++s)
+        tiles[s] = (ragged_visible_keys(b.seqused_k[s], window) + tile_keys - 1) / tile_keys;
+      return tiles;
+    };
     RaggedSplits ragged;
     if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
-      const int window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
-      auto visible_tiles = [&](int tile_keys) {
-        std::vector<int> tiles(b.num_seqs);
-        for (int s = 0; s < b.num_seqs; ++s)
-          tiles[s] = (ragged_visible_keys(b.seqused_k[s], window) + tile_keys - 1) / tile_keys;
-        return tiles;
-      };
       const int ctas_per_item = v2.grid_m * layer.num_kv_heads;
       if (fam_.geometry ? geo.ragged : split_keys) {
         ragged = ragged_splits(visible_tiles(geo.tile_keys).data(), b.num_seqs, ctas_per_item,
@@ -222,11 +222,30 @@ class CudaFlashBackend final : public AttentionBackend {
     // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
     // hold whole tiles is kept beside the default one, and the workspace fits either.
     const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
-    const int uniform_most = std::max({splits, splits_paged, splits_hopper});
+    // Heads 129..256 have a decode form over fp8 caches only (tiles.hpp has_decode_form): its
+    // launch (one 16-row block per sequence, its own tiles and shared memory) is planned beside
+    // the 16-bit one, with its uniform and ragged counts.
+    Fp8Decode fp8;
+    if (!fam_.geometry && !split_keys && max_rows <= kBlockMDecode &&
+        has_decode_form(layer.head_size, hv, true)) {
+      fp8.on = true;
+      fp8.tile_keys = tile_keys(layer.head_size, hv, true, true);
+      const Launch f = launch_of(
+          kBlockMDecode, fp8.tile_keys,
+          ctas_per_sm(smem_per_sm_, flash_smem_bytes(layer.head_size, hv, true, true) +
+                                        flash_static_smem_bytes(layer.head_size, hv, true, true)));
+      fp8.splits = splits_of(f, kLoneCtaTiles);
+      if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
+        fp8.ragged = ragged_splits(visible_tiles(fp8.tile_keys).data(), b.num_seqs,
+                                   layer.num_kv_heads, sm_count_, f.per_sm, fp8.splits);
+        if (fp8.ragged.items > 65535) fp8.ragged = {};
+      }
+    }
+    const int uniform_most = std::max({splits, splits_paged, splits_hopper, fp8.splits});
     if (int64_t(b.num_seqs) * uniform_most > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
                                     int64_t(b.num_seqs) * uniform_most));
-    const int most = std::max(uniform_most, ragged.max_splits);
+    const int most = std::max({uniform_most, ragged.max_splits, fp8.ragged.max_splits});
     plan_.num_seqs = b.num_seqs;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = v2.grid_m;
@@ -242,9 +261,10 @@ class CudaFlashBackend final : public AttentionBackend {
     plan_.head_v = hv;
     plan_.num_heads = layer.num_heads;
     plan_.ragged = ragged;
+    plan_.fp8 = fp8;
     plan_.workspace =
         (most > 1 ? size_t(most) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float) : 0) +
-        (ragged.chunk_tiles ? size_t(plan_.total_q) * sizeof(int) : 0);
+        (ragged.chunk_tiles || fp8.ragged.chunk_tiles ? size_t(plan_.total_q) * sizeof(int) : 0);
     run_splits_ = 0;
     run_chunk_ = 0;
     run_form_ = -1;
@@ -383,23 +403,28 @@ class CudaFlashBackend final : public AttentionBackend {
     int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
-    const bool hopper = plan_.hopper;
-    const bool split_form = plan_.split_keys && fam_.has_split_keys(inst);
-    const bool ragged = plan_.ragged.chunk_tiles > 0 && (fam_.geometry || split_form);
-    const int splits = hopper   ? plan_.splits_hopper
-                       : ragged ? plan_.ragged.max_splits
+    const bool fp8_decode = plan_.fp8.on && kind == KvKind::kFp8;
+    const bool hopper = plan_.hopper && !fp8_decode;
+    const bool split_form = (plan_.split_keys || fp8_decode) && fam_.has_split_keys(inst);
+    const RaggedSplits& planned_ragged = fp8_decode ? plan_.fp8.ragged : plan_.ragged;
+    const bool ragged = planned_ragged.chunk_tiles > 0 && (fam_.geometry || split_form);
+    const int splits = hopper       ? plan_.splits_hopper
+                       : ragged     ? planned_ragged.max_splits
+                       : fp8_decode ? plan_.fp8.splits
                        : kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
                            ? plan_.splits_paged
                            : plan_.splits;
     run_splits_ = splits;
-    run_chunk_ = ragged ? plan_.ragged.chunk_tiles * plan_.tile_keys : 0;
+    run_chunk_ =
+        ragged ? planned_ragged.chunk_tiles * (fp8_decode ? plan_.fp8.tile_keys : plan_.tile_keys)
+               : 0;
     p.num_splits = splits;
     p.split_chunk = run_chunk_;
-    p.grid_items = ragged ? plan_.ragged.items : 0;
+    p.grid_items = ragged ? planned_ragged.items : 0;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
     p.form = hopper ? kHopperPrefillForm : plan_.form;
-    run_form_ = p.form;
+    run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
@@ -407,7 +432,11 @@ class CudaFlashBackend final : public AttentionBackend {
         p.ws_nsplit =
             reinterpret_cast<int*>(p.ws_lse + size_t(splits) * plan_.total_q * L.num_heads);
     }
-    fam_.launch(inst, p, hopper ? plan_.grid_m_hopper : plan_.grid_m, split_form, stream);
+    fam_.launch(inst, p,
+                hopper       ? plan_.grid_m_hopper
+                : fp8_decode ? 1
+                             : plan_.grid_m,
+                split_form, stream);
     check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
     if (splits > 1) {
       launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
@@ -461,10 +490,16 @@ class CudaFlashBackend final : public AttentionBackend {
   int planned_form() const {
     if (!plan_.valid) return -1;
     if (run_form_ >= 0) return run_form_;
-    return plan_.hopper ? kHopperPrefillForm : plan_.form;
+    return plan_.hopper ? kHopperPrefillForm : plan_.split_keys ? kV2DecodeForm : plan_.form;
   }
 
  private:
+  // The launch of the decode form that exists for fp8 caches only (heads 129..256).
+  struct Fp8Decode {
+    bool on = false;
+    int tile_keys = 64, splits = 1;
+    RaggedSplits ragged;
+  };
   struct Plan {
     bool valid = false;
     int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
@@ -475,6 +510,7 @@ class CudaFlashBackend final : public AttentionBackend {
     bool hopper = false;
     int grid_m_hopper = 1, splits_hopper = 1;
     RaggedSplits ragged;  // decode form: a split count per sequence (chunk_tiles > 0)
+    Fp8Decode fp8;        // heads 129..256: the decode form over an fp8 cache
     size_t workspace = 0;
   };
   const FlashFamily& fam_;

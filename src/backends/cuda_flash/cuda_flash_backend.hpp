@@ -51,8 +51,9 @@ int cuda_flash_planned_splits(const AttentionBackend& b);
 // planned split count), 0 when every sequence took the same count or `b` is not CUDA_FLASH.
 int cuda_flash_planned_split_chunk(const AttentionBackend& b);
 // The kernel form of the backend's last run, or of its plan before any run (CUDA_MLA: 1 the wide
-// form, 2 the Hopper form; CUDA_FLASH: 1 v3's Hopper prefill form, 0 v2's forms, which follow
-// from the batch), or -1 if `b` is neither or has no plan.
+// form, 2 the Hopper form; CUDA_FLASH: 1 v3's Hopper prefill form, 2 v2's decode form, 0 v2's
+// prefill forms), or -1 if `b` is neither or has no plan. Before a run, a plan reports the form a
+// 16-bit cache takes (at heads 129..256 an fp8 cache takes the decode form, kV2DecodeForm).
 int cuda_flash_planned_form(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout

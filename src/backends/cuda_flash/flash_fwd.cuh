@@ -1009,6 +1009,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       // scaled by a power of two that puts the largest |q| of the tile in [2^14, 2^15) (no fp16
       // overflow; every element is exact unless it is 2^-25 below the largest).
       if (nb == my_lo) {
+        float qmul = 1.f;
         if constexpr (std::is_same_v<T, __nv_bfloat16>) {
           float amax = 0.f;
 #pragma unroll
@@ -1027,12 +1028,14 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           // Exponent of amax (0 for zero or NaN rows: qmul = 1 there); a finite power of two.
           const int ex = amax > 0.f && amax < INFINITY ? ilogbf(amax) : 14;
           const int qe = min(max(14 - ex, -126), 127);
-          const float qmul = ldexpf(1.f, qe);
+          qmul = ldexpf(1.f, qe);
           qinv = ldexpf(1.f, -qe);
           if (fold_scale) sc *= qinv;  // else to_log2 takes s * qinv
-#pragma unroll
-          for (int kk = 0; kk < kDqk / 16; ++kk) {
-            uint32_t h[4];
+        }
+        // The fragment of dims 16 kk .. + 15 (registers: rows g, g + 8 of dims 4 tig, + 1, then
+        // rows g, g + 8 of dims 4 tig + 2, + 3).
+        auto q_frag_of = [&](int kk, uint32_t(&h)[4]) {
+          if constexpr (std::is_same_v<T, __nv_bfloat16>) {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
               const uint2 w = q_words(g + 8 * rr, kk);
@@ -1041,19 +1044,36 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
               h[rr] = Elem<__half>::pack(a.x * qmul, a.y * qmul);
               h[2 + rr] = Elem<__half>::pack(b.x * qmul, b.y * qmul);
             }
-#pragma unroll
-            for (int x = 0; x < 4; ++x) qf[0][kk][x] = h[x];
-          }
-        } else {
-#pragma unroll
-          for (int kk = 0; kk < kDqk / 16; ++kk) {
+          } else {
             const uint2 lo = q_words(g, kk);
             const uint2 hi = q_words(g + 8, kk);
-            qf[0][kk][0] = lo.x;
-            qf[0][kk][1] = hi.x;
-            qf[0][kk][2] = lo.y;
-            qf[0][kk][3] = hi.y;
+            h[0] = lo.x;
+            h[1] = hi.x;
+            h[2] = lo.y;
+            h[3] = hi.y;
           }
+        };
+        if constexpr (kQInRegs) {
+#pragma unroll
+          for (int kk = 0; kk < kDqk / 16; ++kk) q_frag_of(kk, qf[0][kk]);
+        } else {
+          // Heads over 128: O takes 128 registers at head 256, so the fragments go back into the
+          // Q tile in place, each lane's 16 bytes where one LDS.128 finds them every tile. The 512
+          // bytes of dims 16 kk .. + 15 hold exactly the 32 lanes' fragments of kk; warp w
+          // rewrites kk = w, w + 4, ... (its lanes read theirs before any lane writes).
+          static_assert(kDqk % 64 == 0, "the four warps rewrite equal shares of Q's dims");
+          constexpr int kOwn = kDqk / 64;
+          if constexpr (std::is_same_v<T, __nv_bfloat16>) __syncthreads();  // maxima read
+          uint32_t h[kOwn][4];
+#pragma unroll
+          for (int i = 0; i < kOwn; ++i) q_frag_of(warp + 4 * i, h[i]);
+          __syncwarp();
+#pragma unroll
+          for (int i = 0; i < kOwn; ++i)
+            *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(sQ) +
+                                      QRows::at(lane & 15, 2 * (warp + 4 * i) + (lane >> 4))) =
+                make_uint4(h[i][0], h[i][1], h[i][2], h[i][3]);
+          __syncthreads();
         }
       }
     } else if constexpr (kQInRegs) {
@@ -1077,33 +1097,60 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
       if constexpr (kFp8Regs) {
         // K fragment of n8 tile j: key key0 + 8 j + g, dims 4 tig .. +3 of each 16 (4 fp8
-        // bytes, two B registers). SM89+ fetches the four n8 tiles' words of 16 dims with one
-        // ldmatrix (its b16 view of 16-byte rows hands thread (g, tig) bytes 4 tig .. +3 of row
-        // g); SM80, whose software conversion dominates, keeps one 32-bit load per word (the
+        // bytes, two B registers). SM89+ fetches a warp's words of 16 dims with one ldmatrix.x4
+        // (its b16 view of 16-byte rows hands thread (g, tig) bytes 4 tig .. +3 of row g): four
+        // n8 tiles of one 16-dim step, or at heads over 128 (16 keys a warp) two n8 tiles of two
+        // steps. SM80, whose software conversion dominates, keeps one 32-bit load per word (the
         // ldmatrix form spilled there). The raw rows are swizzled (SmemRows): conflict-free.
-        static_assert(kWarpKeys == 32, "one ldmatrix.x4 holds a warp's four n8 key tiles");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-        const uint32_t k_lane = smem_addr(sK_stage(stage)) + KRaw::at(key0 + lane, 0);
-        auto k_words = [&](int kk, uint32_t(&kw)[4]) { ldsm_x4(kw, KRaw::step(k_lane, 0, kk)); };
-#else
-        const unsigned char* rk = sK_stage(stage) + 4 * tig;
-        auto k_words = [&](int kk, uint32_t(&kw)[4]) {
+        constexpr int kNJ = kWarpKeys / 8;  // n8 key tiles of a warp
+        static_assert(kNJ == 4 || kNJ == 2, "a warp scores 32 or 16 keys of a tile");
+        // The Q fragment of dims 16 kk .. + 15 (see the rewrite above).
+        const uint32_t q_frag_lane = QRows::at(lane & 15, lane >> 4);
+        auto q_frag = [&](int kk, uint32_t(&a)[4]) {
+          if constexpr (kQInRegs) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
-            kw[j] = *reinterpret_cast<const uint32_t*>(rk + KRaw::at(key0 + g + 8 * j, kk));
+            for (int x = 0; x < 4; ++x) a[x] = qf[0][kk][x];
+          } else {
+            const uint4 v = *reinterpret_cast<const uint4*>(
+                reinterpret_cast<const unsigned char*>(sQ) + QRows::step(q_frag_lane, 0, 2 * kk));
+            a[0] = v.x;
+            a[1] = v.y;
+            a[2] = v.z;
+            a[3] = v.w;
+          }
         };
-#endif
+        auto qk_mma = [&](const uint32_t(&a)[4], int j, uint32_t kw) {
+          uint32_t k0, k1;
+          fp8x4_to_half2x2(kw, e5m2, k0, k1);
+          Elem<__half>::mma(s[0][j], a, k0, k1);
+        };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+        constexpr int kSteps = 4 / kNJ;  // 16-dim steps of one ldmatrix.x4
+        const uint32_t k_lane =
+            smem_addr(sK_stage(stage)) + KRaw::at(key0 + lane % kWarpKeys, lane / kWarpKeys);
 #pragma unroll
-        for (int kk = 0; kk < kDqk / 16; ++kk) {
+        for (int kk = 0; kk < kDqk / 16; kk += kSteps) {
           uint32_t kw[4];
-          k_words(kk, kw);
+          ldsm_x4(kw, KRaw::step(k_lane, 0, kk));
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            uint32_t k0, k1;
-            fp8x4_to_half2x2(kw[j], e5m2, k0, k1);
-            Elem<__half>::mma(s[0][j], qf[0][kk], k0, k1);
+          for (int c = 0; c < kSteps; ++c) {
+            uint32_t a[4];
+            q_frag(kk + c, a);
+#pragma unroll
+            for (int j = 0; j < kNJ; ++j) qk_mma(a, j, kw[c * kNJ + j]);
           }
         }
+#else
+        const unsigned char* rk = sK_stage(stage) + 4 * tig;
+#pragma unroll
+        for (int kk = 0; kk < kDqk / 16; ++kk) {
+          uint32_t a[4];
+          q_frag(kk, a);
+#pragma unroll
+          for (int j = 0; j < kNJ; ++j)
+            qk_mma(a, j, *reinterpret_cast<const uint32_t*>(rk + KRaw::at(key0 + g + 8 * j, kk)));
+        }
+#endif
       }
       const uint32_t k_lane_addr =
           smem_addr(sK) + QRows::at(key0 + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);

@@ -35,7 +35,7 @@ template <size_t I>
 struct FlashInstanceKernel {
   static constexpr FlashInstance kInst = kFlashManifest[I];
   static constexpr bool kFp8 = kInst.kv == KvKind::kFp8;
-  static constexpr bool kSplitForm = has_split_keys_form(kInst.head_qk, kInst.head_v);
+  static constexpr bool kSplitForm = has_decode_form(kInst.head_qk, kInst.head_v, kFp8);
   static constexpr bool kWide = is_wide(kInst.head_qk, kInst.head_v);  // flash_wide_kernel
   using T = typename CudaElem<kInst.dtype>::type;
   // The kernel of a form; the fp8 decode form is built once per fp8 format (see kFp8Format).

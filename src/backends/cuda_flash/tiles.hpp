@@ -44,10 +44,16 @@ constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
   if (is_wide(head_qk, head_v)) return kWideBlockM;
   return warps_split_keys ? kBlockMDecode : 64 * prefill_m_tiles(head_qk, head_v);
 }
-// The decode form needs a 16-key slice per warp, so 64-key tiles (heads up to 128); the wide form
-// has one form for every batch.
+// The decode form needs a 16-key slice per warp, so 64-key tiles: over 16-bit caches heads up to
+// 128 (the 16-bit forms take 32-key tiles above). Over fp8 caches every head up to 256 has it:
+// its fragments are converted in registers, and at heads 129..256 a 64-key fp8 tile is the bytes
+// of a 32-key 16-bit one (Q is then re-read from shared memory each tile; flash_fwd.cuh). The
+// wide form has one form for every batch.
 constexpr bool has_split_keys_form(int head_qk, int head_v) {
   return !is_wide(head_qk, head_v) && block_n(head_qk, head_v) == 64;
+}
+constexpr bool has_decode_form(int head_qk, int head_v, bool fp8) {
+  return fp8 ? !is_wide(head_qk, head_v) : has_split_keys_form(head_qk, head_v);
 }
 
 // Prefill over 16-bit caches with heads 129..256: FA2's schedule. K and V are single-buffered and
@@ -58,14 +64,16 @@ constexpr bool separate_kv(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) && std::max(head_qk, head_v) > 128;
 }
 
-// Keys per tile of a kernel form: fp8 caches in the decode form take 128-key tiles (the same 16 KB
-// as a 64-key 16-bit tile), so the per-tile fixed costs (barriers, page ring, softmax bookkeeping)
-// are paid once per 128 keys; so does the prefill form at heads <= 64 (FA2's tile there: a 64-key
-// tile gave each warp half of head 128's MMAs for the same softmax and barrier costs, and ran at
-// 0.79-0.90x FA2; Q is then re-read from shared memory to make room for the scores);
-// separate_kv takes 64; everything else uses block_n.
+// Keys per tile of a kernel form: fp8 caches in the decode form take 128-key tiles up to head 128
+// (the same 16 KB as a 64-key 16-bit tile), so the per-tile fixed costs (barriers, page ring,
+// softmax bookkeeping) are paid once per 128 keys, and 64-key tiles (32 KB) at heads 129..256.
+// The prefill form takes 128 at heads <= 64 (FA2's tile there: a 64-key tile gave each warp half
+// of head 128's MMAs for the same softmax and barrier costs, and ran at 0.79-0.90x FA2; Q is then
+// re-read from shared memory to make room for the scores); separate_kv takes 64; everything else
+// uses block_n.
 constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
-  if (fp8 && split_keys && has_split_keys_form(head_qk, head_v)) return 128;
+  if (fp8 && split_keys && has_decode_form(head_qk, head_v, true))
+    return std::max(head_qk, head_v) <= 128 ? 128 : 64;
   if (!split_keys && std::max(head_qk, head_v) <= 64) return 128;
   return separate_kv(head_qk, head_v, fp8, split_keys) ? 64 : block_n(head_qk, head_v);
 }
@@ -132,7 +140,8 @@ constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_
 // shared memory on occupancy instead. (v2.4: fp8 with four stages and a dequantized tile measured
 // slower, one CTA per SM instead of two.) fp8 in the decode form converts its fragments in
 // registers (no dequantized tile) and takes two 128-key stages (78 KB with the Q tile): two CTAs
-// per SM, each with 37 KB in flight.
+// per SM, each with 37 KB in flight; at heads 129..256 two 64-key stages of 32 KB (a third, still
+// two CTAs per SM, measured -3.1..+1.6%: s20 r2).
 constexpr int num_stages(int head_qk, int head_v, bool fp8, bool split_keys) {
   if (separate_kv(head_qk, head_v, fp8, split_keys)) return 1;
   return split_keys && !fp8 ? 3 : 2;
@@ -200,6 +209,9 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
 // fp8 caches also take a ring of hopper_raw_slots raw tiles, which the producer converts into the
 // stages: 24 KB at head 64, 48 KB at 128, 16 KB at 256 (whose stages leave room for one).
 inline constexpr int kHopperPrefillForm = 1;  // FlashParams::form (0: the v2 forms above)
+// cuda_flash_planned_form's code for v2's decode form (FlashParams::form 0 with split keys; v2's
+// prefill forms report 0).
+inline constexpr int kV2DecodeForm = 2;
 inline constexpr int kHopperPrefillRows = 128, kHopperPrefillThreads = 384;
 inline constexpr int kHopperPrefillStages = 2;
 // setmaxnreg moves registers within the CTA's launch allocation (65536 / 384 threads, rounded
@@ -315,11 +327,11 @@ constexpr int num_splits_heuristic(int64_t ctas, int kv_tiles, int num_sms, int 
 // max(all the CTAs' tiles + kCtaFixedTiles each over the GPU's slots, the longest CTA +
 // kCtaFixedTiles), plus kCombineTiles when anything splits. It is taken only below half the
 // uniform count's modelled time (kRaggedGain), so uniform and near-uniform batches keep the plans
-// the benchmarks tuned. CUDA_FLASH's decode form (heads up to 128) and CUDA_MLA's Hopper form
-// have ragged instantiations; other forms keep the uniform count.
-// H200 (bench/results/cuda_s18_r3_*, write protocol): the ragged grid's batches ran 2.2-12.2x
-// faster (1x64k + 63x1k 32/4 bf16: 1018 -> 83 us); 1x32k + 1x1k ran 0.94-1.18x under the
-// threshold 0.8 it started with, and keeps the uniform count under 0.5 (s18 r4).
+// the benchmarks tuned. CUDA_FLASH's decode form (heads up to 128; 256 over fp8) and CUDA_MLA's
+// Hopper form have ragged instantiations; other forms keep the uniform count. H200
+// (bench/results/cuda_s18_r3_*, write protocol): the ragged grid's batches ran 2.2-12.2x faster
+// (1x64k + 63x1k 32/4 bf16: 1018 -> 83 us); 1x32k + 1x1k ran 0.94-1.18x under the threshold 0.8 it
+// started with, and keeps the uniform count under 0.5 (s18 r4).
 inline constexpr int kCombineTiles = 2;  // the combine's launch and pass, ~3-4 us (v2j)
 inline constexpr double kRaggedGain = 0.5;
 struct RaggedSplits {
