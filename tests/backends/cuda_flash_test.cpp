@@ -1352,20 +1352,28 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
 // kernel launch early (programmatic dependent launch) and both replay from the graph; each
 // replay writes a poisoned output again.
 TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
-  Case c{.name = "graph decode",
-         .hq = 8,
-         .hkv = 2,
-         .seqs = {{1, 3000}, {1, 700}, {1, 0}, {1, 33}},
-         .sinks = true,
-         .force_splits = 6};
-  PreparedCase pc(c, 13);
-  ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 6);
-  CapturedRun g(*pc.be, pc.r.args);
-  const Outputs ref = reference(pc.P);
-  for (int replay = 1; replay <= 2; ++replay) {
-    pc.r.poison_out();
-    g.replay();
-    compare(pc.P, ref, pc.r.out, pc.r.lse, "graph decode replay " + std::to_string(replay));
+  const Case bf16{.name = "graph decode",
+                  .hq = 8,
+                  .hkv = 2,
+                  .seqs = {{1, 3000}, {1, 700}, {1, 0}, {1, 33}},
+                  .sinks = true,
+                  .force_splits = 6};
+  Case fp8 = bf16;  // head 256's decode form exists over fp8 caches only
+  fp8.name = "graph decode fp8 e4m3 per-head head 256";
+  fp8.kv = KvCacheDType::kFp8E4M3;
+  fp8.gran = ScaleGranularity::kPerHead;
+  fp8.head = 256;
+  for (const Case& c : {bf16, fp8}) {
+    PreparedCase pc(c, 13);
+    ASSERT_EQ(cuda_flash_planned_splits(*pc.be), 6) << c.name;
+    CapturedRun g(*pc.be, pc.r.args);
+    if (c.head == 256) EXPECT_EQ(cuda_flash_planned_form(*pc.be), cuda_flash::kV2DecodeForm);
+    const Outputs ref = reference(pc.P);
+    for (int replay = 1; replay <= 2; ++replay) {
+      pc.r.poison_out();
+      g.replay();
+      compare(pc.P, ref, pc.r.out, pc.r.lse, c.name + " replay " + std::to_string(replay));
+    }
   }
 }
 
@@ -1374,13 +1382,10 @@ TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
 // are counted once per sequence, unsplit sequences are written by the flash kernel and split ones
 // by the combine. Then a graph captured on shorter lengths replays the full ones: two sequences
 // grow past what the captured grid's items cover at the captured chunk, so the kernels double
-// the chunk (and cap each count at the captured workspace's) and still cover every key.
-TEST_F(CudaFlash, RaggedDecodeSplitsPerSequence) {
-  Seqs full = {{1, 20000}, {1, 9000}};
-  std::mt19937 lens(7);
-  for (int i = 0; i < 40; ++i) full.push_back({1, 200 + int(lens() % 700)});
-  full.push_back({1, 0});
-  Case c{.name = "ragged decode", .hq = 32, .hkv = 8, .seqs = full, .sinks = true};
+// the chunk (and cap each count at the captured workspace's) and still cover every key. At head
+// 128 over bf16, and at head 256 over fp8 (the decode form's launch the plan keeps for fp8 only).
+void ragged_graph_case(const Case& c) {
+  SCOPED_TRACE(c.name);
   PreparedCase pc(c, 47);
   Problem& P = pc.P;
   const std::vector<int32_t> full_used = P.used;
@@ -1410,12 +1415,12 @@ TEST_F(CudaFlash, RaggedDecodeSplitsPerSequence) {
   pc.be->plan(host_batch(P), layer_of(P, true));
   pc.r.ws = DevBuf(pc.be->workspace_bytes());  // this plan's, captured with it
   pc.r.args.workspace = pc.r.ws.p;
+  CapturedRun g(*pc.be, pc.r.args);  // the counts as run (an fp8 cache's form at head 256)
   const int captured_splits = cuda_flash_planned_splits(*pc.be);
   const int captured_chunk = cuda_flash_planned_split_chunk(*pc.be);
   ASSERT_GT(captured_chunk, 0);
   ASSERT_LT(300, captured_chunk) << "the 300-key sequence must not split when captured";
   ASSERT_GT(9000, captured_chunk) << "the 9000-key sequence must outgrow the captured items";
-  CapturedRun g(*pc.be, pc.r.args);
   pc.r.poison_out();
   g.replay();
   compare(P, reference(P), pc.r.out, pc.r.lse, "ragged graph replay (captured lengths)");
@@ -1429,6 +1434,19 @@ TEST_F(CudaFlash, RaggedDecodeSplitsPerSequence) {
               " captured splits)");
 }
 
+TEST_F(CudaFlash, RaggedDecodeSplitsPerSequence) {
+  Seqs full = {{1, 20000}, {1, 9000}};
+  std::mt19937 lens(7);
+  for (int i = 0; i < 40; ++i) full.push_back({1, 200 + int(lens() % 700)});
+  full.push_back({1, 0});
+  const Case bf16{.name = "ragged decode", .hq = 32, .hkv = 8, .seqs = full, .sinks = true};
+  Case fp8 = bf16;
+  fp8.name = "ragged decode fp8 e5m2 per-tensor head 256";
+  fp8.kv = KvCacheDType::kFp8E5M2;
+  fp8.gran = ScaleGranularity::kPerTensor;
+  fp8.head = 256;
+  for (const Case& c : {bf16, fp8}) ragged_graph_case(c);
+}
 // The ragged plan under the other features and caches: fp8 caches (per-head e4m3 with ALiBi and
 // softcap; per-tensor e5m2 at head 64, fp16; e5m2 at head 256, whose decode form exists for fp8
 // only) and a sliding window whose visible keys host and kernels count alike. Head 256 over a
