@@ -49,11 +49,8 @@ constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
 // its fragments are converted in registers, and at heads 129..256 a 64-key fp8 tile is the bytes
 // of a 32-key 16-bit one (Q is then re-read from shared memory each tile; flash_fwd.cuh). The
 // wide form has one form for every batch.
-constexpr bool has_split_keys_form(int head_qk, int head_v) {
-  return !is_wide(head_qk, head_v) && block_n(head_qk, head_v) == 64;
-}
 constexpr bool has_decode_form(int head_qk, int head_v, bool fp8) {
-  return fp8 ? !is_wide(head_qk, head_v) : has_split_keys_form(head_qk, head_v);
+  return !is_wide(head_qk, head_v) && (fp8 || block_n(head_qk, head_v) == 64);
 }
 
 // Prefill over 16-bit caches with heads 129..256: FA2's schedule. K and V are single-buffered and
