@@ -1267,28 +1267,35 @@ TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
 }
 
 // The plan keeps two split counts and run() settles on one with the cache it is given: pages
-// that hold whole 16-bit tiles take kLoneCtaTilesPaged's count (on a 132-SM GPU, 1x32k 32/4
-// runs 32 splits at page 64 and 64 at page 16). Both are checked against the reference.
+// that hold whole tiles take kLoneCtaTilesPaged's count, over 16-bit caches and, at head 256, fp8
+// ones (fp8_decode_paged_count; on a 132-SM GPU, 1x32k 32/4 runs 32 splits at page 64 and 64 at
+// page 16). Each run is checked against the reference.
 TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
-  int splits[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
-    Case c{.name = i ? "1x32k 32/4 page 64" : "1x32k 32/4 page 16",
-           .hq = 32,
-           .hkv = 4,
-           .block = i ? 64 : 16,
-           .seqs = {{1, 32768}}};
-    PreparedCase pc(c, 40 + i);
-    pc.be->run(pc.r.args, nullptr);
-    ck(cudaDeviceSynchronize());
-    splits[i] = cuda_flash_planned_splits(*pc.be);
-    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
-            c.name + " (splits " + std::to_string(splits[i]) + ")");
-  }
-  int sms = 0;
-  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  if (sms == 132) {
-    EXPECT_EQ(splits[0], 64);
-    EXPECT_EQ(splits[1], 32);
+  for (const bool fp8 : {false, true}) {
+    int splits[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      Case c{.name = std::string(fp8 ? "fp8 e4m3 head 256 " : "") +
+                     (i ? "1x32k 32/4 page 64" : "1x32k 32/4 page 16"),
+             .kv = fp8 ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16,
+             .gran = fp8 ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
+             .head = fp8 ? 256 : 128,
+             .hq = 32,
+             .hkv = 4,
+             .block = i ? 64 : 16,
+             .seqs = {{1, 32768}}};
+      PreparedCase pc(c, 40 + i);
+      pc.be->run(pc.r.args, nullptr);
+      ck(cudaDeviceSynchronize());
+      splits[i] = cuda_flash_planned_splits(*pc.be);
+      compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+              c.name + " (splits " + std::to_string(splits[i]) + ")");
+    }
+    int sms = 0;
+    ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    if (sms == 132) {
+      EXPECT_EQ(splits[0], 64) << (fp8 ? "fp8 head 256" : "bf16 head 128");
+      EXPECT_EQ(splits[1], 32) << (fp8 ? "fp8 head 256" : "bf16 head 128");
+    }
   }
 }
 

@@ -236,13 +236,17 @@ class CudaFlashBackend final : public AttentionBackend {
           ctas_per_sm(smem_per_sm_, flash_smem_bytes(layer.head_size, hv, true, true) +
                                         flash_static_smem_bytes(layer.head_size, hv, true, true)));
       fp8.splits = splits_of(f, kLoneCtaTiles);
+      fp8.splits_paged = fp8_decode_paged_count(layer.head_size, hv)
+                             ? splits_of(f, kLoneCtaTilesPaged)
+                             : fp8.splits;
       if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
         fp8.ragged = ragged_splits(visible_tiles(fp8.tile_keys).data(), b.num_seqs,
                                    layer.num_kv_heads, sm_count_, f.per_sm, fp8.splits);
         if (fp8.ragged.items > 65535) fp8.ragged = {};
       }
     }
-    const int uniform_most = std::max({splits, splits_paged, splits_hopper, fp8.splits});
+    const int uniform_most =
+        std::max({splits, splits_paged, splits_hopper, fp8.splits, fp8.splits_paged});
     if (int64_t(b.num_seqs) * uniform_most > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
                                     int64_t(b.num_seqs) * uniform_most));
@@ -409,12 +413,15 @@ class CudaFlashBackend final : public AttentionBackend {
     const bool split_form = (plan_.split_keys || fp8_decode) && fam_.has_split_keys(inst);
     const RaggedSplits& planned_ragged = fp8_decode ? plan_.fp8.ragged : plan_.ragged;
     const bool ragged = planned_ragged.chunk_tiles > 0 && (fam_.geometry || split_form);
-    const int splits = hopper       ? plan_.splits_hopper
-                       : ragged     ? planned_ragged.max_splits
-                       : fp8_decode ? plan_.fp8.splits
-                       : kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0
-                           ? plan_.splits_paged
-                           : plan_.splits;
+    // Pages that hold whole tiles may take their own uniform count (kLoneCtaTilesPaged).
+    const int splits = [&] {
+      if (hopper) return plan_.splits_hopper;
+      if (ragged) return planned_ragged.max_splits;
+      if (fp8_decode)
+        return kv.block_size % plan_.fp8.tile_keys == 0 ? plan_.fp8.splits_paged : plan_.fp8.splits;
+      return kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0 ? plan_.splits_paged
+                                                                          : plan_.splits;
+    }();
     run_splits_ = splits;
     run_chunk_ =
         ragged ? planned_ragged.chunk_tiles * (fp8_decode ? plan_.fp8.tile_keys : plan_.tile_keys)
@@ -499,6 +506,7 @@ class CudaFlashBackend final : public AttentionBackend {
   struct Fp8Decode {
     bool on = false;
     int tile_keys = 64, splits = 1;
+    int splits_paged = 1;  // over pages that hold whole tiles (fp8_decode_paged_count)
     RaggedSplits ragged;
   };
   struct Plan {

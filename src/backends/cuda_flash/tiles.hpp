@@ -279,6 +279,14 @@ static_assert(hopper_prefill_fits(64, true) && hopper_prefill_fits(128, true) &&
 // 32.2 / 26.1 against 33.2 / 27.2 at page 64, but 35.1 / 28.9 against 33.3 / 27.3 at page 16
 // (each tile four 4 KB runs); fp8 (two stages) lost at pages 16 and 64 and, with a clean L2, at
 // 128 (v2n sweep, s7 r11).
+// The fp8 decode form at head 256 takes kLoneCtaTilesPaged's count too over pages of whole
+// (64-key, 32 KB) tiles. H200, two alternating rounds (s20 r3): 1x32k 32/4 40.4-40.7 -> 36.1-36.7
+// us, 2x16k and 4x8k 32/4 -1.0..-2.0 us, 1x16k 32/8 -0.7..-1.0 us at pages 64 and 128 (other
+// shapes keep their counts); at page 16 the same rule cost up to 1.2 us, and at head 192 up to 1.3
+// us over whole-tile pages (3.7 at page 16), so those keep kLoneCtaTiles.
+constexpr bool fp8_decode_paged_count(int head_qk, int head_v) {
+  return std::max(head_qk, head_v) == 256;
+}
 inline constexpr int kCtaFixedTiles = 4;
 inline constexpr int kLoneCtaTiles = 8;
 inline constexpr int kLoneCtaTilesPaged = 16;
