@@ -1283,12 +1283,7 @@ TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
              .hkv = 4,
              .block = i ? 64 : 16,
              .seqs = {{1, 32768}}};
-      PreparedCase pc(c, 40 + i);
-      pc.be->run(pc.r.args, nullptr);
-      ck(cudaDeviceSynchronize());
-      splits[i] = cuda_flash_planned_splits(*pc.be);
-      compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
-              c.name + " (splits " + std::to_string(splits[i]) + ")");
+      splits[i] = run_planned(c, 40 + i).splits;
     }
     int sms = 0;
     ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
