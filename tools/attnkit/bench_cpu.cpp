@@ -85,10 +85,50 @@ struct Rng {
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
                          float, float*, int);
 
-std::optional<double> sgemm_gflops(int n, int repeats) {
-  void* lib = nullptr;
+struct GemmCeiling {
+  double gflops;
+  std::string core;  // the kernel set OpenBLAS runs ("" when it cannot say)
+  bool forced;       // chosen by OPENBLAS_CORETYPE here (see open_openblas)
+};
+
+void* dlopen_blas() {
   for (const char* name : {"libopenblas.so.0", "libopenblas.so", "libblas.so.3"})
-    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return lib;
+  return nullptr;
+}
+
+std::string blas_core(void* lib) {
+  auto fn = reinterpret_cast<const char* (*)()>(dlsym(lib, "openblas_get_corename"));
+  const char* name = fn ? fn() : nullptr;
+  return name ? name : "";
+}
+
+// OpenBLAS's run-time dispatch picks its kernels by CPU model, and a model newer than its tables
+// gets the SSE3 "Prescott" kernels: 0.3.21 on Intel model 207 (AVX-512 BF16) ran sgemm at 38-44
+// GFLOP/s, and at 206-223 with the AVX-512 kernels, so the prefill rows' fraction of the ceiling
+// read 5x too high (session 20's figures). Where it reports Prescott on a CPU with AVX2 or
+// AVX-512 (and OPENBLAS_CORETYPE is unset), the library is reloaded with the core type that the
+// CPU's features match.
+void* open_openblas(bool* forced) {
+  *forced = false;
+  void* lib = dlopen_blas();
+  if (!lib || blas_core(lib) != "Prescott" || std::getenv("OPENBLAS_CORETYPE")) return lib;
+  const cpu_flash::Isa isa = cpu_flash::detect_isa();
+  const char* core = isa >= cpu_flash::Isa::kAvx512Bf16 ? "Cooperlake"
+                     : isa == cpu_flash::Isa::kAvx512   ? "SkylakeX"
+                     : isa == cpu_flash::Isa::kAvx2     ? "Haswell"
+                                                        : nullptr;
+  if (!core) return lib;
+  dlclose(lib);  // unloads it (nothing else holds it), so that the reload reads the variable
+  setenv("OPENBLAS_CORETYPE", core, 0);
+  lib = dlopen_blas();
+  *forced = lib && blas_core(lib) == core;
+  return lib;
+}
+
+std::optional<GemmCeiling> sgemm_gflops(int n, int repeats) {
+  bool forced = false;
+  void* lib = open_openblas(&forced);
   if (!lib) return std::nullopt;
   auto fn = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
   if (!fn) return std::nullopt;
@@ -104,7 +144,7 @@ std::optional<double> sgemm_gflops(int n, int repeats) {
     fn(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
     t.push_back(now_s() - t0);
   }
-  return 2.0 * n * double(n) * n / median(t) * 1e-9;
+  return GemmCeiling{2.0 * n * double(n) * n / median(t) * 1e-9, blas_core(lib), forced};
 }
 
 // Sums `bytes` (a multiple of 64, 64-byte aligned): 64-byte loads where the CPU has AVX-512, 8-byte
@@ -431,12 +471,18 @@ int run_cpu_bench(const BenchOptions& o) {
 
   // Ceilings, measured now.
   const int gemm_n = o.quick ? 1024 : 2048;
-  const std::optional<double> gemm = sgemm_gflops(gemm_n, o.quick ? 3 : 7);
+  const std::optional<GemmCeiling> ceiling = sgemm_gflops(gemm_n, o.quick ? 3 : 7);
+  const double* gemm = ceiling ? &ceiling->gflops : nullptr;
   emit({{"kind", "ceiling"},
         {"name", "sgemm_fp32_openblas"},
         {"n", gemm_n},
         {"gflops", gemm ? json(*gemm) : json(nullptr)},
-        {"note", gemm ? "cblas_sgemm from libopenblas, median" : "libopenblas not found"}});
+        {"openblas_core", ceiling ? json(ceiling->core) : json(nullptr)},
+        {"note", !ceiling          ? "libopenblas not found"
+                 : ceiling->forced ? "cblas_sgemm from libopenblas, median; OpenBLAS took its "
+                                     "Prescott fallback for this CPU, so the core type was set to "
+                                     "the one its features match (OPENBLAS_CORETYPE)"
+                                   : "cblas_sgemm from libopenblas, median"}});
   const int64_t l3 = l3_bytes();
   const int64_t bw_bytes =
       o.quick ? (int64_t(256) << 20) : std::max(int64_t(4) * l3 + (64 << 20), int64_t(1) << 30);
