@@ -139,6 +139,167 @@ struct PathBf16 {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j),
                           (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(p + j)));
   }
+
+  // Decode-sized items (up to kFewRows rows; head sizes in whole 32-element steps) pack nothing,
+  // and run on fp32 FMAs: each 32-element step of a K or V row where it lies becomes its even
+  // elements (a shift) and its odd ones (a mask) as two fp32 vectors. On this path's packed
+  // layout, the K transposes and the V interleave cost as much as the products at 4 rows, and
+  // where vdpbf16ps issues at a quarter of the FMA rate (Intel model 207 here) FMAs do the
+  // products in half its time. Scores are dot products with the Q rows (converted alike), lanes
+  // summed 16 keys at a time; P.V keeps O's dims as 16 even, then 16 odd per 32 (unpermute_o).
+  static constexpr int kFewRows = 8;
+  static __m512 even_f32(__m512i w) { return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)); }
+  static __m512 odd_f32(__m512i w) {
+    return _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
+  }
+  // Adds the 128-bit lanes of a (keys 0-3 per lane) and b (keys 4-7) pairwise:
+  // [a0 + a1, a2 + a3, b0 + b1, b2 + b3].
+  static __m512 fold_lanes(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
+  }
+  // x[r]: row r's dot products with keys k[0..3], each 128-bit lane holding one partial sum per
+  // key, in key order (fold_lanes adds the rest).
+  template <int RB>
+  static void quad_dots(const uint16_t* const* k, int d, const float* q, int64_t ldq,
+                        __m512 (&x)[RB]) {
+    __m512 acc[RB][4];
+    for (int r = 0; r < RB; ++r)
+      for (int j = 0; j < 4; ++j) acc[r][j] = _mm512_setzero_ps();
+    for (int c = 0; c < d; c += 32)
+      for (int j = 0; j < 4; ++j) {
+        const __m512i kv = _mm512_loadu_si512(k[j] + c);
+        const __m512 ke = even_f32(kv), ko = odd_f32(kv);
+        for (int r = 0; r < RB; ++r) {
+          acc[r][j] = _mm512_fmadd_ps(ke, _mm512_loadu_ps(q + r * ldq + c), acc[r][j]);
+          acc[r][j] = _mm512_fmadd_ps(ko, _mm512_loadu_ps(q + r * ldq + c + 16), acc[r][j]);
+        }
+      }
+    for (int r = 0; r < RB; ++r) {
+      // per lane (k0 even, k1 even, k0 odd, k1 odd) halves, then (k0, k1, k2, k3)
+      const __m512 w0 = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][0], acc[r][1]),
+                                      _mm512_unpackhi_ps(acc[r][0], acc[r][1]));
+      const __m512 w1 = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][2], acc[r][3]),
+                                      _mm512_unpackhi_ps(acc[r][2], acc[r][3]));
+      x[r] = _mm512_add_ps(
+          _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(w0), _mm512_castps_pd(w1))),
+          _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(w0), _mm512_castps_pd(w1))));
+    }
+  }
+  // s[r][0..16) = rows q[0..RB) . keys k[0..16).
+  template <int RB>
+  static void group_scores(const uint16_t* const* k, int d, const float* q, int64_t ldq, float* s,
+                           int64_t lds) {
+    __m512 y[2][RB];
+    for (int h = 0; h < 2; ++h) {
+      __m512 x0[RB], x1[RB];
+      quad_dots<RB>(k + 8 * h, d, q, ldq, x0);
+      quad_dots<RB>(k + 8 * h + 4, d, q, ldq, x1);
+      for (int r = 0; r < RB; ++r) y[h][r] = fold_lanes(x0[r], x1[r]);
+    }
+    for (int r = 0; r < RB; ++r) _mm512_storeu_ps(s + r * lds, fold_lanes(y[0][r], y[1][r]));
+  }
+  // s[rows_n][ntp] for keys n0 .. n0 + nt (zero past nt: masked by the softmax). qf: room for
+  // the Q rows as fp32 (rows_n x d). tick() after each 16 keys (the caller's prefetch slices).
+  template <class Tick>
+  static void few_scores(const CacheRows& rows, int n0, int nt, int ntp, int d, const uint32_t* qs,
+                         int rows_n, float* qf, float* s, Tick&& tick) {
+    for (int r = 0; r < rows_n; ++r)
+      for (int c = 0; c < d; c += 32) {
+        const __m512i w = _mm512_loadu_si512(qs + (int64_t(r) * d + c) / 2);
+        _mm512_storeu_ps(qf + int64_t(r) * d + c, even_f32(w));
+        _mm512_storeu_ps(qf + int64_t(r) * d + c + 16, odd_f32(w));
+      }
+    for (int kg = 0; kg < ntp; kg += 16) {
+      tick();
+      if (kg >= nt) {
+        for (int r = 0; r < rows_n; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 64);
+        continue;
+      }
+      const uint16_t* k[16];
+      for (int i = 0; i < 16; ++i)
+        k[i] = reinterpret_cast<const uint16_t*>(kg + i < nt ? rows.row(n0 + kg + i) : kZeroRow);
+      for (int r0 = 0; r0 < rows_n; r0 += 4) {
+        const float* q = qf + int64_t(r0) * d;
+        float* sr = s + int64_t(r0) * ntp + kg;
+        switch (std::min(4, rows_n - r0)) {
+          case 1:
+            group_scores<1>(k, d, q, d, sr, ntp);
+            break;
+          case 2:
+            group_scores<2>(k, d, q, d, sr, ntp);
+            break;
+          case 3:
+            group_scores<3>(k, d, q, d, sr, ntp);
+            break;
+          default:
+            group_scores<4>(k, d, q, d, sr, ntp);
+        }
+      }
+    }
+  }
+  // O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), 32 dims at a time.
+  template <int R, class Tick>
+  static void pv_rows(const uint16_t* const* v, int nt, int dv, const float* p, int ntp, float* o,
+                      Tick& tick) {
+    for (int c = 0; c < dv; c += 32) {
+      tick();
+      __m512 acc[R][2];
+      for (int r = 0; r < R; ++r) {
+        acc[r][0] = _mm512_loadu_ps(o + r * dv + c);
+        acc[r][1] = _mm512_loadu_ps(o + r * dv + c + 16);
+      }
+      for (int n = 0; n < nt; ++n) {
+        const __m512i w = _mm512_loadu_si512(v[n] + c);
+        const __m512 ve = even_f32(w), vo = odd_f32(w);
+        for (int r = 0; r < R; ++r) {
+          const __m512 pr = _mm512_set1_ps(p[int64_t(r) * ntp + n]);
+          acc[r][0] = _mm512_fmadd_ps(pr, ve, acc[r][0]);
+          acc[r][1] = _mm512_fmadd_ps(pr, vo, acc[r][1]);
+        }
+      }
+      for (int r = 0; r < R; ++r) {
+        _mm512_storeu_ps(o + r * dv + c, acc[r][0]);
+        _mm512_storeu_ps(o + r * dv + c + 16, acc[r][1]);
+      }
+    }
+  }
+  // tick() before each 32 dims.
+  template <class Tick>
+  static void few_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
+                     int rows_n, float* o, Tick&& tick) {
+    const uint16_t* v[kKeyTile];
+    for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const uint16_t*>(rows.row(n0 + n));
+    switch (rows_n) {
+      case 1:
+        return pv_rows<1>(v, nt, dv, p, ntp, o, tick);
+      case 2:
+        return pv_rows<2>(v, nt, dv, p, ntp, o, tick);
+      case 3:
+        return pv_rows<3>(v, nt, dv, p, ntp, o, tick);
+      case 4:
+        return pv_rows<4>(v, nt, dv, p, ntp, o, tick);
+      case 5:
+        return pv_rows<5>(v, nt, dv, p, ntp, o, tick);
+      case 6:
+        return pv_rows<6>(v, nt, dv, p, ntp, o, tick);
+      case 7:
+        return pv_rows<7>(v, nt, dv, p, ntp, o, tick);
+      default:
+        return pv_rows<8>(v, nt, dv, p, ntp, o, tick);
+    }
+  }
+  // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
+  static void unpermute_o(float* o, int dv) {
+    alignas(64) static constexpr int32_t kLo[16] = {0, 16, 1, 17, 2, 18, 3, 19,
+                                                    4, 20, 5, 21, 6, 22, 7, 23};
+    const __m512i lo = _mm512_load_si512(kLo);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    for (int c = 0; c < dv; c += 32) {
+      const __m512 e = _mm512_loadu_ps(o + c), od = _mm512_loadu_ps(o + c + 16);
+      _mm512_storeu_ps(o + c, _mm512_permutex2var_ps(e, lo, od));
+      _mm512_storeu_ps(o + c + 16, _mm512_permutex2var_ps(e, hi, od));
+    }
+  }
 };
 
 // AMX: C[M][N] (+)= A[M][K pairs] x B[K pairs][N] in 16 x 16 fp32 tiles (tmm0-3), A tiles
@@ -224,6 +385,7 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
 // (direct_pv): no V packing.
 struct PathAmx : PathBf16 {
   static constexpr int kRowAlign = 16, kKeyAlign = 32;
+  static constexpr int kFewRows = 0;  // AMX tiles take every item
   static constexpr bool kDirectScores = true;
   static void gemm(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
@@ -398,18 +560,6 @@ struct PathAmx : PathBf16 {
         _tile_stored(2, oc + 32, so);
         _tile_stored(3, oc + 48, so);
       }
-    }
-  }
-  // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
-  static void unpermute_o(float* o, int dv) {
-    alignas(64) static constexpr int32_t kLo[16] = {0, 16, 1, 17, 2, 18, 3, 19,
-                                                    4, 20, 5, 21, 6, 22, 7, 23};
-    const __m512i lo = _mm512_load_si512(kLo);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    for (int c = 0; c < dv; c += 32) {
-      const __m512 e = _mm512_loadu_ps(o + c), od = _mm512_loadu_ps(o + c + 16);
-      _mm512_storeu_ps(o + c, _mm512_permutex2var_ps(e, lo, od));
-      _mm512_storeu_ps(o + c + 16, _mm512_permutex2var_ps(e, hi, od));
     }
   }
 };

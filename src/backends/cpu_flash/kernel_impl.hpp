@@ -220,6 +220,7 @@ struct PathF32 {
   static constexpr int kPack = 1;  // values per A/B element
   static constexpr int kRowAlign = 1, kKeyAlign = W;
   static constexpr bool kDirectScores = false;
+  static constexpr int kFewRows = 0;
   static void gemm(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
                    float* C, int64_t ldc, bool load_c) {
     ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, StridedRows<float>{B, ldb}, C, ldc, load_c);
@@ -332,6 +333,54 @@ struct PathF32 {
   using PElem = float;
 };
 
+// The lines of a key range's K and V rows as byte runs (rows of one block lie at a fixed stride,
+// back to back in HND: one run per block), issued as prefetches a slice at a time, so that the
+// products of one tile go on while the next tiles' lines arrive.
+class PrefetchCursor {
+ public:
+  void add(const CacheRows& rows, int64_t row_bytes, int from, int to) {
+    for (int n = from, e; n < to; n = e) {
+      e = std::min(to, (rows.block_of(n) + 1) * rows.block_size);
+      const uint8_t* r = rows.row(n);
+      if (rows.s_token == row_bytes) {
+        push(r, int64_t(e - n) * row_bytes);
+      } else {
+        for (int i = n; i < e; ++i, r += rows.s_token) push(r, row_bytes);
+      }
+    }
+  }
+  // Up to `lines` more lines.
+  void issue(int64_t lines) {
+    for (; cur_ < n_ && lines > 0; ++cur_, off_ = 0) {
+      const Run& run = runs_[cur_];
+      for (; off_ < run.bytes && lines > 0; off_ += 64, --lines) prefetch(run.p + off_);
+      if (off_ < run.bytes) return;
+    }
+  }
+  // Every line not issued yet; the cursor is empty afterwards.
+  void issue_all() {
+    issue(std::numeric_limits<int64_t>::max());
+    n_ = cur_ = 0, off_ = 0, lines_ = 0;
+  }
+  // Lines per slice when the runs are issued in `slices` parts.
+  int64_t slice(int slices) const { return (lines_ + slices - 1) / slices; }
+
+ private:
+  struct Run {
+    const uint8_t* p;
+    int64_t bytes;
+  };
+  void push(const uint8_t* p, int64_t bytes) {
+    if (n_ == kMaxRuns) issue_all();  // only if one range were given more rows than a tile
+    runs_[n_++] = {p, bytes};
+    lines_ += (bytes + 63) / 64;
+  }
+  static constexpr int kMaxRuns = 4 * kKeyTile;  // two tiles of K and V rows, one run per row
+  Run runs_[kMaxRuns];
+  int n_ = 0, cur_ = 0;
+  int64_t off_ = 0, lines_ = 0;
+};
+
 // Returns false (and writes nothing) when the direct P.V path (allow_direct_pv) produced a NaN
 // that the packed path would not: the caller runs the item again without it.
 template <class Path>
@@ -419,34 +468,22 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // the paged cache (one per block and head), where hardware prefetchers stop.
   const int64_t k_row_bytes = kv_bytes_per_head_vector(kv.dtype, L.dtype, d);
   const int64_t v_row_bytes = kv_bytes_per_head_vector(kv.dtype, L.dtype, dv);
-  // Rows of one block lie at a fixed stride: addresses by block, not by row (row() per row cost
-  // more than the prefetches in cache); rows stored back to back (HND) make one byte run.
-  auto prefetch_rows = [](const CacheRows& rows, int64_t row_bytes, int from, int to) {
-    for (int n = from, e; n < to; n = e) {
-      e = std::min(to, (rows.block_of(n) + 1) * rows.block_size);
-      const uint8_t* r = rows.row(n);
-      if (rows.s_token == row_bytes) {
-        const int64_t run = int64_t(e - n) * row_bytes;
-        for (int64_t b = 0; b < run; b += 64) prefetch(r + b);
-      } else {
-        for (int i = n; i < e; ++i, r += rows.s_token)
-          for (int64_t b = 0; b < row_bytes; b += 64) prefetch(r + b);
-      }
-    }
-  };
   // Every item, prefill too: without them 16-token chunks over a 1 GB cache ran 8-10% slower
   // (64-token chunks 0-10%), while prefill in L3 moved by -1..+5% (session 11,
   // results/cpu_2026-11-30_s11_prefill_driver.txt).
+  PrefetchCursor pf;
   auto prefetch_tile = [&](int from, int to) {
-    prefetch_rows(krows, k_row_bytes, from, to);
-    if (kv.v) prefetch_rows(vrows, v_row_bytes, from, to);
+    pf.add(krows, k_row_bytes, from, to);
+    if (kv.v) pf.add(vrows, v_row_bytes, from, to);
   };
   // Tiles end at multiples of kKeyTile (only the first one is short), so that every later tile
   // starts a 16-key group of the cache (the AMX direct-scores path needs that).
   auto tile_end = [&](int n0) { return std::min(ke, (n0 / kKeyTile + 1) * kKeyTile); };
   // Two tiles ahead: each tile's rows sit on fresh 4 KiB pages (TLB walks, no stream to follow).
+  // Issued at once, except on the few path (below).
   if (kb < ke) prefetch_tile(kb, tile_end(kb));
   if (tile_end(kb) < ke) prefetch_tile(tile_end(kb), tile_end(tile_end(kb)));
+  pf.issue_all();
   // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
   // in scratch, which then stand in for the cache (scales are folded into the score scale and
   // the output factor as on every path).
@@ -502,6 +539,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // P.V from V rows as they lie in the cache (AMX, up to kDirectPvRows), block by block: O's dims
   // permuted.
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
+  // Decode-sized items on the bf16 path (without AMX): both products from the rows in place, on
+  // fp32 FMAs (PathBf16::few_scores), the next tiles' prefetches spread over them.
+  const bool few = rows_c <= Path::kFewRows && d % 32 == 0 && dv % 32 == 0;
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
@@ -510,8 +550,16 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   for (int n0 = kb, n1; n0 < ke; n0 = n1) {
     n1 = tile_end(n0);
     const int nt = n1 - n0;
+    pf.issue_all();
     if (n1 < ke && tile_end(n1) < ke) prefetch_tile(tile_end(n1), tile_end(tile_end(n1)));
+    if (!few) pf.issue_all();
     const int ntp = round_up(nt, Path::kKeyAlign);
+    // few: the next tile's lines in slices, one per 16 keys of scores and per 32 dims of P.V. One
+    // burst per tile stalled the core on full fill buffers until most of it had landed, so that
+    // memory and arithmetic took turns (bf16 GQA 32/8 decode above L3 11-13 GB/s against 14-16
+    // spread, results/cpu_2026-12-01_s21_*).
+    const int64_t slice = pf.slice(ntp / 16 + (dv + 31) / 32);
+    auto tick = [&] { pf.issue(slice); };
     const CacheRows* kr = &krows;
     const CacheRows* vr = &vrows;
     int r0 = n0;  // first row index of the tile in *kr / *vr
@@ -522,8 +570,11 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         kr = &ks, vr = &vs_rows, r0 = 0;
       }
     }
-    if (!direct_pv) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
-    if (direct && r0 % 16 == 0) {
+    if (!direct_pv && !few) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
+    if (few) {
+      if constexpr (Path::kFewRows > 0)  // Q as fp32 in the stage's first half (kst is after)
+        Path::few_scores(*kr, r0, nt, ntp, d, qs, rows_n, stage, s, tick);
+    } else if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
         for (int b = 0; b < blocks; ++b)
           Path::direct_scores(*kr, r0, nt, ntp, d, qt_of(b), 16, s + int64_t(b) * 16 * ntp,
@@ -540,7 +591,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       const int lo = std::max(rr.lo, n0), hi = std::min(rr.hi, n0 + nt - 1);
       if (hi < lo) {  // nothing visible in this tile: p = 0
         std::memset(srow, 0, sizeof(float) * ntp);
-        if (!direct_pv) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+        if (!direct_pv && !few) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
         continue;
       }
       const bool full = lo == n0 && hi == n0 + ntp - 1;
@@ -568,7 +619,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         Simd::store(srow + j, e);
         sum = Simd::add(sum, e);
       }
-      if (!direct_pv) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+      if (!direct_pv && !few) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
       lrow[r] = lrow[r] * alpha + Simd::hsum(sum);
       mrow[r] = m_new;
       if (alpha != 1.f) {
@@ -584,6 +635,10 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
           Path::direct_pv(*vr, r0, nt, dv, s + int64_t(b) * 16 * ntp, ntp, rb, ap, vtail,
                           o + int64_t(b) * 16 * dv);
         }
+      continue;
+    }
+    if (few) {
+      if constexpr (Path::kFewRows > 0) Path::few_pv(*vr, r0, nt, dv, s, ntp, rows_n, o, tick);
       continue;
     }
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
@@ -604,8 +659,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   for (int r = 0; r < rows_n; ++r) {
     const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
     float* orow = o + int64_t(r) * dv;
-    if constexpr (Path::kDirectScores)
-      if (direct_pv) Path::unpermute_o(orow, dv);
+    if constexpr (Path::kDirectScores || Path::kFewRows > 0)
+      if (direct_pv || few) Path::unpermute_o(orow, dv);
     if (w.partial >= 0) {
       float* dst = partials + (w.partial + r) * int64_t(dv + 2);
       dst[0] = mrow[r];
