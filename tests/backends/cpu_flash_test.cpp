@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -67,7 +68,7 @@ struct Result {
   std::vector<uint8_t> out;  // the output as written
 };
 
-Result run_case(const Case& c, Isa isa, int threads) {
+Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_dots = {}) {
   std::mt19937 rng(1234);
   std::normal_distribution<float> nd(0.f, 1.f);
   const int ns = int(c.seqs.size());
@@ -198,6 +199,7 @@ Result run_case(const Case& c, Isa isa, int threads) {
   CpuFlashOptions opt;
   opt.isa = isa;
   opt.num_threads = threads;
+  opt.bf16_dots = bf16_dots;
   auto be = make_cpu_flash_backend(opt);
   be->plan(a.batch, L);
   std::vector<uint8_t> ws(be->workspace_bytes() + 64);
@@ -350,18 +352,25 @@ std::vector<Case> cases() {
   return v;
 }
 
+// Variants with AVX512_BF16 run bf16 items above decode size on vdpbf16ps or on the fp32 path by
+// a measured rate (bf16_dots_pay): both ways are checked on any such CPU.
 TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
   for (Isa isa : isas())
-    for (const Case& c : cases()) {
-      SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
-      const Result r = run_case(c, isa, 2);
-      EXPECT_TRUE(r.finite);
-      if (std::getenv("ATTNKIT_TEST_VERBOSE"))
-        std::printf("%-12s %-36s err %.2e lse %.2e\n",
-                    std::string(cpu_flash::to_string(isa)).c_str(), c.name, r.max_err,
-                    r.max_lse_err);
-      EXPECT_LE(r.max_err, tolerance(c, isa));
-      EXPECT_LE(r.max_lse_err, c.dt == DType::kFloat32 ? 1e-4 : 2e-2);
+    for (const bool dots : {false, true}) {
+      if (dots && isa < Isa::kAvx512Bf16) continue;
+      for (const Case& c : cases()) {
+        SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + (dots ? " vdpbf16ps " : " ") +
+                     c.name);
+        const Result r =
+            run_case(c, isa, 2, isa >= Isa::kAvx512Bf16 ? std::optional(dots) : std::nullopt);
+        EXPECT_TRUE(r.finite);
+        if (std::getenv("ATTNKIT_TEST_VERBOSE"))
+          std::printf("%-12s %-36s err %.2e lse %.2e\n",
+                      std::string(cpu_flash::to_string(isa)).c_str(), c.name, r.max_err,
+                      r.max_lse_err);
+        EXPECT_LE(r.max_err, tolerance(c, isa));
+        EXPECT_LE(r.max_lse_err, c.dt == DType::kFloat32 ? 1e-4 : 2e-2);
+      }
     }
 }
 

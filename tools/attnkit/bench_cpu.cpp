@@ -495,6 +495,12 @@ int run_cpu_bench(const BenchOptions& o) {
         {"loads", sum_bytes() == sum_bytes_scalar ? "8-byte" : "64-byte (AVX-512)"},
         {"gbs", bw}});
 
+  if (const std::optional<double> r = cpu_flash::bf16_dot_issue_ratio())
+    emit({{"kind", "probe"},
+          {"name", "vdpbf16ps_over_fma_issue_rate"},
+          {"ratio", *r},
+          {"bf16_products", cpu_flash::bf16_dots_pay() ? "vdpbf16ps" : "fp32 fma"}});
+
   std::vector<Shape> shapes;
   const bool pre = o.suite != "decode", dec = o.suite != "prefill";
   const auto bf = DType::kBFloat16;

@@ -91,6 +91,16 @@ Isa detect_isa() {
   return Isa::kScalar;
 }
 
+std::optional<double> bf16_dot_issue_ratio() {
+  if (!isa_supported(Isa::kAvx512Bf16)) return std::nullopt;
+  return dpbf16_issue_ratio();
+}
+
+bool bf16_dots_pay() {
+  const std::optional<double> r = bf16_dot_issue_ratio();
+  return r && *r >= 0.75;
+}
+
 const KernelFns& kernels_for(Isa isa) {
   switch (isa) {
     case Isa::kAmxBf16:
@@ -185,8 +195,8 @@ class CpuFlashBackend final : public AttentionBackend {
   explicit CpuFlashBackend(const CpuFlashOptions& opt) : CpuFlashBackend(resolve(opt), 0) {}
   CpuFlashBackend(const CpuFlashOptions& o, int)
       : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
-        pool_(
-            cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())) {
+        pool_(cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())),
+        bf16_dots_(kernels_->bf16_dot && o.bf16_dots.value_or(cpu_flash::bf16_dots_pay())) {
     if (o.isa && !cpu_flash::isa_supported(*o.isa))
       throw Unsupported(fmt::format("CPU_FLASH: ISA variant {} is not supported by this CPU",
                                     cpu_flash::to_string(*o.isa)));
@@ -300,7 +310,8 @@ class CpuFlashBackend final : public AttentionBackend {
     const bool use_bf16 = kernels_->bf16_dot && resolved_bf16;
     float* partials = static_cast<float*>(a.workspace);
     pool_->parallel_for(int(items_.size()), [&](int i, int th) {
-      kernels_->run_item(a, items_[size_t(i)], scratch_[size_t(th)].data(), partials, use_bf16);
+      kernels_->run_item(a, items_[size_t(i)], scratch_[size_t(th)].data(), partials, use_bf16,
+                         bf16_dots_);
     });
     if (!merges_.empty())
       pool_->parallel_for(int(merges_.size()),
@@ -352,6 +363,7 @@ class CpuFlashBackend final : public AttentionBackend {
 
   const cpu_flash::KernelFns* kernels_;
   std::shared_ptr<cpu_flash::ThreadPool> pool_;
+  bool bf16_dots_;  // bf16 items above decode size on vdpbf16ps (CpuFlashOptions::bf16_dots)
   std::vector<std::vector<float>> scratch_;
   std::vector<WorkItem> items_;
   std::vector<Merge> merges_;

@@ -20,11 +20,21 @@ std::string_view to_string(Isa isa);
 // process).
 Isa detect_isa();
 bool isa_supported(Isa isa);
+// Where AVX512_BF16 runs: vdpbf16ps's issue rate over vfmadd231ps's on this core, measured once
+// per process (it does twice an FMA's multiply-adds).
+std::optional<double> bf16_dot_issue_ratio();
+// Whether bf16 items above decode size run their products on vdpbf16ps (AVX512_BF16 issuing at
+// >= 0.75x the FMA rate: 1.5x the multiply-adds, as its packing costs about what the fp32 path's
+// conversions do) rather than on the fp32 path. Decode-sized items take fp32 FMAs either way.
+bool bf16_dots_pay();
 }  // namespace cpu_flash
 
 struct CpuFlashOptions {
   std::optional<cpu_flash::Isa> isa;  // default: detect_isa(); an unsupported one throws
   int num_threads = 0;  // 0: ATTNKIT_NUM_THREADS, else std::thread::hardware_concurrency()
+  // bf16 items above decode size on vdpbf16ps (variants with AVX512_BF16); default:
+  // cpu_flash::bf16_dots_pay(). Tests force both ways.
+  std::optional<bool> bf16_dots;
 };
 
 std::unique_ptr<AttentionBackend> make_cpu_flash_backend();

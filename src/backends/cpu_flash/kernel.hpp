@@ -167,9 +167,10 @@ struct KernelFns {
   Isa isa;
   bool bf16_dot;  // has the bf16 dot-product path (bf16 queries over a bf16 cache)
   // Runs one work item; `partials` is the split workspace ([rows][head_size_v + 2] floats:
-  // m, l, o...). `use_bf16` selects the bf16 path (only when bf16_dot).
+  // m, l, o...). `use_bf16` selects the bf16 path (only when bf16_dot): decode-sized items on
+  // its fp32-FMA form, larger ones on vdpbf16ps where `bf16_dots`, else on the fp32 path.
   void (*run_item)(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
-                   bool use_bf16);
+                   bool use_bf16, bool bf16_dots);
 };
 
 const KernelFns& kernels_scalar();
@@ -178,5 +179,8 @@ const KernelFns& kernels_avx512();
 const KernelFns& kernels_avx512_bf16();
 const KernelFns& kernels_amx_bf16();
 const KernelFns& kernels_for(Isa isa);
+// vdpbf16ps issue rate over vfmadd231ps's on this core, measured once (kernel_avx512_bf16.cpp);
+// call only where the AVX512_BF16 variant is supported.
+double dpbf16_issue_ratio();
 
 }  // namespace attnkit::cpu_flash

@@ -2,6 +2,8 @@
 // bf16 path for bf16 queries over a bf16 cache, where both products run on vdpbf16ps
 // (32 bf16 multiply-adds per instruction into fp32), and with AMX (Sapphire Rapids+) both
 // products on AMX tiles (the kAmxBf16 variant; the OS must grant the tile state).
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "backends/cpu_flash/kernel.hpp"
@@ -10,6 +12,48 @@
 
 namespace attnkit::cpu_flash::isa_avx512_bf16 {
 #include "backends/cpu_flash/simd_avx512.hpp"
+
+// vdpbf16ps does twice an FMA's multiply-adds, but cores differ in how fast they issue it: at
+// 1.3 G/s against 5.3 G/s for FMAs on Intel model 207 (results/cpu_2026-12-01_s21_dpbf16_vs_fma
+// .txt), where bf16 prefill ran at 123-128 GFLOP/s through it and 170-182 on fp32 FMAs. The
+// rates are measured once per process (12 independent accumulators in registers, best of 5
+// short runs); the backend decides from them (bf16_dot_issue_ratio).
+__attribute__((noinline)) double dpbf16_fma_issue_ratio() {
+  auto best_seconds = [](auto&& loop) {
+    double best = 1e30;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      loop();
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+  };
+  constexpr int kIters = 2048, kChains = 12;
+  volatile float sink = 0.f;
+  const __m512 b = _mm512_set1_ps(1.0000001f), c = _mm512_set1_ps(1e-7f);
+  const double dot = best_seconds([&] {
+    __m512 acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(float(i));
+    for (int it = 0; it < kIters; ++it)
+      for (int i = 0; i < kChains; ++i)
+        acc[i] = _mm512_dpbf16_ps(acc[i], (__m512bh)_mm512_castps_si512(b),
+                                  (__m512bh)_mm512_castps_si512(c));
+    for (int i = 0; i < kChains; ++i) sink = sink + _mm512_reduce_add_ps(acc[i]);
+  });
+  const double fma = best_seconds([&] {
+    __m512 acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(float(i));
+    for (int it = 0; it < kIters; ++it)
+      for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], b, c);
+    for (int i = 0; i < kChains; ++i) sink = sink + _mm512_reduce_add_ps(acc[i]);
+  });
+  return fma / dot;
+}
+double issue_ratio() {
+  static const double ratio = dpbf16_fma_issue_ratio();
+  return ratio;
+}
 
 // One A element = one bf16 pair (a dword); dpbf16 sums the two products of each pair.
 struct OpBf16 {
@@ -579,6 +623,7 @@ void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const ui
 }  // namespace attnkit::cpu_flash::isa_avx512_bf16
 
 namespace attnkit::cpu_flash {
+double dpbf16_issue_ratio() { return isa_avx512_bf16::issue_ratio(); }
 const KernelFns& kernels_avx512_bf16() {
   static const KernelFns f{Isa::kAvx512Bf16, true, &isa_avx512_bf16::run_item};
   return f;
@@ -591,6 +636,7 @@ const KernelFns& kernels_amx_bf16() {
 
 #else  // not x86-64: isa_supported() never selects this variant
 namespace attnkit::cpu_flash {
+double dpbf16_issue_ratio() { return isa_avx512_bf16::issue_ratio(); }
 const KernelFns& kernels_avx512_bf16() { return kernels_scalar(); }
 const KernelFns& kernels_amx_bf16() { return kernels_scalar(); }
 }  // namespace attnkit::cpu_flash

@@ -381,6 +381,12 @@ class PrefetchCursor {
   int64_t off_ = 0, lines_ = 0;
 };
 
+// Items the path's few-rows form takes (Path::kFewRows; whole 32-element steps of K and V).
+template <class Path>
+bool few_rows(int rows, int d, int dv) {
+  return rows <= Path::kFewRows && d % 32 == 0 && dv % 32 == 0;
+}
+
 // Returns false (and writes nothing) when the direct P.V path (allow_direct_pv) produced a NaN
 // that the packed path would not: the caller runs the item again without it.
 template <class Path>
@@ -541,7 +547,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
   // Decode-sized items on the bf16 path (without AMX): both products from the rows in place, on
   // fp32 FMAs (PathBf16::few_scores), the next tiles' prefetches spread over them.
-  const bool few = rows_c <= Path::kFewRows && d % 32 == 0 && dv % 32 == 0;
+  const bool few = few_rows<Path>(rows_c, d, dv);
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
@@ -674,9 +680,10 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 }
 
 inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
-                     bool use_bf16) {
+                     bool use_bf16, [[maybe_unused]] bool bf16_dots) {
 #ifdef ATTNKIT_CPU_FLASH_BF16_PATH
-  if (use_bf16) {
+  const int rows = (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
+  if (use_bf16 && (bf16_dots || few_rows<PathBf16>(rows, a.layer.head_size, a.layer.head_size_v))) {
     run_item_t<PathBf16>(a, w, scratch, partials);
     return;
   }
@@ -688,14 +695,14 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 // AMX tiles for both products when the bf16 path applies and head_size % 32 == 0 (whole
 // 32-element K steps); otherwise the vdpbf16ps path.
 inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
-                         bool use_bf16) {
+                         bool use_bf16, bool bf16_dots) {
   if (use_bf16 && a.layer.head_size % 32 == 0) {
     amx_configure();
     if (!run_item_t<PathAmx>(a, w, scratch, partials, true))
       run_item_t<PathAmx>(a, w, scratch, partials, false);
     return;
   }
-  run_item(a, w, scratch, partials, use_bf16);
+  run_item(a, w, scratch, partials, use_bf16, bf16_dots);
 }
 #endif
 
