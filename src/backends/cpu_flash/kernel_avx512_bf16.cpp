@@ -191,7 +191,9 @@ struct PathBf16 {
   // where vdpbf16ps issues at a quarter of the FMA rate (Intel model 207 here) FMAs do the
   // products in half its time. Scores are dot products with the Q rows (converted alike), lanes
   // summed 16 keys at a time; P.V keeps O's dims as 16 even, then 16 odd per 32 (unpermute_o).
-  static constexpr int kFewRows = 8;
+  // 16 rows (the 16/1 split-KV row 4.5-5.5 -> 6.4-6.7 GB/s against 8); 32 gained nothing over the
+  // packed path (results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
+  static constexpr int kFewRows = 16;
   static __m512 even_f32(__m512i w) { return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)); }
   static __m512 odd_f32(__m512i w) {
     return _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
@@ -307,29 +309,40 @@ struct PathBf16 {
       }
     }
   }
-  // tick() before each 32 dims.
+  // tick() before each 32 dims of each block of up to 8 rows.
   template <class Tick>
   static void few_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
                      int rows_n, float* o, Tick&& tick) {
     const uint16_t* v[kKeyTile];
     for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const uint16_t*>(rows.row(n0 + n));
-    switch (rows_n) {
-      case 1:
-        return pv_rows<1>(v, nt, dv, p, ntp, o, tick);
-      case 2:
-        return pv_rows<2>(v, nt, dv, p, ntp, o, tick);
-      case 3:
-        return pv_rows<3>(v, nt, dv, p, ntp, o, tick);
-      case 4:
-        return pv_rows<4>(v, nt, dv, p, ntp, o, tick);
-      case 5:
-        return pv_rows<5>(v, nt, dv, p, ntp, o, tick);
-      case 6:
-        return pv_rows<6>(v, nt, dv, p, ntp, o, tick);
-      case 7:
-        return pv_rows<7>(v, nt, dv, p, ntp, o, tick);
-      default:
-        return pv_rows<8>(v, nt, dv, p, ntp, o, tick);
+    for (int r0 = 0; r0 < rows_n; r0 += 8) {
+      const float* pr = p + int64_t(r0) * ntp;
+      float* orow = o + int64_t(r0) * dv;
+      switch (std::min(8, rows_n - r0)) {
+        case 1:
+          pv_rows<1>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        case 2:
+          pv_rows<2>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        case 3:
+          pv_rows<3>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        case 4:
+          pv_rows<4>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        case 5:
+          pv_rows<5>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        case 6:
+          pv_rows<6>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        case 7:
+          pv_rows<7>(v, nt, dv, pr, ntp, orow, tick);
+          break;
+        default:
+          pv_rows<8>(v, nt, dv, pr, ntp, orow, tick);
+      }
     }
   }
   // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.

@@ -11,7 +11,9 @@
 // fp32 path: fp32 FMAs over any cache dtype; fp32/fp16/bf16/fp8 rows are converted as they load
 // (K inside its transposes; V inside P.V's B loads for decode-sized items, else into a tile once),
 // nvfp4 rows through converted tiles.
-// bf16 path: bf16 pairs and vdpbf16ps (bf16 queries over a bf16 cache), P rounded to bf16.
+// bf16 path (bf16 queries over a bf16 or fp8 cache): decode-sized items (PathBf16::kFewRows)
+// read K and V rows in place on fp32 FMAs; larger ones multiply bf16 pairs on vdpbf16ps (P
+// rounded to bf16) where that pays (CpuFlashOptions::bf16_dots), else take the fp32 path.
 // AMX path, in blocks of 16 rows: scores read K rows as they lie in the cache (items of up to 128
 // rows), and so does P.V for V rows (up to 32).
 #pragma once
