@@ -159,6 +159,13 @@ struct PathBf16 {
   // zero rows from nt to ntp.
   static void stage_rows(KvCacheDType dt, const CacheRows& rows, int n0, int nt, int ntp, int d,
                          uint16_t* dst) {
+    static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+    if (vbmi) return stage_rows_vbmi(dt, rows, n0, nt, ntp, d, dst);
+    stage_rows_words(dt, rows, n0, nt, ntp, d, dst);
+  }
+  // With word tables (AVX512BW).
+  static void stage_rows_words(KvCacheDType dt, const CacheRows& rows, int n0, int nt, int ntp,
+                               int d, uint16_t* dst) {
     const uint16_t* tb = fp8_table(dt == KvCacheDType::kFp8E5M2);
     const __m512i t[4] = {_mm512_load_si512(tb), _mm512_load_si512(tb + 32),
                           _mm512_load_si512(tb + 64), _mm512_load_si512(tb + 96)};
@@ -175,6 +182,53 @@ struct PathBf16 {
         const __mmask32 lanes = (__mmask32(1) << (d - i)) - 1;
         _mm512_mask_storeu_epi16(o + i, lanes,
                                  fp8x32_to_bf16(_mm256_maskz_loadu_epi8(lanes, src + i), t));
+      }
+    }
+  }
+  // With AVX512_VBMI (every AMX CPU has it, and some without AMX): the high and low bytes of
+  // fp8_table's entries as two 128-entry byte tables, 64 codes per step: two byte permutes, the
+  // sign merged into the high bytes, two unpacks into words (the codes' qwords pre-ordered so
+  // that the unpacks come out in order). 4.7 ns per 128 codes against 7.2 for the word tables
+  // (results/cpu_2026-11-30_s10_*); the same values for every code.
+  struct Fp8ByteTable {
+    alignas(64) uint8_t hi[2][128], lo[2][128];
+    Fp8ByteTable() {
+      for (int f = 0; f < 2; ++f)
+        for (int i = 0; i < 128; ++i) {
+          hi[f][i] = uint8_t(fp8_table(f == 1)[i] >> 8);
+          lo[f][i] = uint8_t(fp8_table(f == 1)[i]);
+        }
+    }
+  };
+  __attribute__((target("avx512vbmi"))) static void stage_rows_vbmi(KvCacheDType dt,
+                                                                    const CacheRows& rows, int n0,
+                                                                    int nt, int ntp, int d,
+                                                                    uint16_t* dst) {
+    static const Fp8ByteTable tables;
+    const int f = dt == KvCacheDType::kFp8E5M2 ? 1 : 0;
+    const __m512i h0 = _mm512_load_si512(tables.hi[f]), h1 = _mm512_load_si512(tables.hi[f] + 64);
+    const __m512i l0 = _mm512_load_si512(tables.lo[f]), l1 = _mm512_load_si512(tables.lo[f] + 64);
+    const __m512i order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
+    zero_staged_tail(dst, nt, ntp, d);
+    for (int n = 0; n < nt; ++n) {
+      uint16_t* o = dst + int64_t(n) * d;
+      const uint8_t* src = rows.row(n0 + n);
+      for (int i = 0; i < d; i += 64) {
+        const int left = d - i;  // a multiple of 16
+        const __mmask64 in = left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
+        const __m512i c = _mm512_permutexvar_epi64(order, _mm512_maskz_loadu_epi8(in, src + i));
+        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(h0, c, h1), c,
+                                                     _mm512_set1_epi8(char(0x80)), 0xf8);
+        const __m512i lo = _mm512_permutex2var_epi8(l0, c, l1);
+        if (left >= 64) {
+          _mm512_storeu_si512(o + i, _mm512_unpacklo_epi8(lo, hi));
+          _mm512_storeu_si512(o + i + 32, _mm512_unpackhi_epi8(lo, hi));
+        } else {  // a tail of 16, 32 or 48 codes
+          const __mmask32 a = left >= 32 ? ~__mmask32(0) : (__mmask32(1) << left) - 1;
+          const __mmask32 b = left > 32 ? (__mmask32(1) << (left - 32)) - 1 : 0;
+          _mm512_mask_storeu_epi16(o + i, a, _mm512_unpacklo_epi8(lo, hi));
+          _mm512_mask_storeu_epi16(o + i + 32, b, _mm512_unpackhi_epi8(lo, hi));
+        }
       }
     }
   }
@@ -447,53 +501,6 @@ struct PathAmx : PathBf16 {
   static void gemm(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
     gemm_amx(M, N, K, A, lda, B, ldb, C, ldc, load_c);
-  }
-  // fp8 staging with AVX512_VBMI (every AMX CPU has it; isa_supported checks): the high and low
-  // bytes of fp8_table's entries as two 128-entry byte tables, 64 codes per step: two byte
-  // permutes, the sign merged into the high bytes, two unpacks into words (the codes' qwords
-  // pre-ordered so that the unpacks come out in order). 4.7 ns per 128 codes against 7.2 for
-  // the word tables (results/cpu_2026-11-30_s10_*); the same values for every code.
-  struct Fp8ByteTable {
-    alignas(64) uint8_t hi[2][128], lo[2][128];
-    Fp8ByteTable() {
-      for (int f = 0; f < 2; ++f)
-        for (int i = 0; i < 128; ++i) {
-          hi[f][i] = uint8_t(fp8_table(f == 1)[i] >> 8);
-          lo[f][i] = uint8_t(fp8_table(f == 1)[i]);
-        }
-    }
-  };
-  __attribute__((target("avx512vbmi"))) static void stage_rows(KvCacheDType dt,
-                                                               const CacheRows& rows, int n0,
-                                                               int nt, int ntp, int d,
-                                                               uint16_t* dst) {
-    static const Fp8ByteTable tables;
-    const int f = dt == KvCacheDType::kFp8E5M2 ? 1 : 0;
-    const __m512i h0 = _mm512_load_si512(tables.hi[f]), h1 = _mm512_load_si512(tables.hi[f] + 64);
-    const __m512i l0 = _mm512_load_si512(tables.lo[f]), l1 = _mm512_load_si512(tables.lo[f] + 64);
-    const __m512i order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
-    zero_staged_tail(dst, nt, ntp, d);
-    for (int n = 0; n < nt; ++n) {
-      uint16_t* o = dst + int64_t(n) * d;
-      const uint8_t* src = rows.row(n0 + n);
-      for (int i = 0; i < d; i += 64) {
-        const int left = d - i;  // a multiple of 16
-        const __mmask64 in = left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
-        const __m512i c = _mm512_permutexvar_epi64(order, _mm512_maskz_loadu_epi8(in, src + i));
-        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(h0, c, h1), c,
-                                                     _mm512_set1_epi8(char(0x80)), 0xf8);
-        const __m512i lo = _mm512_permutex2var_epi8(l0, c, l1);
-        if (left >= 64) {
-          _mm512_storeu_si512(o + i, _mm512_unpacklo_epi8(lo, hi));
-          _mm512_storeu_si512(o + i + 32, _mm512_unpackhi_epi8(lo, hi));
-        } else {  // a 32-code tail (head sizes on this path are multiples of 32)
-          const __mmask32 a = left >= 32 ? ~__mmask32(0) : (__mmask32(1) << left) - 1;
-          const __mmask32 b = left > 32 ? (__mmask32(1) << (left - 32)) - 1 : 0;
-          _mm512_mask_storeu_epi16(o + i, a, _mm512_unpacklo_epi8(lo, hi));
-          _mm512_mask_storeu_epi16(o + i + 32, b, _mm512_unpackhi_epi8(lo, hi));
-        }
-      }
-    }
   }
   // qt[p][r] = q pair p of row r (the B operand of S^T).
   static void pack_qt(const uint32_t* qs, int rows, int pairs, uint32_t* qt) {
