@@ -10,6 +10,8 @@ namespace attnkit::cpu_flash::isa_avx2 {
 
 struct Simd {
   static constexpr int W = 8, kMR = 6, kNR = 2;
+  // The few-rows form's row blocks (few_rows.hpp), within 16 registers.
+  static constexpr int kFewScoreRows = 2, kFewPvRows = 4;
   using F = __m256;
   static F zero() { return _mm256_setzero_ps(); }
   static F set1(float x) { return _mm256_set1_ps(x); }
@@ -34,6 +36,18 @@ struct Simd {
     return _mm_cvtss_f32(s);
   }
   static F iota() { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
+  // Lane L of the result: a0..a3's sums over 128-bit lane L, in that order.
+  static F quad_sums(F a0, F a1, F a2, F a3) {
+    const F w0 = _mm256_add_ps(_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1));
+    const F w1 = _mm256_add_ps(_mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
+    return _mm256_add_ps(
+        _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(w0), _mm256_castps_pd(w1))),
+        _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(w0), _mm256_castps_pd(w1))));
+  }
+  // 128-bit lanes added: [a0 + a1, b0 + b1].
+  static F fold(F a, F b) {
+    return _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+  }
   // exp for x <= 88.37; x < -87.33 (including -inf) gives 0, NaN stays NaN (min/max return
   // their second operand when one is NaN: x goes second).
   static F exp(F x) {
@@ -129,6 +143,7 @@ struct Simd {
 }  // namespace attnkit::cpu_flash::isa_avx2
 
 #define ATTNKIT_ISA_NS isa_avx2
+#define ATTNKIT_CPU_FLASH_FEW_ROWS 1
 #include "backends/cpu_flash/kernel_impl.hpp"
 
 namespace attnkit::cpu_flash {

@@ -8,6 +8,7 @@ namespace attnkit::cpu_flash::isa_avx512 {
 }  // namespace attnkit::cpu_flash::isa_avx512
 
 #define ATTNKIT_ISA_NS isa_avx512
+#define ATTNKIT_CPU_FLASH_FEW_ROWS 1
 #include "backends/cpu_flash/kernel_impl.hpp"
 
 namespace attnkit::cpu_flash {

@@ -12,6 +12,8 @@
 
 namespace attnkit::cpu_flash::isa_avx512_bf16 {
 #include "backends/cpu_flash/simd_avx512.hpp"
+// few_rows.hpp needs Simd
+#include "backends/cpu_flash/few_rows.hpp"
 
 // vdpbf16ps does twice an FMA's multiply-adds, but cores differ in how fast they issue it: at
 // 1.3 G/s against 5.3 G/s for FMAs on Intel model 207 (results/cpu_2026-12-01_s21_dpbf16_vs_fma
@@ -238,166 +240,41 @@ struct PathBf16 {
                           (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(p + j)));
   }
 
-  // Decode-sized items (up to kFewRows rows; head sizes in whole 32-element steps) pack nothing,
-  // and run on fp32 FMAs: each 32-element step of a K or V row where it lies becomes its even
-  // elements (a shift) and its odd ones (a mask) as two fp32 vectors. On this path's packed
-  // layout, the K transposes and the V interleave cost as much as the products at 4 rows, and
-  // where vdpbf16ps issues at a quarter of the FMA rate (Intel model 207 here) FMAs do the
-  // products in half its time. Scores are dot products with the Q rows (converted alike), lanes
-  // summed 16 keys at a time; P.V keeps O's dims as 16 even, then 16 odd per 32 (unpermute_o).
-  // 16 rows (the 16/1 split-KV row 4.5-5.5 -> 6.4-6.7 GB/s against 8); 32 gained nothing over the
-  // packed path (results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
+  // Decode-sized items (up to kFewRows rows) take the few-rows form (few_rows.hpp): on this
+  // path's packed layout, the K transposes and the V interleave cost as much as the products at
+  // 4 rows, and where vdpbf16ps issues at a quarter of the FMA rate (Intel model 207) FMAs do the
+  // products in half its time. Each 32-element step of a bf16 row becomes its even elements (a
+  // shift) and its odd ones (a mask), so O's dims come out as 16 even, then 16 odd per 32
+  // (unpermute_o). 16 rows: the 16/1 split-KV row 4.5-5.5 -> 6.4-6.7 GB/s against 8; 32 gained
+  // nothing over the packed path (results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
   static constexpr int kFewRows = 16;
-  static __m512 even_f32(__m512i w) { return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)); }
-  static __m512 odd_f32(__m512i w) {
-    return _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
-  }
-  // Adds the 128-bit lanes of a (keys 0-3 per lane) and b (keys 4-7) pairwise:
-  // [a0 + a1, a2 + a3, b0 + b1, b2 + b3].
-  static __m512 fold_lanes(__m512 a, __m512 b) {
-    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
-  }
-  // x[r]: row r's dot products with keys k[0..3], each 128-bit lane holding one partial sum per
-  // key, in key order (fold_lanes adds the rest).
-  template <int RB>
-  static void quad_dots(const uint16_t* const* k, int d, const float* q, int64_t ldq,
-                        __m512 (&x)[RB]) {
-    __m512 acc[RB][4];
-    for (int r = 0; r < RB; ++r)
-      for (int j = 0; j < 4; ++j) acc[r][j] = _mm512_setzero_ps();
-    for (int c = 0; c < d; c += 32)
-      for (int j = 0; j < 4; ++j) {
-        const __m512i kv = _mm512_loadu_si512(k[j] + c);
-        const __m512 ke = even_f32(kv), ko = odd_f32(kv);
-        for (int r = 0; r < RB; ++r) {
-          acc[r][j] = _mm512_fmadd_ps(ke, _mm512_loadu_ps(q + r * ldq + c), acc[r][j]);
-          acc[r][j] = _mm512_fmadd_ps(ko, _mm512_loadu_ps(q + r * ldq + c + 16), acc[r][j]);
-        }
-      }
-    for (int r = 0; r < RB; ++r) {
-      // per lane (k0 even, k1 even, k0 odd, k1 odd) halves, then (k0, k1, k2, k3)
-      const __m512 w0 = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][0], acc[r][1]),
-                                      _mm512_unpackhi_ps(acc[r][0], acc[r][1]));
-      const __m512 w1 = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][2], acc[r][3]),
-                                      _mm512_unpackhi_ps(acc[r][2], acc[r][3]));
-      x[r] = _mm512_add_ps(
-          _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(w0), _mm512_castps_pd(w1))),
-          _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(w0), _mm512_castps_pd(w1))));
+  static constexpr bool kFewPermutesO = true;
+  struct EvenOdd {
+    using E = uint16_t;
+    static void pair(const uint16_t* p, __m512& even, __m512& odd) {
+      const __m512i w = _mm512_loadu_si512(p);
+      even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+      odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
     }
-  }
-  // s[r][0..16) = rows q[0..RB) . keys k[0..16).
-  template <int RB>
-  static void group_scores(const uint16_t* const* k, int d, const float* q, int64_t ldq, float* s,
-                           int64_t lds) {
-    __m512 y[2][RB];
-    for (int h = 0; h < 2; ++h) {
-      __m512 x0[RB], x1[RB];
-      quad_dots<RB>(k + 8 * h, d, q, ldq, x0);
-      quad_dots<RB>(k + 8 * h + 4, d, q, ldq, x1);
-      for (int r = 0; r < RB; ++r) y[h][r] = fold_lanes(x0[r], x1[r]);
-    }
-    for (int r = 0; r < RB; ++r) _mm512_storeu_ps(s + r * lds, fold_lanes(y[0][r], y[1][r]));
-  }
-  // s[rows_n][ntp] for keys n0 .. n0 + nt (zero past nt: masked by the softmax). qf: room for
-  // the Q rows as fp32 (rows_n x d). tick() after each 16 keys (the caller's prefetch slices).
+  };
+  static bool few_ok(const AttentionArgs&) { return true; }  // bf16 rows, or fp8 staged to them
+  // Q (bf16 pairs) converted into qf (room for rows_n x d floats) as EvenOdd converts K.
   template <class Tick>
-  static void few_scores(const CacheRows& rows, int n0, int nt, int ntp, int d, const uint32_t* qs,
-                         int rows_n, float* qf, float* s, Tick&& tick) {
+  static void few_scores(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int ntp,
+                         int d, const uint32_t* qs, int rows_n, float* qf, float* s, Tick&& tick) {
     for (int r = 0; r < rows_n; ++r)
       for (int c = 0; c < d; c += 32) {
-        const __m512i w = _mm512_loadu_si512(qs + (int64_t(r) * d + c) / 2);
-        _mm512_storeu_ps(qf + int64_t(r) * d + c, even_f32(w));
-        _mm512_storeu_ps(qf + int64_t(r) * d + c + 16, odd_f32(w));
+        __m512 even, odd;
+        EvenOdd::pair(reinterpret_cast<const uint16_t*>(qs) + int64_t(r) * d + c, even, odd);
+        _mm512_storeu_ps(qf + int64_t(r) * d + c, even);
+        _mm512_storeu_ps(qf + int64_t(r) * d + c + 16, odd);
       }
-    for (int kg = 0; kg < ntp; kg += 16) {
-      tick();
-      if (kg >= nt) {
-        for (int r = 0; r < rows_n; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 64);
-        continue;
-      }
-      const uint16_t* k[16];
-      for (int i = 0; i < 16; ++i)
-        k[i] = reinterpret_cast<const uint16_t*>(kg + i < nt ? rows.row(n0 + kg + i) : kZeroRow);
-      for (int r0 = 0; r0 < rows_n; r0 += 4) {
-        const float* q = qf + int64_t(r0) * d;
-        float* sr = s + int64_t(r0) * ntp + kg;
-        switch (std::min(4, rows_n - r0)) {
-          case 1:
-            group_scores<1>(k, d, q, d, sr, ntp);
-            break;
-          case 2:
-            group_scores<2>(k, d, q, d, sr, ntp);
-            break;
-          case 3:
-            group_scores<3>(k, d, q, d, sr, ntp);
-            break;
-          default:
-            group_scores<4>(k, d, q, d, sr, ntp);
-        }
-      }
-    }
+    scores_in_place<EvenOdd>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
   }
-  // O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), 32 dims at a time.
-  template <int R, class Tick>
-  static void pv_rows(const uint16_t* const* v, int nt, int dv, const float* p, int ntp, float* o,
-                      Tick& tick) {
-    for (int c = 0; c < dv; c += 32) {
-      tick();
-      __m512 acc[R][2];
-      for (int r = 0; r < R; ++r) {
-        acc[r][0] = _mm512_loadu_ps(o + r * dv + c);
-        acc[r][1] = _mm512_loadu_ps(o + r * dv + c + 16);
-      }
-      for (int n = 0; n < nt; ++n) {
-        const __m512i w = _mm512_loadu_si512(v[n] + c);
-        const __m512 ve = even_f32(w), vo = odd_f32(w);
-        for (int r = 0; r < R; ++r) {
-          const __m512 pr = _mm512_set1_ps(p[int64_t(r) * ntp + n]);
-          acc[r][0] = _mm512_fmadd_ps(pr, ve, acc[r][0]);
-          acc[r][1] = _mm512_fmadd_ps(pr, vo, acc[r][1]);
-        }
-      }
-      for (int r = 0; r < R; ++r) {
-        _mm512_storeu_ps(o + r * dv + c, acc[r][0]);
-        _mm512_storeu_ps(o + r * dv + c + 16, acc[r][1]);
-      }
-    }
-  }
-  // tick() before each 32 dims of each block of up to 8 rows.
   template <class Tick>
-  static void few_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
-                     int rows_n, float* o, Tick&& tick) {
-    const uint16_t* v[kKeyTile];
-    for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const uint16_t*>(rows.row(n0 + n));
-    for (int r0 = 0; r0 < rows_n; r0 += 8) {
-      const float* pr = p + int64_t(r0) * ntp;
-      float* orow = o + int64_t(r0) * dv;
-      switch (std::min(8, rows_n - r0)) {
-        case 1:
-          pv_rows<1>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        case 2:
-          pv_rows<2>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        case 3:
-          pv_rows<3>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        case 4:
-          pv_rows<4>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        case 5:
-          pv_rows<5>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        case 6:
-          pv_rows<6>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        case 7:
-          pv_rows<7>(v, nt, dv, pr, ntp, orow, tick);
-          break;
-        default:
-          pv_rows<8>(v, nt, dv, pr, ntp, orow, tick);
-      }
-    }
+  static void few_pv(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int dv,
+                     const float* p, int ntp, int rows_n, float* o, Tick&& tick) {
+    pv_in_place<EvenOdd>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
   }
   // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
   static void unpermute_o(float* o, int dv) {
@@ -631,6 +508,7 @@ struct PathAmx : PathBf16 {
 }  // namespace attnkit::cpu_flash::isa_avx512_bf16
 
 #define ATTNKIT_ISA_NS isa_avx512_bf16
+#define ATTNKIT_CPU_FLASH_FEW_ROWS 1
 #define ATTNKIT_CPU_FLASH_BF16_PATH 1
 #define ATTNKIT_CPU_FLASH_AMX_PATH 1
 #include "backends/cpu_flash/kernel_impl.hpp"

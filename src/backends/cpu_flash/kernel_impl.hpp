@@ -3,17 +3,20 @@
 // attnkit::cpu_flash::ATTNKIT_ISA_NS, then includes this file.
 //
 // One work item = query rows (token x query head of one KV head) against a key range, tiled by
-// kKeyTile keys with an online softmax. Both matrix products run through one register-blocked
-// micro-GEMM whose A operand is broadcast and B operand is loaded as vectors:
+// kKeyTile keys with an online softmax. Decode-sized items (up to 16 rows, head sizes in whole
+// 2W-element steps, rows the SIMD loads convert) take the few-rows form (few_rows.hpp): K and V
+// rows read where they lie, fp32 FMAs, nothing packed. Larger items run both matrix products
+// through one register-blocked micro-GEMM whose A operand is broadcast and B operand is loaded as
+// vectors:
 //   S[rows][keys] = Q[rows][d] x Kt[d][keys]      (K tile packed transposed once per tile,
 //                                                   shared by every query head of the group)
 //   O[rows][dv]  += P[rows][keys] x V[keys][dv]
 // fp32 path: fp32 FMAs over any cache dtype; fp32/fp16/bf16/fp8 rows are converted as they load
-// (K inside its transposes; V inside P.V's B loads for decode-sized items, else into a tile once),
-// nvfp4 rows through converted tiles.
-// bf16 path (bf16 queries over a bf16 or fp8 cache): decode-sized items (PathBf16::kFewRows)
-// read K and V rows in place on fp32 FMAs; larger ones multiply bf16 pairs on vdpbf16ps (P
-// rounded to bf16) where that pays (CpuFlashOptions::bf16_dots), else take the fp32 path.
+// (K inside its transposes; V inside P.V's B loads for items of one register block, else into a
+// tile once), nvfp4 rows through converted tiles.
+// bf16 path (bf16 queries over a bf16 or fp8 cache, fp8 staged to bf16 rows): items above decode
+// size multiply bf16 pairs on vdpbf16ps (P rounded to bf16) where that pays
+// (CpuFlashOptions::bf16_dots), else take the fp32 path.
 // AMX path, in blocks of 16 rows: scores read K rows as they lie in the cache (items of up to 128
 // rows), and so does P.V for V rows (up to 32).
 #pragma once
@@ -28,6 +31,9 @@ namespace attnkit::cpu_flash::ATTNKIT_ISA_NS {
 
 using F = Simd::F;
 constexpr int W = Simd::W;
+#ifdef ATTNKIT_CPU_FLASH_FEW_ROWS  // Simd has the form's reductions (AVX2, AVX-512)
+#include "backends/cpu_flash/few_rows.hpp"
+#endif
 
 inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
@@ -222,7 +228,14 @@ struct PathF32 {
   static constexpr int kPack = 1;  // values per A/B element
   static constexpr int kRowAlign = 1, kKeyAlign = W;
   static constexpr bool kDirectScores = false;
+  // The few-rows form (few_rows.hpp) where Simd has its reductions: rows read in place as
+  // RowPairs<kind> converts them, in dim order.
+#ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
+  static constexpr int kFewRows = 16;
+#else
   static constexpr int kFewRows = 0;
+#endif
+  static constexpr bool kFewPermutesO = false;
   static void gemm(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
                    float* C, int64_t ldc, bool load_c) {
     ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, StridedRows<float>{B, ldb}, C, ldc, load_c);
@@ -333,6 +346,36 @@ struct PathF32 {
     if (p != dst) std::memcpy(dst, p, size_t(n) * 4);
   }
   using PElem = float;
+  // Rows the few-rows form reads in place (not nvfp4, nor rows past the zero row's length).
+  static bool few_ok(const AttentionArgs& a) {
+    return row_kind(a, a.layer.head_size) != RowKind::kNone &&
+           row_kind(a, a.layer.head_size_v) != RowKind::kNone;
+  }
+#ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
+  // 2W elements of a row stored as K, in dim order.
+  template <RowKind K>
+  struct RowPairs {
+    using E = RowElem<K>;
+    static void pair(const E* p, F& a, F& b) {
+      a = load_row<K>(p);
+      b = load_row<K>(p + W);
+    }
+  };
+  template <class Tick>
+  static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
+                         int d, const float* qs, int rows_n, float*, float* s, Tick&& tick) {
+    with_kind(row_kind(a, d), [&](auto k) {
+      scores_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, ntp, d, qs, rows_n, s, tick);
+    });
+  }
+  template <class Tick>
+  static void few_pv(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int dv,
+                     const float* p, int ntp, int rows_n, float* o, Tick&& tick) {
+    with_kind(row_kind(a, dv), [&](auto k) {
+      pv_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+    });
+  }
+#endif
 };
 
 // The lines of a key range's K and V rows as byte runs (rows of one block lie at a fixed stride,
@@ -383,10 +426,11 @@ class PrefetchCursor {
   int64_t off_ = 0, lines_ = 0;
 };
 
-// Items the path's few-rows form takes (Path::kFewRows; whole 32-element steps of K and V).
+// Items the path's few-rows form takes by size (Path::kFewRows; whole 2W-element steps of K and
+// V); Path::few_ok says whether it reads the cache's rows.
 template <class Path>
 bool few_rows(int rows, int d, int dv) {
-  return rows <= Path::kFewRows && d % 32 == 0 && dv % 32 == 0;
+  return rows <= Path::kFewRows && d % (2 * W) == 0 && dv % (2 * W) == 0;
 }
 
 // Returns false (and writes nothing) when the direct P.V path (allow_direct_pv) produced a NaN
@@ -547,9 +591,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // P.V from V rows as they lie in the cache (AMX, up to kDirectPvRows), block by block: O's dims
   // permuted.
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
-  // Decode-sized items on the bf16 path (without AMX): both products from the rows in place, on
-  // fp32 FMAs (PathBf16::few_scores), the next tiles' prefetches spread over them.
-  const bool few = few_rows<Path>(rows_c, d, dv);
+  // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
+  // fp32 FMAs, the next tiles' prefetches spread over them.
+  const bool few = few_rows<Path>(rows_c, d, dv) && Path::few_ok(a);
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
@@ -562,11 +606,11 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (n1 < ke && tile_end(n1) < ke) prefetch_tile(tile_end(n1), tile_end(tile_end(n1)));
     if (!few) pf.issue_all();
     const int ntp = round_up(nt, Path::kKeyAlign);
-    // few: the next tile's lines in slices, one per 16 keys of scores and per 32 dims of P.V. One
+    // few: the next tile's lines in slices, one per W keys of scores and per 2W dims of P.V. One
     // burst per tile stalled the core on full fill buffers until most of it had landed, so that
     // memory and arithmetic took turns (bf16 GQA 32/8 decode above L3 11-13 GB/s against 14-16
     // spread, results/cpu_2026-12-01_s21_*).
-    const int64_t slice = pf.slice(ntp / 16 + (dv + 31) / 32);
+    const int64_t slice = pf.slice(ntp / W + (dv + 2 * W - 1) / (2 * W));
     auto tick = [&] { pf.issue(slice); };
     const CacheRows* kr = &krows;
     const CacheRows* vr = &vrows;
@@ -581,7 +625,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (!direct_pv && !few) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
     if (few) {
       if constexpr (Path::kFewRows > 0)  // Q as fp32 in the stage's first half (kst is after)
-        Path::few_scores(*kr, r0, nt, ntp, d, qs, rows_n, stage, s, tick);
+        Path::few_scores(a, *kr, r0, nt, ntp, d, qs, rows_n, stage, s, tick);
     } else if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
         for (int b = 0; b < blocks; ++b)
@@ -646,7 +690,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       continue;
     }
     if (few) {
-      if constexpr (Path::kFewRows > 0) Path::few_pv(*vr, r0, nt, dv, s, ntp, rows_n, o, tick);
+      if constexpr (Path::kFewRows > 0) Path::few_pv(a, *vr, r0, nt, dv, s, ntp, rows_n, o, tick);
       continue;
     }
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
@@ -667,8 +711,10 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   for (int r = 0; r < rows_n; ++r) {
     const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
     float* orow = o + int64_t(r) * dv;
-    if constexpr (Path::kDirectScores || Path::kFewRows > 0)
-      if (direct_pv || few) Path::unpermute_o(orow, dv);
+    if constexpr (Path::kDirectScores)
+      if (direct_pv) Path::unpermute_o(orow, dv);
+    if constexpr (Path::kFewRows > 0 && Path::kFewPermutesO)
+      if (few) Path::unpermute_o(orow, dv);
     if (w.partial >= 0) {
       float* dst = partials + (w.partial + r) * int64_t(dv + 2);
       dst[0] = mrow[r];

@@ -6,6 +6,9 @@
 
 struct Simd {
   static constexpr int W = 16, kMR = 8, kNR = 2;
+  // The few-rows form's row blocks (few_rows.hpp): scores 4 rows x 4 keys of accumulators, P.V
+  // 8 rows x 32 dims.
+  static constexpr int kFewScoreRows = 4, kFewPvRows = 8;
   using F = __m512;
   static F zero() { return _mm512_setzero_ps(); }
   static F set1(float x) { return _mm512_set1_ps(x); }
@@ -71,6 +74,19 @@ struct Simd {
   static F load_e5m2(const uint8_t* s) {
     const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
     return _mm512_cvtph_ps(_mm256_slli_epi16(b, 8));
+  }
+  // Lane L of the result: a0..a3's sums over 128-bit lane L, in that order (per lane: even and
+  // odd halves of a0, a1, then a0..a3).
+  static F quad_sums(F a0, F a1, F a2, F a3) {
+    const F w0 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+    const F w1 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+    return _mm512_add_ps(
+        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(w0), _mm512_castps_pd(w1))),
+        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(w0), _mm512_castps_pd(w1))));
+  }
+  // 128-bit lanes added pairwise: [a0 + a1, a2 + a3, b0 + b1, b2 + b3].
+  static F fold(F a, F b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
   }
   // dst[c * ld + i] = rows[i][col + c] for a 16 x 16 block of dwords.
   static void transpose(const uint32_t* const* rows, int col, uint32_t* dst, int64_t ld) {

@@ -1,0 +1,131 @@
+// The few-rows form of the CPU_FLASH kernel: decode-sized work items read their K and V rows where
+// they lie in the cache and multiply on fp32 FMAs, with nothing packed (kernel_impl.hpp decides
+// which items take it). Included inside an ISA namespace after its `Simd` (which provides
+// quad_sums, fold and the row-block sizes), by kernel_impl.hpp and ahead of PathBf16 in
+// kernel_avx512_bf16.cpp. A loader turns 2W elements of a row into two fp32 vectors
+// (Load::pair): in dim order, or as its even and odd elements (Load::kPermuted: Q must then be
+// converted alike, and O's dims come out permuted per 2W for the caller to restore).
+#pragma once
+
+#include <type_traits>
+
+// fn(std::integral_constant<int, n>) for a row count 1 <= n <= N known only at run time.
+template <int N, class Fn>
+inline void with_rows(int n, Fn&& fn) {
+  if constexpr (N > 1)
+    if (n < N) return with_rows<N - 1>(n, fn);
+  fn(std::integral_constant<int, N>{});
+}
+
+// x[r]: row r's dot products with keys k[0..3], as partial sums per 128-bit lane in key order
+// (Simd::fold adds the lanes).
+template <int RB, class Load>
+inline void quad_dots(const typename Load::E* const* k, int d, const float* q, int64_t ldq,
+                      typename Simd::F (&x)[RB]) {
+  using F = typename Simd::F;
+  constexpr int W = Simd::W;
+  F acc[RB][4];
+  for (int r = 0; r < RB; ++r)
+    for (int j = 0; j < 4; ++j) acc[r][j] = Simd::zero();
+  for (int c = 0; c < d; c += 2 * W)
+    for (int j = 0; j < 4; ++j) {
+      F a, b;
+      Load::pair(k[j] + c, a, b);
+      for (int r = 0; r < RB; ++r) {
+        acc[r][j] = Simd::fma(a, Simd::load(q + r * ldq + c), acc[r][j]);
+        acc[r][j] = Simd::fma(b, Simd::load(q + r * ldq + c + W), acc[r][j]);
+      }
+    }
+  for (int r = 0; r < RB; ++r) x[r] = Simd::quad_sums(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+}
+
+// s[r][0..W) = rows q[0..RB) . keys k[0..W).
+template <int RB, class Load>
+inline void group_scores(const typename Load::E* const* k, int d, const float* q, int64_t ldq,
+                         float* s, int64_t lds) {
+  using F = typename Simd::F;
+  static_assert(Simd::W == 16 || Simd::W == 8);
+  if constexpr (Simd::W == 16) {  // four quads, folded pairwise twice
+    F y[2][RB];
+    for (int h = 0; h < 2; ++h) {
+      F x0[RB], x1[RB];
+      quad_dots<RB, Load>(k + 8 * h, d, q, ldq, x0);
+      quad_dots<RB, Load>(k + 8 * h + 4, d, q, ldq, x1);
+      for (int r = 0; r < RB; ++r) y[h][r] = Simd::fold(x0[r], x1[r]);
+    }
+    for (int r = 0; r < RB; ++r) Simd::store(s + r * lds, Simd::fold(y[0][r], y[1][r]));
+  } else {
+    F x0[RB], x1[RB];
+    quad_dots<RB, Load>(k, d, q, ldq, x0);
+    quad_dots<RB, Load>(k + 4, d, q, ldq, x1);
+    for (int r = 0; r < RB; ++r) Simd::store(s + r * lds, Simd::fold(x0[r], x1[r]));
+  }
+}
+
+// s[rows_n][ntp] for keys n0 .. n0 + nt (zero past nt: the softmax masks them) from Q rows q
+// (fp32, row stride d; converted as Load converts K). tick() before each W keys.
+template <class Load, class Tick>
+inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int d, const float* q,
+                            int rows_n, float* s, Tick&& tick) {
+  constexpr int W = Simd::W, RB = Simd::kFewScoreRows;
+  using E = typename Load::E;
+  for (int kg = 0; kg < ntp; kg += W) {
+    tick();
+    if (kg >= nt) {
+      for (int r = 0; r < rows_n; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, W * 4);
+      continue;
+    }
+    const E* k[W];
+    for (int i = 0; i < W; ++i)
+      k[i] = reinterpret_cast<const E*>(kg + i < nt ? rows.row(n0 + kg + i) : kZeroRow);
+    for (int r0 = 0; r0 < rows_n; r0 += RB)
+      with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
+        group_scores<decltype(rb)::value, Load>(k, d, q + int64_t(r0) * d, d,
+                                                s + int64_t(r0) * ntp + kg, ntp);
+      });
+  }
+}
+
+// O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), 2W dims at a time; tick() before each.
+template <int R, class Load, class Tick>
+inline void pv_rows(const typename Load::E* const* v, int nt, int dv, const float* p, int ntp,
+                    float* o, Tick& tick) {
+  using F = typename Simd::F;
+  constexpr int W = Simd::W;
+  for (int c = 0; c < dv; c += 2 * W) {
+    tick();
+    F acc[R][2];
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = Simd::load(o + r * dv + c);
+      acc[r][1] = Simd::load(o + r * dv + c + W);
+    }
+    for (int n = 0; n < nt; ++n) {
+      F a, b;
+      Load::pair(v[n] + c, a, b);
+      for (int r = 0; r < R; ++r) {
+        const F pr = Simd::set1(p[int64_t(r) * ntp + n]);
+        acc[r][0] = Simd::fma(pr, a, acc[r][0]);
+        acc[r][1] = Simd::fma(pr, b, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      Simd::store(o + r * dv + c, acc[r][0]);
+      Simd::store(o + r * dv + c + W, acc[r][1]);
+    }
+  }
+}
+
+// O[rows_n][dv] += P V for the tile's V rows n0 .. n0 + nt, in blocks of Simd::kFewPvRows rows.
+template <class Load, class Tick>
+inline void pv_in_place(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
+                        int rows_n, float* o, Tick&& tick) {
+  constexpr int RB = Simd::kFewPvRows;
+  using E = typename Load::E;
+  const E* v[kKeyTile];
+  for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const E*>(rows.row(n0 + n));
+  for (int r0 = 0; r0 < rows_n; r0 += RB)
+    with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
+      pv_rows<decltype(rb)::value, Load>(v, nt, dv, p + int64_t(r0) * ntp, ntp,
+                                         o + int64_t(r0) * dv, tick);
+    });
+}
