@@ -741,10 +741,17 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 
 #ifdef ATTNKIT_CPU_FLASH_AMX_PATH
 // AMX tiles for both products when the bf16 path applies and head_size % 32 == 0 (whole
-// 32-element K steps); otherwise the vdpbf16ps path.
+// 32-element K steps), except items of up to kAmxFewRows rows, which take the few-rows form;
+// otherwise run_item's choice. On the H200 host's CPU (AMX, 16 cores; two alternating rounds
+// each, results/cuda_s21_r2_*, _r3_*) the form beat AMX up to 4 rows (GQA 32/8 87-116 GB/s
+// against 73-90, MHA 89-95 against 62-68, level to +15% on 2 cores) but not above: at 8 rows
+// (the ragged 32/4 batch) level on 16 cores and 10-25% slower on 2, at 16 rows 30-50% slower.
+constexpr int kAmxFewRows = 4;
 inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                          bool use_bf16, bool bf16_dots) {
-  if (use_bf16 && a.layer.head_size % 32 == 0) {
+  const int rows = (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
+  if (use_bf16 && a.layer.head_size % 32 == 0 &&
+      !(rows <= kAmxFewRows && few_rows<PathBf16>(rows, a.layer.head_size, a.layer.head_size_v))) {
     amx_configure();
     if (!run_item_t<PathAmx>(a, w, scratch, partials, true))
       run_item_t<PathAmx>(a, w, scratch, partials, false);
