@@ -2,12 +2,11 @@
 // they lie in the cache and multiply on fp32 FMAs, with nothing packed (kernel_impl.hpp decides
 // which items take it). Included inside an ISA namespace after its `Simd` (which provides
 // quad_sums, fold and the row-block sizes), by kernel_impl.hpp and ahead of PathBf16 in
-// kernel_avx512_bf16.cpp. A loader turns 2W elements of a row into two fp32 vectors
-// (Load::pair): in dim order, or as its even and odd elements (Load::kPermuted: Q must then be
-// converted alike, and O's dims come out permuted per 2W for the caller to restore).
+// kernel_avx512_bf16.cpp (the includer provides <algorithm>, <cstring> and <type_traits>). A
+// loader turns 2W elements of a row into two fp32 vectors (Load::pair): in dim order, or as its
+// even and odd elements (PathBf16: Q is converted alike, and O's dims come out permuted per 2W
+// for the caller to restore, Path::kFewPermutesO).
 #pragma once
-
-#include <type_traits>
 
 // fn(std::integral_constant<int, n>) for a row count 1 <= n <= N known only at run time.
 template <int N, class Fn>

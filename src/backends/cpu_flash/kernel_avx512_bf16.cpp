@@ -1,10 +1,13 @@
 // AVX-512 variant with AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4+): the fp32 path plus a
-// bf16 path for bf16 queries over a bf16 cache, where both products run on vdpbf16ps
-// (32 bf16 multiply-adds per instruction into fp32), and with AMX (Sapphire Rapids+) both
+// bf16 path for bf16 queries over a bf16 or fp8 cache. Its decode-sized items take the few-rows
+// form on fp32 FMAs over bf16 rows (fp8 rows staged to bf16), larger ones run both products on
+// vdpbf16ps (32 bf16 multiply-adds per instruction into fp32) where that instruction issues fast
+// enough (bf16_dots_pay), else the fp32 path. With AMX (Sapphire Rapids+) larger items run both
 // products on AMX tiles (the kAmxBf16 variant; the OS must grant the tile state).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu_flash/kernel.hpp"
 
@@ -15,11 +18,11 @@ namespace attnkit::cpu_flash::isa_avx512_bf16 {
 // few_rows.hpp needs Simd
 #include "backends/cpu_flash/few_rows.hpp"
 
-// vdpbf16ps does twice an FMA's multiply-adds, but cores differ in how fast they issue it: at
-// 1.3 G/s against 5.3 G/s for FMAs on Intel model 207 (results/cpu_2026-12-01_s21_dpbf16_vs_fma
-// .txt), where bf16 prefill ran at 123-128 GFLOP/s through it and 170-182 on fp32 FMAs. The
-// rates are measured once per process (12 independent accumulators in registers, best of 5
-// short runs); the backend decides from them (bf16_dot_issue_ratio).
+// vdpbf16ps does twice an FMA's multiply-adds, but cores differ in how fast they issue it: 1.3 G/s
+// against 5.3 G/s for FMAs on Intel model 207, where bf16 prefill ran at 123-128 GFLOP/s through
+// it and 170-182 on fp32 FMAs (results/cpu_2026-12-01_s21_dpbf16_vs_fma.txt). The rates are
+// measured once per process (12 independent accumulators in registers, best of 5 short runs);
+// the backend decides from them (bf16_dot_issue_ratio).
 __attribute__((noinline)) double dpbf16_fma_issue_ratio() {
   auto best_seconds = [](auto&& loop) {
     double best = 1e30;
@@ -373,7 +376,7 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
 // (direct_pv): no V packing.
 struct PathAmx : PathBf16 {
   static constexpr int kRowAlign = 16, kKeyAlign = 32;
-  static constexpr int kFewRows = 0;  // AMX tiles take every item
+  static constexpr int kFewRows = 0;  // run_item_amx sends decode-sized items to PathBf16
   static constexpr bool kDirectScores = true;
   static void gemm(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
