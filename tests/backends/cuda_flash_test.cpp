@@ -1817,6 +1817,11 @@ TEST(CudaFlashHost, SkewedBatchSplitsUniformlyWithoutRaggedForm) {
   std::vector<int> near(64);
   for (int i = 0; i < 64; ++i) near[i] = 60 + i % 5;
   EXPECT_EQ(skewed_uniform_splits(near.data(), 64, 8, 132, 1, 1), 1);
+  // 2x16k + 126x512 at 64-key tiles, 32/8, one CTA per SM (the Hopper form at head 256): 2 splits
+  // ran 1.58x faster than 1 (cuda_s21_r4).
+  std::vector<int> two_long(128, 8);
+  two_long[0] = two_long[1] = 256;
+  EXPECT_EQ(skewed_uniform_splits(two_long.data(), 128, 8, 132, 1, 1), 2);
   // The model would split 1x60000 tiles among 20000 one-tile sequences further, but num_seqs x
   // splits is the grid's z extent.
   std::vector<int> many(20000, 1);
