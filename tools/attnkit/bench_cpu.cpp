@@ -104,11 +104,11 @@ std::string blas_core(void* lib) {
 }
 
 // OpenBLAS's run-time dispatch picks its kernels by CPU model, and a model newer than its tables
-// gets the SSE3 "Prescott" kernels: 0.3.21 on Intel model 207 (AVX-512 BF16) ran sgemm at 38-44
-// GFLOP/s, and at 206-223 with the AVX-512 kernels, so the prefill rows' fraction of the ceiling
-// read 5x too high (session 20's figures). Where it reports Prescott on a CPU with AVX2 or
-// AVX-512 (and OPENBLAS_CORETYPE is unset), the library is reloaded with the core type that the
-// CPU's features match.
+// gets the SSE3 "Prescott" kernels: 0.3.21 on Intel model 207 (AVX-512 BF16) ran sgemm at a fifth
+// of its AVX-512 kernels' rate (bench/results/cpu_2026-12-01_s21_sgemm_cores.txt), so the prefill
+// rows' fraction of the ceiling read 5x too high (session 20's figures). Where it reports Prescott
+// on a CPU with AVX2 or AVX-512 (and OPENBLAS_CORETYPE is unset), the library is reloaded with the
+// core type that the CPU's features match.
 void* open_openblas(bool* forced) {
   *forced = false;
   void* lib = dlopen_blas();

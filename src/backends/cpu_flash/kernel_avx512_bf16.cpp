@@ -19,10 +19,11 @@ namespace attnkit::cpu_flash::isa_avx512_bf16 {
 #include "backends/cpu_flash/few_rows.hpp"
 
 // vdpbf16ps does twice an FMA's multiply-adds, but cores differ in how fast they issue it: 1.3 G/s
-// against 5.3 G/s for FMAs on Intel model 207, where bf16 prefill ran at 123-128 GFLOP/s through
-// it and 170-182 on fp32 FMAs (results/cpu_2026-12-01_s21_dpbf16_vs_fma.txt). The rates are
-// measured once per process (12 independent accumulators in registers, best of 5 short runs);
-// the backend decides from them (bf16_dot_issue_ratio).
+// against 5.3 G/s for FMAs on Intel model 207 (results/cpu_2026-12-01_s21_dpbf16_vs_fma.txt),
+// where bf16 prefill ran at 107-123 GFLOP/s through it and 117-173 on fp32 FMAs
+// (cpu_2026-12-01_s21_bf16_dots_ab.jsonl). The rates are measured once per process (12
+// independent accumulators in registers, best of 5 short runs); the backend decides from them
+// (bf16_dot_issue_ratio).
 __attribute__((noinline)) double dpbf16_fma_issue_ratio() {
   auto best_seconds = [](auto&& loop) {
     double best = 1e30;
