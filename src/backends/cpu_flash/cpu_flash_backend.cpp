@@ -196,7 +196,8 @@ class CpuFlashBackend final : public AttentionBackend {
   CpuFlashBackend(const CpuFlashOptions& o, int)
       : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
         pool_(cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())),
-        bf16_dots_(kernels_->bf16_dot && o.bf16_dots.value_or(cpu_flash::bf16_dots_pay())) {
+        bf16_dots_(kernels_->bf16_dot &&
+                   (o.bf16_dots ? *o.bf16_dots : cpu_flash::bf16_dots_pay())) {
     if (o.isa && !cpu_flash::isa_supported(*o.isa))
       throw Unsupported(fmt::format("CPU_FLASH: ISA variant {} is not supported by this CPU",
                                     cpu_flash::to_string(*o.isa)));

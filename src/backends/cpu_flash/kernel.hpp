@@ -43,6 +43,11 @@ struct WorkItem {
   int64_t partial = -1;  // first partial row in the workspace (split-KV), or -1: write out
 };
 
+// Query rows of a work item: its tokens x the query heads of its KV head.
+inline int item_rows(const AttentionArgs& a, const WorkItem& w) {
+  return (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
+}
+
 // Per-thread scratch, one float allocation carved into these regions (offsets in floats).
 struct ScratchLayout {
   size_t q, stage, kt, vs, s, p, o, m, l, total;

@@ -262,10 +262,8 @@ struct PathBf16 {
     }
   };
   static bool few_ok(const AttentionArgs&) { return true; }  // bf16 rows, or fp8 staged to them
-  // Q (bf16 pairs) converted into qf (room for rows_n x d floats) as EvenOdd converts K.
-  template <class Tick>
-  static void few_scores(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int ntp,
-                         int d, const uint32_t* qs, int rows_n, float* qf, float* s, Tick&& tick) {
+  // Q (bf16 pairs) into qf (room for rows_n x d floats) as EvenOdd converts K.
+  static const float* few_q(const uint32_t* qs, int rows_n, int d, float* qf) {
     for (int r = 0; r < rows_n; ++r)
       for (int c = 0; c < d; c += 32) {
         __m512 even, odd;
@@ -273,6 +271,11 @@ struct PathBf16 {
         _mm512_storeu_ps(qf + int64_t(r) * d + c, even);
         _mm512_storeu_ps(qf + int64_t(r) * d + c + 16, odd);
       }
+    return qf;
+  }
+  template <class Tick>
+  static void few_scores(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int ntp,
+                         int d, const float* qf, int rows_n, float* s, Tick&& tick) {
     scores_in_place<EvenOdd>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
   }
   template <class Tick>

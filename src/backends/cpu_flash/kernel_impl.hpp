@@ -361,11 +361,12 @@ struct PathF32 {
       b = load_row<K>(p + W);
     }
   };
+  static const float* few_q(const float* qs, int, int, float*) { return qs; }  // fp32 already
   template <class Tick>
   static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
-                         int d, const float* qs, int rows_n, float*, float* s, Tick&& tick) {
+                         int d, const float* qf, int rows_n, float* s, Tick&& tick) {
     with_kind(row_kind(a, d), [&](auto k) {
-      scores_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, ntp, d, qs, rows_n, s, tick);
+      scores_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
     });
   }
   template <class Tick>
@@ -449,7 +450,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const int q0 = B.cu_seqlens_q[w.seq];
   const int sq = B.cu_seqlens_q[w.seq + 1] - q0;
   const int sk = B.seqused_k[w.seq];
-  const int rows_n = (w.t1 - w.t0) * g;
+  const int rows_n = item_rows(a, w);
   const int rows_c = round_up(rows_n, Path::kRowAlign);  // rows the GEMMs compute (AMX: 16)
   const ScratchLayout sl(rows_c, d, dv);
   QE* qs = reinterpret_cast<QE*>(scratch + sl.q);
@@ -594,6 +595,11 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
   // fp32 FMAs, the next tiles' prefetches spread over them.
   const bool few = few_rows<Path>(rows_c, d, dv) && Path::few_ok(a);
+  // The form's Q rows as fp32, converted as its loader converts K (PathBf16: into the stage's
+  // first half; the staged fp8 rows come after it), once per item.
+  const float* qf = nullptr;
+  if constexpr (Path::kFewRows > 0)
+    if (few) qf = Path::few_q(qs, rows_n, d, stage);
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
@@ -624,8 +630,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     }
     if (!direct_pv && !few) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
     if (few) {
-      if constexpr (Path::kFewRows > 0)  // Q as fp32 in the stage's first half (kst is after)
-        Path::few_scores(a, *kr, r0, nt, ntp, d, qs, rows_n, stage, s, tick);
+      if constexpr (Path::kFewRows > 0)
+        Path::few_scores(a, *kr, r0, nt, ntp, d, qf, rows_n, s, tick);
     } else if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
         for (int b = 0; b < blocks; ++b)
@@ -749,7 +755,7 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 constexpr int kAmxFewRows = 4;
 inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                          bool use_bf16, bool bf16_dots) {
-  const int rows = (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
+  const int rows = item_rows(a, w);
   if (use_bf16 && a.layer.head_size % 32 == 0 &&
       !(rows <= kAmxFewRows && few_rows<PathBf16>(rows, a.layer.head_size, a.layer.head_size_v))) {
     amx_configure();
