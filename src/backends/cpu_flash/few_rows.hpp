@@ -18,11 +18,12 @@ inline void with_rows(int n, Fn&& fn) {
 
 // x[r]: row r's dot products with keys k[0..3], as partial sums per 128-bit lane in key order
 // (Simd::fold adds the lanes).
-template <int RB, class Load>
+template <int RB, class Load, class Tick>
 inline void quad_dots(const typename Load::E* const* k, int d, const float* q, int64_t ldq,
-                      typename Simd::F (&x)[RB]) {
+                      typename Simd::F (&x)[RB], Tick& tick) {
   using F = typename Simd::F;
   constexpr int W = Simd::W;
+  tick();
   F acc[RB][4];
   for (int r = 0; r < RB; ++r)
     for (int j = 0; j < 4; ++j) acc[r][j] = Simd::zero();
@@ -39,37 +40,53 @@ inline void quad_dots(const typename Load::E* const* k, int d, const float* q, i
 }
 
 // s[r][0..W) = rows q[0..RB) . keys k[0..W).
-template <int RB, class Load>
+template <int RB, class Load, class Tick>
 inline void group_scores(const typename Load::E* const* k, int d, const float* q, int64_t ldq,
-                         float* s, int64_t lds) {
+                         float* s, int64_t lds, Tick& tick) {
   using F = typename Simd::F;
   static_assert(Simd::W == 16 || Simd::W == 8);
   if constexpr (Simd::W == 16) {  // four quads, folded pairwise twice
     F y[2][RB];
     for (int h = 0; h < 2; ++h) {
       F x0[RB], x1[RB];
-      quad_dots<RB, Load>(k + 8 * h, d, q, ldq, x0);
-      quad_dots<RB, Load>(k + 8 * h + 4, d, q, ldq, x1);
+      quad_dots<RB, Load>(k + 8 * h, d, q, ldq, x0, tick);
+      quad_dots<RB, Load>(k + 8 * h + 4, d, q, ldq, x1, tick);
       for (int r = 0; r < RB; ++r) y[h][r] = Simd::fold(x0[r], x1[r]);
     }
     for (int r = 0; r < RB; ++r) Simd::store(s + r * lds, Simd::fold(y[0][r], y[1][r]));
   } else {
     F x0[RB], x1[RB];
-    quad_dots<RB, Load>(k, d, q, ldq, x0);
-    quad_dots<RB, Load>(k + 4, d, q, ldq, x1);
+    quad_dots<RB, Load>(k, d, q, ldq, x0, tick);
+    quad_dots<RB, Load>(k + 4, d, q, ldq, x1, tick);
     for (int r = 0; r < RB; ++r) Simd::store(s + r * lds, Simd::fold(x0[r], x1[r]));
   }
 }
 
+// The form calls tick() before each 4 keys of scores and each kPvTickKeys keys of a P.V pass, so
+// that the caller can spread the next tiles' prefetches evenly over the arithmetic. A few lines
+// at a time they overlap it; 64 at a time (a tick per 16 keys or 32 dims) they did not: bf16 GQA
+// 32/8 decode above L3 13.3-14.8 -> 17.6-20.1 GB/s on a 2-vCPU VM
+// (results/cpu_2026-12-01_s22_ticks_ab.jsonl), and in a one-core loop over 4 KiB runs with 24-32
+// FMAs a line, bursts of 64 prefetches ran 30-40% slower than 1-4 (_s22_prefetch_micro.txt).
+constexpr int kPvTickKeys = 8;
+// tick() calls per tile of nt keys, for rows_n rows and dv value dims.
+inline int64_t few_ticks(int nt, int dv, int rows_n) {
+  constexpr int W = Simd::W;
+  const int64_t scores = int64_t((nt + W - 1) / W) * (W / 4) *
+                         ((rows_n + Simd::kFewScoreRows - 1) / Simd::kFewScoreRows);
+  const int64_t pv = int64_t(dv / (2 * W)) * ((nt + kPvTickKeys - 1) / kPvTickKeys) *
+                     ((rows_n + Simd::kFewPvRows - 1) / Simd::kFewPvRows);
+  return scores + pv;
+}
+
 // s[rows_n][ntp] for keys n0 .. n0 + nt (zero past nt: the softmax masks them) from Q rows q
-// (fp32, row stride d; converted as Load converts K). tick() before each W keys.
+// (fp32, row stride d; converted as Load converts K).
 template <class Load, class Tick>
 inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int d, const float* q,
                             int rows_n, float* s, Tick&& tick) {
   constexpr int W = Simd::W, RB = Simd::kFewScoreRows;
   using E = typename Load::E;
   for (int kg = 0; kg < ntp; kg += W) {
-    tick();
     if (kg >= nt) {
       for (int r = 0; r < rows_n; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, W * 4);
       continue;
@@ -80,31 +97,33 @@ inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int 
     for (int r0 = 0; r0 < rows_n; r0 += RB)
       with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
         group_scores<decltype(rb)::value, Load>(k, d, q + int64_t(r0) * d, d,
-                                                s + int64_t(r0) * ntp + kg, ntp);
+                                                s + int64_t(r0) * ntp + kg, ntp, tick);
       });
   }
 }
 
-// O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), 2W dims at a time; tick() before each.
+// O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), 2W dims at a time.
 template <int R, class Load, class Tick>
 inline void pv_rows(const typename Load::E* const* v, int nt, int dv, const float* p, int ntp,
                     float* o, Tick& tick) {
   using F = typename Simd::F;
   constexpr int W = Simd::W;
   for (int c = 0; c < dv; c += 2 * W) {
-    tick();
     F acc[R][2];
     for (int r = 0; r < R; ++r) {
       acc[r][0] = Simd::load(o + r * dv + c);
       acc[r][1] = Simd::load(o + r * dv + c + W);
     }
-    for (int n = 0; n < nt; ++n) {
-      F a, b;
-      Load::pair(v[n] + c, a, b);
-      for (int r = 0; r < R; ++r) {
-        const F pr = Simd::set1(p[int64_t(r) * ntp + n]);
-        acc[r][0] = Simd::fma(pr, a, acc[r][0]);
-        acc[r][1] = Simd::fma(pr, b, acc[r][1]);
+    for (int n0 = 0; n0 < nt; n0 += kPvTickKeys) {
+      tick();
+      for (int n = n0; n < std::min(nt, n0 + kPvTickKeys); ++n) {
+        F a, b;
+        Load::pair(v[n] + c, a, b);
+        for (int r = 0; r < R; ++r) {
+          const F pr = Simd::set1(p[int64_t(r) * ntp + n]);
+          acc[r][0] = Simd::fma(pr, a, acc[r][0]);
+          acc[r][1] = Simd::fma(pr, b, acc[r][1]);
+        }
       }
     }
     for (int r = 0; r < R; ++r) {

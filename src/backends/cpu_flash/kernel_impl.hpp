@@ -397,10 +397,13 @@ class PrefetchCursor {
   }
   // Up to `lines` more lines.
   void issue(int64_t lines) {
-    for (; cur_ < n_ && lines > 0; ++cur_, off_ = 0) {
+    while (lines > 0 && cur_ < n_) {
       const Run& run = runs_[cur_];
-      for (; off_ < run.bytes && lines > 0; off_ += 64, --lines) prefetch(run.p + off_);
-      if (off_ < run.bytes) return;
+      const int64_t k = std::min(lines, (run.bytes - off_ + 63) / 64);
+      for (int64_t i = 0; i < k; ++i) prefetch(run.p + off_ + i * 64);
+      lines -= k;
+      off_ += k * 64;
+      if (off_ >= run.bytes) ++cur_, off_ = 0;
     }
   }
   // Every line not issued yet; the cursor is empty afterwards.
@@ -612,11 +615,11 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (n1 < ke && tile_end(n1) < ke) prefetch_tile(tile_end(n1), tile_end(tile_end(n1)));
     if (!few) pf.issue_all();
     const int ntp = round_up(nt, Path::kKeyAlign);
-    // few: the next tile's lines in slices, one per W keys of scores and per 2W dims of P.V. One
-    // burst per tile stalled the core on full fill buffers until most of it had landed, so that
-    // memory and arithmetic took turns (bf16 GQA 32/8 decode above L3 11-13 GB/s against 14-16
-    // spread, results/cpu_2026-12-01_s21_*).
-    const int64_t slice = pf.slice(ntp / W + (dv + 2 * W - 1) / (2 * W));
+    // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
+    int64_t slice = 0;
+#ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
+    if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n)));
+#endif
     auto tick = [&] { pf.issue(slice); };
     const CacheRows* kr = &krows;
     const CacheRows* vr = &vrows;
