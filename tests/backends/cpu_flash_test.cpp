@@ -673,5 +673,40 @@ TEST(CpuFlash, EveryFiniteFp8CodeDequantizesExactly) {
     }
 }
 
+// The AVX512_BF16 variant stages fp8 rows to bf16 through byte tables on CPUs with AVX512_VBMI and
+// through word tables on those without (Cooper Lake), so one machine runs only one of them in the
+// suites above. Both here, over every code, at row lengths that end in each tail (16, 32, 48
+// codes past a whole 64): the bits must be fp8 -> float -> bf16's (NaN codes: a NaN).
+TEST(CpuFlash, Fp8StagingTablesGiveEveryCodeItsBf16) {
+  if (!cpu_flash::isa_supported(Isa::kAvx512Bf16)) GTEST_SKIP() << "no AVX512_BF16 variant here";
+  for (KvCacheDType kd : {KvCacheDType::kFp8E4M3, KvCacheDType::kFp8E5M2})
+    for (int d : {16, 32, 48, 80, 112, 256})
+      for (bool byte_tables : {false, true}) {
+        SCOPED_TRACE(std::string(to_string(kd)) + " d " + std::to_string(d) +
+                     (byte_tables ? " byte tables" : " word tables"));
+        const int rows = (256 + d - 1) / d + 1;  // every code, then more in another order
+        std::vector<uint8_t> codes(size_t(rows) * d);
+        for (size_t i = 0; i < codes.size(); ++i) codes[i] = uint8_t(i < 256 ? i : i * 97);
+        std::vector<uint16_t> out(codes.size(), 0x1234);
+        try {
+          cpu_flash::stage_fp8_as_bf16(kd, byte_tables, codes.data(), rows, d, out.data());
+        } catch (const Unsupported& e) {
+          ASSERT_TRUE(byte_tables) << e.what();  // only the byte tables may be missing (VBMI)
+          continue;
+        }
+        int bad = 0;
+        for (size_t i = 0; i < codes.size(); ++i) {
+          const float v = kd == KvCacheDType::kFp8E5M2 ? fp8_e5m2_to_float(codes[i])
+                                                       : fp8_e4m3_to_float(codes[i]);
+          const uint16_t want = float_to_bf16_bits(v);
+          const bool ok = std::isnan(v) ? std::isnan(bf16_bits_to_float(out[i])) : out[i] == want;
+          if (!ok && bad++ < 5)
+            ADD_FAILURE() << "code 0x" << std::hex << int(codes[i]) << " at " << std::dec << i
+                          << ": got 0x" << std::hex << out[i] << ", want 0x" << want;
+        }
+        EXPECT_EQ(bad, 0);
+      }
+}
+
 }  // namespace
 }  // namespace attnkit

@@ -101,6 +101,25 @@ bool bf16_dots_pay() {
   return r && *r >= 0.75;
 }
 
+void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
+                       uint16_t* out) {
+  if (dt != KvCacheDType::kFp8E4M3 && dt != KvCacheDType::kFp8E5M2)
+    throw InvalidArgument(fmt::format(
+        "stage_fp8_as_bf16: kv dtype {}, expected fp8_e4m3 or fp8_e5m2", to_string(dt)));
+  if (rows < 0 || d <= 0 || d % 16 != 0)
+    throw InvalidArgument(
+        fmt::format("stage_fp8_as_bf16: {} rows of {} codes; expected rows >= 0 and d a positive "
+                    "multiple of 16",
+                    rows, d));
+  if (!isa_supported(Isa::kAvx512Bf16))
+    throw Unsupported("stage_fp8_as_bf16: this CPU lacks the AVX512_BF16 variant");
+#if defined(__x86_64__)
+  if (byte_tables && !__builtin_cpu_supports("avx512vbmi"))
+    throw Unsupported("stage_fp8_as_bf16: the byte tables need AVX512_VBMI, which this CPU lacks");
+#endif
+  stage_fp8_rows_bf16(dt, byte_tables, codes, rows, d, out);
+}
+
 const KernelFns& kernels_for(Isa isa) {
   switch (isa) {
     case Isa::kAmxBf16:

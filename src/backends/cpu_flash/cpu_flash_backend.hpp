@@ -27,6 +27,12 @@ std::optional<double> bf16_dot_issue_ratio();
 // >= 0.75x the FMA rate: 1.5x the multiply-adds, as its packing costs about what the fp32 path's
 // conversions do) rather than on the fp32 path. Decode-sized items take fp32 FMAs either way.
 bool bf16_dots_pay();
+// fp8 codes (`rows` x d, d a multiple of 16) -> bf16 bits, as the AVX512_BF16 variant stages fp8
+// caches: through its AVX512_VBMI byte tables (`byte_tables`; every VBMI CPU takes them) or its
+// word tables (AVX512_BF16 CPUs without VBMI, such as Cooper Lake). Here so that a test runs both
+// on one machine; throws Unsupported where the variant, or VBMI for the byte tables, is missing.
+void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
+                       uint16_t* out);
 }  // namespace cpu_flash
 
 struct CpuFlashOptions {

@@ -187,5 +187,10 @@ const KernelFns& kernels_for(Isa isa);
 // vdpbf16ps issue rate over vfmadd231ps's on this core, measured once (kernel_avx512_bf16.cpp);
 // call only where the AVX512_BF16 variant is supported.
 double dpbf16_issue_ratio();
+// fp8 rows (`rows` x d codes, back to back) -> bf16 bits as the AVX512_BF16 variant stages them,
+// through its byte tables (AVX512_VBMI) or its word tables (cpu_flash_backend.hpp,
+// stage_fp8_as_bf16, checks what the CPU supports).
+void stage_fp8_rows_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
+                         uint16_t* out);
 
 }  // namespace attnkit::cpu_flash

@@ -529,6 +529,16 @@ void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const ui
 
 namespace attnkit::cpu_flash {
 double dpbf16_issue_ratio() { return isa_avx512_bf16::issue_ratio(); }
+void stage_fp8_rows_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
+                         uint16_t* out) {
+  const int32_t block = 0;
+  const CacheRows r{codes, 0, 0, d, nullptr, 0, 0, 0, &block, 1 << 30, 0};
+  using P = isa_avx512_bf16::PathBf16;
+  if (byte_tables)
+    P::stage_rows_vbmi(dt, r, 0, rows, rows, d, out);
+  else
+    P::stage_rows_words(dt, r, 0, rows, rows, d, out);
+}
 const KernelFns& kernels_avx512_bf16() {
   static const KernelFns f{Isa::kAvx512Bf16, true, &isa_avx512_bf16::run_item};
   return f;
@@ -541,7 +551,18 @@ const KernelFns& kernels_amx_bf16() {
 
 #else  // not x86-64: isa_supported() never selects this variant
 namespace attnkit::cpu_flash {
-double dpbf16_issue_ratio() { return isa_avx512_bf16::issue_ratio(); }
+double dpbf16_issue_ratio() { return 0.0; }
+void stage_fp8_rows_bf16(KvCacheDType, bool, const uint8_t*, int, int, uint16_t*) {}
+void stage_fp8_rows_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
+                         uint16_t* out) {
+  const int32_t block = 0;
+  const CacheRows r{codes, 0, 0, d, nullptr, 0, 0, 0, &block, 1 << 30, 0};
+  using P = isa_avx512_bf16::PathBf16;
+  if (byte_tables)
+    P::stage_rows_vbmi(dt, r, 0, rows, rows, d, out);
+  else
+    P::stage_rows_words(dt, r, 0, rows, rows, d, out);
+}
 const KernelFns& kernels_avx512_bf16() { return kernels_scalar(); }
 const KernelFns& kernels_amx_bf16() { return kernels_scalar(); }
 }  // namespace attnkit::cpu_flash
