@@ -67,7 +67,7 @@ inline void group_scores(const typename Load::E* const* k, int d, const float* q
 // at a time they overlap it; 64 at a time (a tick per 16 keys or 32 dims) they did not: bf16 GQA
 // 32/8 decode above L3 13.3-14.8 -> 17.6-20.1 GB/s on a 2-vCPU VM
 // (results/cpu_2026-12-01_s22_ticks_ab.jsonl), and in a one-core loop over 4 KiB runs with 24-32
-// FMAs a line, bursts of 64 prefetches ran 30-40% slower than 1-4 (_s22_prefetch_micro.txt).
+// FMAs a line, bursts of 64 prefetches ran 20-45% slower than 1-4 (_s22_prefetch_micro.txt).
 constexpr int kPvTickKeys = 8;
 // tick() calls per tile of nt keys, for rows_n rows and dv value dims.
 inline int64_t few_ticks(int nt, int dv, int rows_n) {
