@@ -1,10 +1,9 @@
 // AVX2 + FMA + F16C variant (W = 8). Compiled with those flags only (CMakeLists.txt) and
 // called only after detect_isa() found them.
-#include <immintrin.h>
-
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)
+#include <immintrin.h>
 
 namespace attnkit::cpu_flash::isa_avx2 {
 

@@ -12,6 +12,7 @@
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)
+#include <immintrin.h>  // here, not inside the namespace that includes simd_avx512.hpp
 
 namespace attnkit::cpu_flash::isa_avx512_bf16 {
 #include "backends/cpu_flash/simd_avx512.hpp"
@@ -553,16 +554,6 @@ const KernelFns& kernels_amx_bf16() {
 namespace attnkit::cpu_flash {
 double dpbf16_issue_ratio() { return 0.0; }
 void stage_fp8_rows_bf16(KvCacheDType, bool, const uint8_t*, int, int, uint16_t*) {}
-void stage_fp8_rows_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
-                         uint16_t* out) {
-  const int32_t block = 0;
-  const CacheRows r{codes, 0, 0, d, nullptr, 0, 0, 0, &block, 1 << 30, 0};
-  using P = isa_avx512_bf16::PathBf16;
-  if (byte_tables)
-    P::stage_rows_vbmi(dt, r, 0, rows, rows, d, out);
-  else
-    P::stage_rows_words(dt, r, 0, rows, rows, d, out);
-}
 const KernelFns& kernels_avx512_bf16() { return kernels_scalar(); }
 const KernelFns& kernels_amx_bf16() { return kernels_scalar(); }
 }  // namespace attnkit::cpu_flash
