@@ -2,7 +2,7 @@
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)
-#include <immintrin.h>  // here, not inside the namespace that includes simd_avx512.hpp
+#include <immintrin.h>  // before the namespace that includes simd_avx512.hpp
 
 namespace attnkit::cpu_flash::isa_avx512 {
 #include "backends/cpu_flash/simd_avx512.hpp"
