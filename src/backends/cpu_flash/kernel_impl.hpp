@@ -753,9 +753,12 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 // 32-element K steps), except items of up to kAmxFewRows rows, which take the few-rows form;
 // otherwise run_item's choice. On the H200 host's CPU (AMX, 16 cores; two alternating rounds
 // each, results/cuda_s21_r2_*, _r3_*) the form beat AMX up to 4 rows (GQA 32/8 87-116 GB/s
-// against 73-90, MHA 89-95 against 62-68, level to +15% on 2 cores) but not above: at 8 rows
-// (the ragged 32/4 batch) level on 16 cores and 10-25% slower on 2, at 16 rows 30-50% slower.
-constexpr int kAmxFewRows = 4;
+// against 73-90, MHA 89-95 against 62-68, level to +15% on 2 cores), at 16 rows it ran 30-50%
+// slower. At 8 rows (the ragged 32/4 batch) it was level on 16 cores until its prefetches came a
+// few lines at a time (session 22); since then 69.9-81.0 -> 88.0-97.1 GB/s there in four rounds,
+// on 2 cores within their noise (one round 15.5 -> 11.4, two 11.4-13.9 -> 11.1-14.9;
+// cuda_s22_r2_*, _r4_*).
+constexpr int kAmxFewRows = 8;
 inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                          bool use_bf16, bool bf16_dots) {
   const int rows = item_rows(a, w);
