@@ -118,6 +118,11 @@ struct CacheRows {
     return scales + b * sb_block + kv_head * sb_head + int64_t(slot_of(n)) * sb_token;
   }
 };
+// Rows of `row_bytes` laid back to back from `base` (staged tiles), as one block that never ends.
+inline constexpr int32_t kDenseBlock = 0;
+inline CacheRows dense_rows(const uint8_t* base, int64_t row_bytes) {
+  return {base, 0, 0, row_bytes, nullptr, 0, 0, 0, &kDenseBlock, 1 << 30, 0};
+}
 
 // out[base + i] = v[i] * factor for i < n (v null: 0) in the model dtype; one loop per dtype (a
 // switch per element took 4% of an fp32 prefill's profile samples).

@@ -532,8 +532,7 @@ namespace attnkit::cpu_flash {
 double dpbf16_issue_ratio() { return isa_avx512_bf16::issue_ratio(); }
 void stage_fp8_rows_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
                          uint16_t* out) {
-  const int32_t block = 0;
-  const CacheRows r{codes, 0, 0, d, nullptr, 0, 0, 0, &block, 1 << 30, 0};
+  const CacheRows r = dense_rows(codes, d);
   using P = isa_avx512_bf16::PathBf16;
   if (byte_tables)
     P::stage_rows_vbmi(dt, r, 0, rows, rows, d, out);

@@ -546,29 +546,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const bool staged = kPack == 2 && kv.dtype != KvCacheDType::kBFloat16;
   uint16_t* kst = reinterpret_cast<uint16_t*>(stage + int64_t(kKeyTile) * std::max(d, dv));
   uint16_t* vst = kst + int64_t(kKeyTile) * d;
-  const int32_t zero_block = 0;
-  const CacheRows ks{reinterpret_cast<const uint8_t*>(kst),
-                     0,
-                     0,
-                     int64_t(d) * 2,
-                     nullptr,
-                     0,
-                     0,
-                     0,
-                     &zero_block,
-                     1 << 30,
-                     0};
-  const CacheRows vs_rows{reinterpret_cast<const uint8_t*>(vst),
-                          0,
-                          0,
-                          int64_t(dv) * 2,
-                          nullptr,
-                          0,
-                          0,
-                          0,
-                          &zero_block,
-                          1 << 30,
-                          0};
+  const CacheRows ks = dense_rows(reinterpret_cast<const uint8_t*>(kst), int64_t(d) * 2);
+  const CacheRows vs_rows = dense_rows(reinterpret_cast<const uint8_t*>(vst), int64_t(dv) * 2);
   // Scores from K rows as they lie in the cache (AMX) for items of up to 128 rows (every item of
   // the bf16 path up to GQA 128), in blocks of 16 rows, one Q^T B tile each: later blocks find
   // the tile's K rows in L1, and no K tile is packed. P.V reads the cache's V rows too for up to
@@ -739,7 +718,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                      bool use_bf16, [[maybe_unused]] bool bf16_dots) {
 #ifdef ATTNKIT_CPU_FLASH_BF16_PATH
-  const int rows = (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
+  const int rows = item_rows(a, w);
   if (use_bf16 && (bf16_dots || few_rows<PathBf16>(rows, a.layer.head_size, a.layer.head_size_v))) {
     run_item_t<PathBf16>(a, w, scratch, partials);
     return;

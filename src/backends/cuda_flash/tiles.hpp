@@ -408,9 +408,9 @@ inline RaggedSplits ragged_splits(const int* tiles, int num_seqs, int ctas_per_i
 // several near-empty splits each, which the model charges kCtaFixedTiles apiece. At 0.5 (the
 // decode form's kRaggedGain) the Hopper form at head 256 kept 1 split for 2x16k + 126x512 32/8
 // bf16, which the model put under 0.65 of that with 2 (the host test's case); 2 ran in 0.63 of
-// its time (cuda_s21_r4_*). With 0.65,
-// H200, write protocol (cuda_s21_r5_*): that batch 405 -> 255 us, 1x32k + 1x1k 32/8 111 -> 86 (16
-// splits for 8); every other row of the skewed grid kept its count and time, under v3 and v2.
+// its time (cuda_s21_r4_*). With 0.65 (H200, write protocol, cuda_s21_r5_*): that batch 405 ->
+// 255 us, 1x32k + 1x1k 32/8 111 -> 86 (16 splits for 8); every other row of the skewed grid kept
+// its count and time, under v3 and v2.
 inline constexpr double kSkewedGain = 0.65;
 inline int skewed_uniform_splits(const int* tiles, int num_seqs, int ctas_per_item, int num_sms,
                                  int per_sm, int uniform_splits) {
