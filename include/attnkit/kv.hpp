@@ -352,7 +352,10 @@ class KvAllocator {
   virtual void copy_from_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
 };
-// Process-wide host allocator (aligned new/delete, memset, memcpy).
+// Process-wide host allocator (aligned new/delete, memset, memcpy). Allocations of
+// kHostHugePageBytes and more start on that boundary with transparent huge pages requested
+// (Linux). deallocate takes the size given to allocate.
+inline constexpr size_t kHostHugePageBytes = size_t(2) << 20;
 KvAllocator& host_kv_allocator();
 
 class KvCacheStorage {

@@ -1,6 +1,11 @@
 // Host KV storage, views (incl. KV sharing with scales), and the CPU KV write for every dtype.
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -224,6 +229,46 @@ TEST(KvStorage, SharedLayerReadsTargetCacheAndScales) {
   const float bad[] = {0.f};
   EXPECT_THROW(s.set_scales(1, bad, vs), InvalidArgument);
   EXPECT_EQ(plan.num_tensors, 3);  // the reader has no memory
+}
+
+// The VmFlags of the mapping that holds p (Linux), or "" where /proc/self/smaps cannot tell.
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(' ') > line.find('-'))
+      inside = a >= lo && a < hi;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+
+TEST(KvStorage, HostAllocatorGivesLargeCachesHugePages) {
+  KvAllocator& a = host_kv_allocator();
+  void* small = a.allocate(4096, 256);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 256, 0u);
+  a.deallocate(small, 4096);
+  // A size that is not a multiple of 2 MiB: the whole of it is usable.
+  const size_t bytes = kHostHugePageBytes * 3 + 12345;
+  auto* p = static_cast<unsigned char*>(a.allocate(bytes, 256));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHostHugePageBytes, 0u);
+  a.fill_zero(p, bytes);
+  p[0] = 1;
+  p[bytes - 1] = 2;
+  EXPECT_EQ(p[0] + p[bytes - 1], 3);
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(thp, modes);
+  if (!modes.empty() && modes.find("[never]") == std::string::npos) {
+    // madvise(MADV_HUGEPAGE) marks the mapping "hg", whether or not huge pages were free.
+    const std::string flags = vm_flags_of(p + kHostHugePageBytes);
+    EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+  }
+  EXPECT_THROW(a.allocate(bytes, 4096), InvalidArgument);  // beyond the allocator's alignment
+  a.deallocate(p, bytes);
 }
 
 TEST(KvStorage, MlaLatentSingleTensorAndNvfp4BlockScales) {

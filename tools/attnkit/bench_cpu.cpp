@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -199,20 +198,59 @@ double parallel_read_seconds(int threads, int repeats, const Read& read) {
   return median(t);
 }
 
+// A large buffer from the host KV allocator, the memory a serving KV cache gets (huge pages
+// where the kernel gives them).
+struct BigBuffer {
+  uint8_t* p = nullptr;
+  size_t n = 0;
+  void resize(size_t bytes) {
+    release();
+    p = static_cast<uint8_t*>(host_kv_allocator().allocate(bytes, 256));
+    n = bytes;
+  }
+  void release() {
+    if (p) host_kv_allocator().deallocate(p, n);
+    p = nullptr;
+    n = 0;
+  }
+  uint8_t* data() const { return p; }
+  size_t size() const { return n; }
+  uint8_t* begin() const { return p; }
+  uint8_t* end() const { return p + n; }
+  BigBuffer() = default;
+  BigBuffer(const BigBuffer&) = delete;
+  ~BigBuffer() { release(); }
+};
+
+// The share of [p, p + bytes) on transparent huge pages, from the AnonHugePages of the mappings
+// it overlaps (/proc/self/smaps; each counted up to the overlap), or nullopt where that file
+// cannot tell: not Linux, or a buffer under kHostHugePageBytes, which shares its mapping.
+std::optional<double> huge_page_fraction(const void* p, size_t bytes) {
+  std::ifstream smaps("/proc/self/smaps");
+  if (!smaps || bytes < kHostHugePageBytes) return std::nullopt;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  double overlap = 0, huge = 0;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long a = 0, b = 0, kb = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 && line.find('-') < line.find(' '))
+      overlap =
+          a < hi && b > lo ? double(std::min<uintptr_t>(b, hi) - std::max<uintptr_t>(a, lo)) : 0;
+    else if (overlap > 0 && std::sscanf(line.c_str(), "AnonHugePages: %lu kB", &kb) == 1)
+      huge += std::min(overlap, double(kb) * 1024);
+  }
+  return huge / double(bytes);
+}
+
 double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
   const int64_t n = bytes / 64 * 8;  // 64-bit words, whole 64-byte lines
-  // Same memory as the KV caches below: 2 MiB aligned, transparent huge pages requested.
-  const size_t alloc =
-      (size_t(n) * 8 + (size_t(2) << 20) - 1) / (size_t(2) << 20) * (size_t(2) << 20);
-  std::unique_ptr<uint64_t, decltype(&std::free)> buf(
-      static_cast<uint64_t*>(std::aligned_alloc(size_t(2) << 20, alloc)), &std::free);
-  if (!buf) throw OutOfMemory(fmt::format("bench: cannot allocate {} bytes", alloc));
-  madvise(buf.get(), alloc, MADV_HUGEPAGE);
-  for (int64_t i = 0; i < n; ++i) buf.get()[i] = uint64_t(i);
+  BigBuffer mem;                     // the KV caches' memory (below)
+  mem.resize(size_t(n) * 8);
+  uint64_t* const words = reinterpret_cast<uint64_t*>(mem.data());
+  for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(i);
   const SumBytesFn sum = sum_bytes();
   const double sec = parallel_read_seconds(threads, repeats, [&](int th) {
     const int64_t lo = n / 8 * th / threads * 8, hi = n / 8 * (th + 1) / threads * 8;
-    return sum(reinterpret_cast<const uint8_t*>(buf.get() + lo), (hi - lo) * int64_t(8));
+    return sum(reinterpret_cast<const uint8_t*>(words + lo), (hi - lo) * int64_t(8));
   });
   return double(n * 8) / sec * 1e-9;
 }
@@ -241,28 +279,6 @@ float act_to_float(const void* p, DType dt, int64_t i) {
   const uint16_t b = static_cast<const uint16_t*>(p)[i];
   return dt == DType::kFloat16 ? fp16_bits_to_float(b) : bf16_bits_to_float(b);
 }
-
-// A large page-aligned buffer; transparent huge pages requested (a serving KV cache would be
-// allocated the same way), so decode rows measure bandwidth rather than page walks.
-struct BigBuffer {
-  uint8_t* p = nullptr;
-  size_t n = 0;
-  void resize(size_t bytes) {
-    std::free(p);
-    n = (bytes + (size_t(2) << 20) - 1) / (size_t(2) << 20) * (size_t(2) << 20);
-    p = static_cast<uint8_t*>(std::aligned_alloc(size_t(2) << 20, n));
-    if (!p) throw OutOfMemory(fmt::format("bench: cannot allocate {} bytes", n));
-    madvise(p, n, MADV_HUGEPAGE);
-    n = bytes;
-  }
-  uint8_t* data() const { return p; }
-  size_t size() const { return n; }
-  uint8_t* begin() const { return p; }
-  uint8_t* end() const { return p + n; }
-  BigBuffer() = default;
-  BigBuffer(const BigBuffer&) = delete;
-  ~BigBuffer() { std::free(p); }
-};
 
 struct BenchRun {
   std::vector<uint8_t> q, out;
@@ -616,6 +632,10 @@ int run_cpu_bench(const BenchOptions& o) {
              {"verified", ok},
              {"max_abs_err", err}};
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
+    // Over 4 KiB pages every (block, KV head) run costs a page walk (src/kv/storage.cpp).
+    const auto kh = huge_page_fraction(r.kbuf.data(), r.kbuf.size());
+    const auto vh = huge_page_fraction(r.vbuf.data(), r.vbuf.size());
+    if (kh && vh) row["kv_huge_page_fraction"] = (*kh + *vh) / 2;
     // The ceiling a kind is held to: prefill the GEMM rate, decode the read bandwidth.
     if (ok && s.kind[0] == 'p' && gemm) row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
     if (ok && std::string_view(s.kind) == "decode") {
