@@ -243,7 +243,8 @@ class CpuFlashBackend final : public AttentionBackend {
     merges_.clear();
     partial_rows_ = 0;
     const int g = L.num_heads / L.num_kv_heads;
-    const int tq = std::max(1, cpu_flash::rows_target(L.dtype) / g);
+    const bool bf16_products = kernels_->isa == cpu_flash::Isa::kAmxBf16 || bf16_dots_;
+    const int tq = std::max(1, cpu_flash::rows_target(L.dtype, bf16_products) / g);
     int max_rows = 1;
     struct Base {
       WorkItem w;

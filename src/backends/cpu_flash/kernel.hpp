@@ -20,11 +20,17 @@ namespace attnkit::cpu_flash {
 constexpr int kKeyTile = 64;  // keys per inner tile
 constexpr int kSplitMinKeys = 512;
 
-// Query rows (token x query head of one KV head) per work item. The fp32-FMA path (fp32 and fp16
-// models) takes 128: each tile's K transposes and fixed costs then serve twice the rows (bench
-// prefill, three alternating rounds against 64: fp32 +10% on the mean, fp16 +11%;
-// results/cpu_2026-11-30_s11_rows_ab.jsonl). The bf16 path: 64.
-inline int rows_target(DType model) { return model == DType::kBFloat16 ? 64 : 128; }
+// Query rows (token x query head of one KV head) per work item. The fp32-FMA path takes 128: each
+// tile's K transposes and fixed costs then serve twice the rows (bench prefill, three alternating
+// rounds against 64: fp32 +10% on the mean, fp16 +11%; results/cpu_2026-11-30_s11_rows_ab.jsonl).
+// bf16 models whose larger items run on bf16 products (AMX tiles, or vdpbf16ps where it pays): 64.
+// Elsewhere a bf16 model's items take the fp32 path too, and 128 rows: on a 2-vCPU VM without fast
+// bf16 products, bf16 prefill 2-11% faster than at 64, measured by re-planning and running
+// alternately in one process (results/cpu_2026-12-01_s23_rows_interleaved.txt; 192 or 256 rows
+// gained 0-3% more, and lost some causal rows).
+inline int rows_target(DType model, bool bf16_products) {
+  return model == DType::kBFloat16 && bf16_products ? 64 : 128;
+}
 
 // Zeros that stand in for a tile's rows past the sequence where the kernels read rows in place
 // (any row of at most kZeroRowBytes; cache slots past seqused_k are never read).
