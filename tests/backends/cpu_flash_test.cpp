@@ -346,6 +346,20 @@ std::vector<Case> cases() {
   Case b12{"prefill_block_12"};
   b12.block = 12, b12.seqs = {{29, 29}, {1, 61}};
   v.push_back(b12);
+  // Items of 17-32 rows: the few-rows form up to 32 on the bf16 path (where vdpbf16ps does not
+  // pay) and over fp32 rows on AVX-512, else packed.
+  Case spec{"spec_decode_24_32_rows"};
+  spec.hq = 32, spec.hkv = 4, spec.d = spec.dv = 128, spec.seqs = {{4, 300}, {3, 97}, {4, 3}};
+  v.push_back(spec);
+  Case spec8 = spec;
+  spec8.name = "spec_decode_32_rows_fp8";
+  spec8.kv = KvCacheDType::kFp8E4M3, spec8.gran = ScaleGranularity::kPerTensor;
+  v.push_back(spec8);
+  Case f32rows{"fp32_32_rows_window"};
+  f32rows.dt = DType::kFloat32, f32rows.kv = KvCacheDType::kAuto, f32rows.hq = 16;
+  f32rows.hkv = 1, f32rows.d = f32rows.dv = 64, f32rows.wl = 40;
+  f32rows.seqs = {{2, 150}, {1, 33}};
+  v.push_back(f32rows);
   Case empty{"empty_rows_sinks"};
   empty.sinks = true, empty.seqs = {{4, 0}, {6, 3}};  // causal q_len > k_len: first rows empty
   v.push_back(empty);

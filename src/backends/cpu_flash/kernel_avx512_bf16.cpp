@@ -245,14 +245,18 @@ struct PathBf16 {
                           (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(p + j)));
   }
 
-  // Decode-sized items (up to kFewRows rows) take the few-rows form (few_rows.hpp): on this
-  // path's packed layout, the K transposes and the V interleave cost as much as the products at
-  // 4 rows, and where vdpbf16ps issues at a quarter of the FMA rate (Intel model 207) FMAs do the
-  // products in half its time. Each 32-element step of a bf16 row becomes its even elements (a
-  // shift) and its odd ones (a mask), so O's dims come out as 16 even, then 16 odd per 32
-  // (unpermute_o). 16 rows: the 16/1 split-KV row 4.5-5.5 -> 6.4-6.7 GB/s against 8; 32 gained
-  // nothing over the packed path (results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
-  static constexpr int kFewRows = 16;
+  // Decode-sized items take the few-rows form (few_rows.hpp): on this path's packed layout, the
+  // K transposes and the V interleave cost as much as the products at 4 rows, and where vdpbf16ps
+  // issues at a quarter of the FMA rate (Intel model 207) FMAs do the products in half its time.
+  // Each 32-element step of a bf16 row becomes its even elements (a shift) and its odd ones (a
+  // mask), so O's dims come out as 16 even, then 16 odd per 32 (unpermute_o). Up to 32 rows where
+  // vdpbf16ps does not pay (interleaved in one process on that CPU: the 4-token GQA 8 decode row,
+  // 32 rows an item, 1.22-1.25x the fp32 path's packed form, prefill items of 32 rows
+  // 0.99-1.14x; results/cpu_2026-12-01_s23_few32_both_paths_interleaved.txt; 48 and 64 rows
+  // 0.89-1.03x), else up to 16 (the 16/1 split-KV row 4.5-5.5 -> 6.4-6.7 GB/s against 8,
+  // results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
+  static constexpr int kFewRows = 32;
+  static int few_max(const AttentionArgs&, bool bf16_dots) { return bf16_dots ? 16 : kFewRows; }
   static constexpr bool kFewPermutesO = true;
   struct EvenOdd {
     using E = uint16_t;
@@ -262,7 +266,6 @@ struct PathBf16 {
       odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
     }
   };
-  static bool few_ok(const AttentionArgs&) { return true; }  // bf16 rows, or fp8 staged to them
   // Q (bf16 pairs) into qf (room for rows_n x d floats) as EvenOdd converts K.
   static const float* few_q(const uint32_t* qs, int rows_n, int d, float* qf) {
     for (int r = 0; r < rows_n; ++r)
@@ -382,6 +385,7 @@ inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const 
 struct PathAmx : PathBf16 {
   static constexpr int kRowAlign = 16, kKeyAlign = 32;
   static constexpr int kFewRows = 0;  // run_item_amx sends decode-sized items to PathBf16
+  static int few_max(const AttentionArgs&, bool) { return 0; }
   static constexpr bool kDirectScores = true;
   static void gemm(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {

@@ -3,11 +3,11 @@
 // attnkit::cpu_flash::ATTNKIT_ISA_NS, then includes this file.
 //
 // One work item = query rows (token x query head of one KV head) against a key range, tiled by
-// kKeyTile keys with an online softmax. Decode-sized items (up to 16 rows, head sizes in whole
-// 2W-element steps, rows the SIMD loads convert) take the few-rows form (few_rows.hpp): K and V
-// rows read where they lie, fp32 FMAs, nothing packed. Larger items run both matrix products
-// through one register-blocked micro-GEMM whose A operand is broadcast and B operand is loaded as
-// vectors:
+// kKeyTile keys with an online softmax. Decode-sized items (up to 16 or 32 rows: Path::few_max;
+// head sizes in whole 2W-element steps, rows the SIMD loads convert) take the few-rows form
+// (few_rows.hpp): K and V rows read where they lie, fp32 FMAs, nothing packed. Larger items run
+// both matrix products through one register-blocked micro-GEMM whose A operand is broadcast and B
+// operand is loaded as vectors:
 //   S[rows][keys] = Q[rows][d] x Kt[d][keys]      (K tile packed transposed once per tile,
 //                                                   shared by every query head of the group)
 //   O[rows][dv]  += P[rows][keys] x V[keys][dv]
@@ -229,9 +229,13 @@ struct PathF32 {
   static constexpr int kRowAlign = 1, kKeyAlign = W;
   static constexpr bool kDirectScores = false;
   // The few-rows form (few_rows.hpp) where Simd has its reductions: rows read in place as
-  // RowPairs<kind> converts them, in dim order.
+  // RowPairs<kind> converts them, in dim order. It converts K again for every 4 rows and V for
+  // every 8, so only rows that need no conversion go past 16: fp32 rows up to 32 on AVX-512
+  // (prefill items of 32 rows, interleaved in one process: 1.08-1.11x the packed path; bf16 rows
+  // 0.88-0.97x, fp16 0.92x, and on AVX2 fp32 0.89-1.02x;
+  // results/cpu_2026-12-01_s23_few32_f32path_interleaved.txt).
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-  static constexpr int kFewRows = 16;
+  static constexpr int kFewRows = W == 16 ? 32 : 16;
 #else
   static constexpr int kFewRows = 0;
 #endif
@@ -346,10 +350,12 @@ struct PathF32 {
     if (p != dst) std::memcpy(dst, p, size_t(n) * 4);
   }
   using PElem = float;
-  // Rows the few-rows form reads in place (not nvfp4, nor rows past the zero row's length).
-  static bool few_ok(const AttentionArgs& a) {
-    return row_kind(a, a.layer.head_size) != RowKind::kNone &&
-           row_kind(a, a.layer.head_size_v) != RowKind::kNone;
+  // The largest item the few-rows form takes over this call's rows (0: it does not read them in
+  // place: nvfp4, or rows past the zero row's length).
+  static int few_max(const AttentionArgs& a, bool /*bf16_dots*/) {
+    const RowKind k = row_kind(a, a.layer.head_size), v = row_kind(a, a.layer.head_size_v);
+    if (k == RowKind::kNone || v == RowKind::kNone) return 0;
+    return k == RowKind::kF32 && v == RowKind::kF32 ? kFewRows : std::min(kFewRows, 16);
   }
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
   // 2W elements of a row stored as K, in dim order.
@@ -430,18 +436,20 @@ class PrefetchCursor {
   int64_t off_ = 0, lines_ = 0;
 };
 
-// Items the path's few-rows form takes by size (Path::kFewRows; whole 2W-element steps of K and
-// V); Path::few_ok says whether it reads the cache's rows.
+// Items the path's few-rows form takes: up to Path::few_max rows (by the cache's rows, and for
+// PathBf16 by whether vdpbf16ps pays), head sizes in whole 2W-element steps.
 template <class Path>
-bool few_rows(int rows, int d, int dv) {
-  return rows <= Path::kFewRows && d % (2 * W) == 0 && dv % (2 * W) == 0;
+bool few_rows(const AttentionArgs& a, int rows, bool bf16_dots) {
+  return rows <= Path::few_max(a, bf16_dots) && a.layer.head_size % (2 * W) == 0 &&
+         a.layer.head_size_v % (2 * W) == 0;
 }
 
 // Returns false (and writes nothing) when the direct P.V path (allow_direct_pv) produced a NaN
-// that the packed path would not: the caller runs the item again without it.
+// that the packed path would not: the caller runs the item again without it. `bf16_dots`: as
+// run_item's (the few-rows form's size limit on PathBf16).
 template <class Path>
 bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
-                bool allow_direct_pv = false) {
+                bool bf16_dots, bool allow_direct_pv = false) {
   using Op = typename Path::Op;
   using QE = typename Op::A;
   using KE = typename Op::B;
@@ -576,7 +584,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
   // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
   // fp32 FMAs, the next tiles' prefetches spread over them.
-  const bool few = few_rows<Path>(rows_c, d, dv) && Path::few_ok(a);
+  const bool few = few_rows<Path>(a, rows_c, bf16_dots);
   // The form's Q rows as fp32, converted as its loader converts K (PathBf16: into the stage's
   // first half; the staged fp8 rows come after it), once per item.
   const float* qf = nullptr;
@@ -716,15 +724,15 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 }
 
 inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
-                     bool use_bf16, [[maybe_unused]] bool bf16_dots) {
+                     bool use_bf16, bool bf16_dots) {
 #ifdef ATTNKIT_CPU_FLASH_BF16_PATH
   const int rows = item_rows(a, w);
-  if (use_bf16 && (bf16_dots || few_rows<PathBf16>(rows, a.layer.head_size, a.layer.head_size_v))) {
-    run_item_t<PathBf16>(a, w, scratch, partials);
+  if (use_bf16 && (bf16_dots || few_rows<PathBf16>(a, rows, bf16_dots))) {
+    run_item_t<PathBf16>(a, w, scratch, partials, bf16_dots);
     return;
   }
 #endif
-  run_item_t<PathF32>(a, w, scratch, partials);
+  run_item_t<PathF32>(a, w, scratch, partials, bf16_dots);
 }
 
 #ifdef ATTNKIT_CPU_FLASH_AMX_PATH
@@ -742,10 +750,10 @@ inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scrat
                          bool use_bf16, bool bf16_dots) {
   const int rows = item_rows(a, w);
   if (use_bf16 && a.layer.head_size % 32 == 0 &&
-      !(rows <= kAmxFewRows && few_rows<PathBf16>(rows, a.layer.head_size, a.layer.head_size_v))) {
+      !(rows <= kAmxFewRows && few_rows<PathBf16>(a, rows, bf16_dots))) {
     amx_configure();
-    if (!run_item_t<PathAmx>(a, w, scratch, partials, true))
-      run_item_t<PathAmx>(a, w, scratch, partials, false);
+    if (!run_item_t<PathAmx>(a, w, scratch, partials, bf16_dots, true))
+      run_item_t<PathAmx>(a, w, scratch, partials, bf16_dots, false);
     return;
   }
   run_item(a, w, scratch, partials, use_bf16, bf16_dots);
