@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
         const double t0 = now();
         std::vector<std::thread> ts;
         for (int t = 0; t < threads; ++t)
-          ts.emplace_back([&, t] { sink = sink + fn(bufs[t].lines.data(), (long)bufs[t].lines.size(), c[0], c[1]); });
+          ts.emplace_back([&, t] {
+            sink = sink + fn(bufs[t].lines.data(), (long)bufs[t].lines.size(), c[0], c[1]);
+          });
         for (auto& x : ts) x.join();
         best = std::min(best, now() - t0);
       }

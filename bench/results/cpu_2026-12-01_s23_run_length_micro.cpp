@@ -59,12 +59,14 @@ int main(int argc, char** argv) {
         const double t0 = now();
         std::vector<std::thread> ts;
         for (int t = 0; t < threads; ++t)
-          ts.emplace_back([&, t] { sink = sink + fn(bufs[t].lines.data(), (long)bufs[t].lines.size(), c[0], c[1]); });
+          ts.emplace_back([&, t] {
+            sink = sink + fn(bufs[t].lines.data(), (long)bufs[t].lines.size(), c[0], c[1]);
+          });
         for (auto& x : ts) x.join();
         best = std::min(best, now() - t0);
       }
-      printf("run %ld threads %d work %2d dist %4ld stride %ld  %6.2f GB/s\n", run, threads, work, c[0], c[1],
-             threads * bytes / best * 1e-9);
+      printf("run %ld threads %d work %2d dist %4ld stride %ld  %6.2f GB/s\n", run, threads, work,
+             c[0], c[1], threads * bytes / best * 1e-9);
     }
   };
   time_all(0, runit<0>);
