@@ -231,9 +231,10 @@ struct PathF32 {
   // The few-rows form (few_rows.hpp) where Simd has its reductions: rows read in place as
   // RowPairs<kind> converts them, in dim order. It converts K again for every 4 rows and V for
   // every 8, so only rows that need no conversion go past 16: fp32 rows up to 32 on AVX-512
-  // (prefill items of 32 rows, interleaved in one process: 1.08-1.11x the packed path; bf16 rows
-  // 0.88-0.97x, fp16 0.92x, and on AVX2 fp32 0.89-1.02x;
-  // results/cpu_2026-12-01_s23_few32_f32path_interleaved.txt).
+  // (prefill items of 32 rows, interleaved in one process: 1.08-1.11x the packed path, 1.13-1.15x
+  // on the H200 host's 16 cores; bf16 rows 0.88-0.97x, fp16 0.92x, and on AVX2 fp32 0.89-1.02x;
+  // results/cpu_2026-12-01_s23_few32_f32path_interleaved.txt,
+  // cuda_s23_r3_host_cpu_interleaved.txt).
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
   static constexpr int kFewRows = W == 16 ? 32 : 16;
 #else

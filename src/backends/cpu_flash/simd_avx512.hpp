@@ -3,7 +3,12 @@
 #pragma once
 
 struct Simd {
-  static constexpr int W = 16, kMR = 8, kNR = 2;
+  // kMR x kNR: the fp32 micro-GEMM's register block (rows x vectors). 6x4 (24 accumulators, 4
+  // vector loads and 6 broadcasts per k) against 8x2, interleaved in one process on a 2-vCPU VM:
+  // every prefill row 1.03-1.12x; 12x2 0.93-1.06x, 4x4 1.00-1.07x
+  // (results/cpu_2026-12-01_s23_gemm_block_interleaved.txt). On the H200 host's 16 cores fp32 and
+  // fp16 prefill 1.07-1.12x (results/cuda_s23_r3_host_cpu_interleaved.txt).
+  static constexpr int W = 16, kMR = 6, kNR = 4;
   // The few-rows form's row blocks (few_rows.hpp): scores 4 rows x 4 keys of accumulators, P.V
   // 8 rows x 32 dims.
   static constexpr int kFewScoreRows = 4, kFewPvRows = 8;
