@@ -346,8 +346,8 @@ std::vector<Case> cases() {
   Case b12{"prefill_block_12"};
   b12.block = 12, b12.seqs = {{29, 29}, {1, 61}};
   v.push_back(b12);
-  // Items of 17-32 rows: the few-rows form up to 32 on the bf16 path (where vdpbf16ps does not
-  // pay) and over fp32 rows on AVX-512, else packed.
+  // Items of 17-32 rows: the few-rows form on the bf16 path where vdpbf16ps does not pay (bf16
+  // rows, fp8 staged), the packed path elsewhere.
   Case spec{"spec_decode_24_32_rows"};
   spec.hq = 32, spec.hkv = 4, spec.d = spec.dv = 128, spec.seqs = {{4, 300}, {3, 97}, {4, 3}};
   v.push_back(spec);

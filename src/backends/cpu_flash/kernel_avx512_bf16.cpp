@@ -253,10 +253,10 @@ struct PathBf16 {
   // Each 32-element step of a bf16 row becomes its even elements (a shift) and its odd ones (a
   // mask), so O's dims come out as 16 even, then 16 odd per 32 (unpermute_o). Up to 32 rows where
   // vdpbf16ps does not pay (interleaved in one process on that CPU: the 4-token GQA 8 decode row,
-  // 32 rows an item, 1.22-1.25x the fp32 path's packed form, prefill items of 32 rows
-  // 0.99-1.14x; results/cpu_2026-12-01_s23_few32_both_paths_interleaved.txt; 48 and 64 rows
-  // 0.89-1.03x), else up to 16 (the 16/1 split-KV row 4.5-5.5 -> 6.4-6.7 GB/s against 8,
-  // results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
+  // 32 rows an item over a cache above L3, 1.20-1.29x the fp32 path's packed form; prefill items
+  // of 32 rows, in cache, 0.93-1.02x; results/cpu_2026-12-01_s23_few32_after_6x4_interleaved.txt;
+  // 48 and 64 rows 0.89-1.03x against the older 8x2 block), else up to 16 (the 16/1 split-KV row
+  // 4.5-5.5 -> 6.4-6.7 GB/s against 8, results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
   static constexpr int kFewRows = 32;
   static int few_max(const AttentionArgs&, bool bf16_dots) { return bf16_dots ? 16 : kFewRows; }
   static constexpr bool kFewPermutesO = true;

@@ -229,14 +229,11 @@ struct PathF32 {
   static constexpr int kRowAlign = 1, kKeyAlign = W;
   static constexpr bool kDirectScores = false;
   // The few-rows form (few_rows.hpp) where Simd has its reductions: rows read in place as
-  // RowPairs<kind> converts them, in dim order. It converts K again for every 4 rows and V for
-  // every 8, so only rows that need no conversion go past 16: fp32 rows up to 32 on AVX-512
-  // (prefill items of 32 rows, interleaved in one process: 1.08-1.11x the packed path, 1.13-1.15x
-  // on the H200 host's 16 cores; bf16 rows 0.88-0.97x, fp16 0.92x, and on AVX2 fp32 0.89-1.02x;
-  // results/cpu_2026-12-01_s23_few32_f32path_interleaved.txt,
-  // cuda_s23_r3_host_cpu_interleaved.txt).
+  // RowPairs<kind> converts them, in dim order. Up to 16 rows: it converts K again for every 4
+  // rows and V for every 8; over fp32 rows, 32 ran 1.08-1.15x the packed path's 8x2 block but
+  // 0.96-0.99x its 6x4 block (results/cpu_2026-12-01_s23_few32_*).
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-  static constexpr int kFewRows = W == 16 ? 32 : 16;
+  static constexpr int kFewRows = 16;
 #else
   static constexpr int kFewRows = 0;
 #endif
@@ -354,9 +351,10 @@ struct PathF32 {
   // The largest item the few-rows form takes over this call's rows (0: it does not read them in
   // place: nvfp4, or rows past the zero row's length).
   static int few_max(const AttentionArgs& a, bool /*bf16_dots*/) {
-    const RowKind k = row_kind(a, a.layer.head_size), v = row_kind(a, a.layer.head_size_v);
-    if (k == RowKind::kNone || v == RowKind::kNone) return 0;
-    return k == RowKind::kF32 && v == RowKind::kF32 ? kFewRows : std::min(kFewRows, 16);
+    return row_kind(a, a.layer.head_size) != RowKind::kNone &&
+                   row_kind(a, a.layer.head_size_v) != RowKind::kNone
+               ? kFewRows
+               : 0;
   }
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
   // 2W elements of a row stored as K, in dim order.
