@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>

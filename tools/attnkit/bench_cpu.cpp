@@ -243,7 +243,7 @@ std::optional<double> huge_page_fraction(const void* p, size_t bytes) {
 
 double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
   const int64_t n = bytes / 64 * 8;  // 64-bit words, whole 64-byte lines
-  BigBuffer mem;                     // the KV caches' memory (below)
+  BigBuffer mem;                     // the memory the KV caches below get
   mem.resize(size_t(n) * 8);
   uint64_t* const words = reinterpret_cast<uint64_t*>(mem.data());
   for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(i);
