@@ -27,7 +27,7 @@ class HostKvAllocator final : public KvAllocator {
   // over huge pages against 4 KiB ones, bf16 GQA 32/8 on a 2-vCPU VM, three alternating rounds:
   // page 64 11.2-15.5 -> 15.8-19.1 GB/s, page 128 14.3-16.4 -> 16.6-17.7, page 16 14.5-16.6 ->
   // 15.6-17.1 (results/cpu_2026-12-01_s23_hugepages_ab.jsonl); on the H200 host's 16 cores, two
-  // rounds, +4-12% (results/cuda_s23_r2_cpu_decode_huge_ab.jsonl).
+  // rounds, pages 16-128 1.04-1.26x a round (results/cuda_s23_r2_cpu_decode_huge_ab.jsonl).
   void* allocate(size_t bytes, size_t alignment) override {
     if (alignment > kAlign)
       throw InvalidArgument(

@@ -27,7 +27,7 @@ constexpr int kSplitMinKeys = 512;
 // Elsewhere a bf16 model's items take the fp32 path too, and 128 rows: on a 2-vCPU VM without fast
 // bf16 products, bf16 prefill 2-11% faster than at 64, measured by re-planning and running
 // alternately in one process (results/cpu_2026-12-01_s23_rows_interleaved.txt; 192 or 256 rows
-// gained 0-3% more, and lost some causal rows).
+// against 128: 0.98-1.08x, not taken).
 inline int rows_target(DType model, bool bf16_products) {
   return model == DType::kBFloat16 && bf16_products ? 64 : 128;
 }

@@ -5,7 +5,7 @@
 struct Simd {
   // kMR x kNR: the fp32 micro-GEMM's register block (rows x vectors). 6x4 (24 accumulators, 4
   // vector loads and 6 broadcasts per k) against 8x2, interleaved in one process on a 2-vCPU VM:
-  // every prefill row 1.03-1.12x; 12x2 0.93-1.06x, 4x4 1.00-1.07x
+  // every prefill row 1.03-1.12x; 12x2 0.93-1.06x, 4x4 1.01-1.07x
   // (results/cpu_2026-12-01_s23_gemm_block_interleaved.txt). On the H200 host's 16 cores fp32 and
   // fp16 prefill 1.07-1.12x (results/cuda_s23_r3_host_cpu_interleaved.txt).
   static constexpr int W = 16, kMR = 6, kNR = 4;

@@ -1,5 +1,6 @@
-// One or two threads read 1 GiB each in shuffled 4 KiB runs with WORK FMAs per 64-byte line,
-// prefetching (prefetcht1) every `stride`-th line `dist` lines ahead (stride 0: none).
+// Throwaway microbenchmark (not part of the build; session 23, bench/NOTES.md): `pf_run THREADS
+// RUN`: each thread reads its own 512 MiB in shuffled RUN-byte runs with WORK FMAs per 64-byte
+// line, prefetching (prefetcht1) every `stride`-th line `dist` lines ahead (stride 0: none).
 #include <immintrin.h>
 #include <sys/mman.h>
 #include <algorithm>
