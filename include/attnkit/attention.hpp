@@ -60,6 +60,13 @@ struct AttentionBatch {
   const int32_t* seqused_k = nullptr;     // [num_seqs]
   const int32_t* block_table = nullptr;   // [num_seqs, block_table_stride]
   int block_table_stride = 0;
+  // PrefixLM (mm_prefix layers, docs/semantics.md §4): key ranges whose tokens (multimodal
+  // placeholders) see each other bidirectionally. Sequence i's ranges are entries
+  // [mm_prefix_offsets[i], mm_prefix_offsets[i + 1]) of mm_prefix_ranges, each a {start, end}
+  // pair of key positions (half-open), sorted, disjoint and within [0, seqused_k[i]).
+  // nullptr: no ranges (plain masks).
+  const int32_t* mm_prefix_offsets = nullptr;  // [num_seqs + 1]
+  const int32_t* mm_prefix_ranges = nullptr;   // [2 * mm_prefix_offsets[num_seqs]]
 };
 
 // Static per-layer parameters.

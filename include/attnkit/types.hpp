@@ -136,6 +136,9 @@ struct ModelSpec {
   std::vector<StateLayerSpec> state_layers;
   bool is_encoder_decoder = false;
   int64_t max_position_embeddings = 0;
+  // PrefixLM models (layers with mm_prefix): placeholder tokens of one image, whose positions
+  // attend to each other bidirectionally (num_image_tokens, mm_tokens_per_image); else 0.
+  int mm_item_tokens = 0;
   std::vector<std::string> notes;  // assumptions the reader made (each also logged as a warning)
 };
 

@@ -301,6 +301,18 @@ std::vector<LayerKind> implied_sliding(const ConfigFields& f, std::string_view t
 
 // ---- decoder / encoder-only -------------------------------------------------------------------
 
+// Placeholder tokens of one image in a PrefixLM model: Gemma 3's mm_tokens_per_image,
+// PaliGemma's num_image_tokens (text or vision config).
+std::optional<int> image_tokens(const json& root, const ConfigFields& top,
+                                const ConfigFields& text) {
+  if (auto n = top.get_positive("mm_tokens_per_image")) return n;
+  if (auto n = text.get_positive("num_image_tokens")) return n;
+  if (auto n = top.get_positive("num_image_tokens")) return n;
+  if (auto it = root.find("vision_config"); it != root.end() && it->is_object())
+    return ConfigFields(*it, top.source(), "vision_config.").get_positive("num_image_tokens");
+  return std::nullopt;
+}
+
 void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
   const json* text = nullptr;
   if (auto it = root.find("text_config"); it != root.end() && !it->is_null()) {
@@ -442,6 +454,19 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
                      text_type == "bloom" || f.get_string("position_embedding_type") == "alibi";
   const bool mm_prefix =
       is_mm_prefix_type(spec.model_type) || top.get_bool("is_mm_prefix_lm") == true;
+  if (mm_prefix && !encoder_only) {
+    if (auto n = image_tokens(root, top, f)) {
+      spec.mm_item_tokens = *n;
+    } else {  // both families use 256
+      spec.mm_item_tokens = 256;
+      std::string note = fmt::format(
+          "{}: a PrefixLM model without mm_tokens_per_image or num_image_tokens; taken as 256 "
+          "image tokens",
+          top.source());
+      log(LogLevel::kWarning, note);
+      spec.notes.push_back(std::move(note));
+    }
+  }
   // Gemma-4 full layers: wider heads and fewer KV heads. (attention_k_eq_v: those layers derive
   // V from the K projection, but the cache still stores K and V separately, so nothing changes
   // here.)

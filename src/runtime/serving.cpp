@@ -258,6 +258,16 @@ RunReport run_workload(const RunOptions& o) {
         unserved.size() > 3 ? ", ..." : ""));
   if (model.attention_layers.empty())
     throw Unsupported(fmt::format("model {} has no attention layers to run", model.name));
+  // PrefixLM models: each prompt opens with one image, positions [0, image) of every mm_prefix
+  // layer's batch attend to each other bidirectionally. A prefill chunk never ends inside it (a
+  // query there needs the image's later keys), so one step must hold the whole image.
+  const int image = std::min(model.mm_item_tokens, o.prompt_len);
+  if (image > o.max_tokens_per_step)
+    throw InvalidArgument(fmt::format(
+        "model {} opens each prompt with a {}-token image whose tokens attend to each other "
+        "bidirectionally, so a prefill chunk cannot split it: the step budget "
+        "(--max-tokens-per-step, {}) must be >= {}",
+        model.name, image, o.max_tokens_per_step, image));
 
   const DeviceInfo device = device_from_name(o.device);
   if (device.platform != Platform::kCpu && device.platform != Platform::kCuda)
@@ -383,11 +393,12 @@ RunReport run_workload(const RunOptions& o) {
                             ? fmt::format("layer {}", idx[0])
                             : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
     g.report.description = fmt::format(
-        "{}: {} heads {}/{}, d{}/{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
+        "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
         s.num_kv_heads, s.head_size, s.head_size_v,
         s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
         s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
         s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
+        s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",
         s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32"
                                                      : to_string(s.resolved_kv_dtype()));
   }
@@ -433,6 +444,7 @@ RunReport run_workload(const RunOptions& o) {
   Buffer q_dev(*mem, max_tokens * max_q * ebytes), k_dev(*mem, max_tokens * max_q * ebytes),
       v_dev(*mem, max_tokens * max_q * ebytes), out_dev(*mem, max_tokens * max_q * ebytes);
   Buffer cu_dev(*mem, (seqs.size() + 1) * 4), used_dev(*mem, seqs.size() * 4);
+  Buffer mm_off_dev(*mem, (seqs.size() + 1) * 4), mm_rng_dev(*mem, seqs.size() * 8);
   std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
 
   const int est_steps = int((int64_t(o.requests) * o.prompt_len + o.max_tokens_per_step - 1) /
@@ -471,6 +483,7 @@ RunReport run_workload(const RunOptions& o) {
       Seq& s = seqs[i];
       if (s.processed >= s.prompt_len) continue;
       const int n = int(std::min<int64_t>(budget, s.prompt_len - s.processed));
+      if (s.processed < image && s.processed + n < image) continue;  // next step, whole image
       batch.push_back({i, s.processed, n});
       budget -= n;
       prefill_tokens += n;
@@ -494,6 +507,20 @@ RunReport run_workload(const RunOptions& o) {
     hb.seqused_k = used.data();
     mem->copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
     mem->copy_from_host(used_dev.get(), used.data(), used.size() * 4);
+    // Every sequence's image range (its chunks cover it whole: see the schedule above).
+    std::vector<int32_t> mm_off(batch.size() + 1), mm_rng;
+    for (size_t b = 0; b < batch.size(); ++b) {
+      mm_off[b] = int32_t(b);
+      mm_rng.insert(mm_rng.end(), {0, image});
+    }
+    mm_off.back() = int32_t(batch.size());
+    AttentionBatch hb_mm = hb;  // the host batch of mm_prefix layers
+    if (image > 0) {
+      hb_mm.mm_prefix_offsets = mm_off.data();
+      hb_mm.mm_prefix_ranges = mm_rng.data();
+      mem->copy_from_host(mm_off_dev.get(), mm_off.data(), mm_off.size() * 4);
+      mem->copy_from_host(mm_rng_dev.get(), mm_rng.data(), mm_rng.size() * 4);
+    }
     std::vector<RequestId> ids;
     for (const auto& b : batch) ids.push_back(seqs[b.seq].id);
     std::vector<bool> filled(plan.groups.size(), false);
@@ -534,7 +561,7 @@ RunReport run_workload(const RunOptions& o) {
 
     for (auto& g : groups) {
       const LayerRun& first = layers[g.layers.front()];
-      AttentionBatch b = hb;
+      AttentionBatch b = first.spec->mm_prefix ? hb_mm : hb;
       b.block_table = kvg[size_t(first.kv_group)].block_table.data();
       b.block_table_stride = kvg[size_t(first.kv_group)].stride;
       g.backend->plan(b, first.params);
@@ -594,6 +621,10 @@ RunReport run_workload(const RunOptions& o) {
       a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
       a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
       a.batch.block_table_stride = kg.stride;
+      if (s.mm_prefix && image > 0) {
+        a.batch.mm_prefix_offsets = static_cast<const int32_t*>(mm_off_dev.get());
+        a.batch.mm_prefix_ranges = static_cast<const int32_t*>(mm_rng_dev.get());
+      }
       a.layer = L.params;
       a.workspace = g.workspace.get();
       const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
@@ -608,11 +639,13 @@ RunReport run_workload(const RunOptions& o) {
       const int64_t tok_bytes = plan.layer(L.kv_root).bytes_per_token();
       for (const auto& b : batch) {
         const int64_t w = s.sliding_window.value_or(0);
+        const int64_t mm_end = s.mm_prefix ? image : 0;  // queries below it see [0, image)
         for (int64_t p = b.q_start; p < b.q_start + b.q_len; ++p) {
-          const int64_t lo = w ? std::max<int64_t>(0, p - w + 1) : 0;
-          g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * double(p - lo + 1);
+          const int64_t lo = w && p >= mm_end ? std::max<int64_t>(0, p - w + 1) : 0;
+          const int64_t hi = p < mm_end ? mm_end - 1 : p;
+          g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * double(hi - lo + 1);
         }
-        const int64_t lo = w ? std::max<int64_t>(0, b.q_start - w + 1) : 0;
+        const int64_t lo = w && b.q_start >= mm_end ? std::max<int64_t>(0, b.q_start - w + 1) : 0;
         g.report.kv_bytes += double(b.q_start + b.q_len - lo) * double(tok_bytes);
       }
       g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
@@ -647,7 +680,7 @@ RunReport run_workload(const RunOptions& o) {
         r.out = ref_out.data();
         r.kv = sc.view;
         r.workspace = nullptr;
-        r.batch = hb;
+        r.batch = s.mm_prefix ? hb_mm : hb;
         r.batch.block_table = sc.block_table.data();
         r.batch.block_table_stride = 1;
         reference->plan(r.batch, r.layer);

@@ -85,6 +85,14 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
   static float per_head_scales[1] = {1.f};
   static int32_t negative = -1, nine = 9, outside[2] = {2, 3}, cu_bad[2] = {1, 2};
   static uint8_t block_scales[64] = {};
+  static int32_t mm_one[2] = {0, 1}, mm_two[2] = {0, 2}, mm_from1[2] = {1, 1}, mm_down[2] = {0, -1},
+                 mm_empty[2] = {3, 3}, mm_long[2] = {3, 6}, mm_overlap[4] = {0, 3, 2, 4};
+  auto ranges = [](int32_t* off, int32_t* r) {
+    return [off, r](AttentionArgs& a) {
+      a.batch.mm_prefix_offsets = off;
+      a.batch.mm_prefix_ranges = r;
+    };
+  };
   const std::vector<Bad> bad = {
       {"q and out must not be null", [](AttentionArgs& a) { a.q = nullptr; }},
       {"kv.k must not be null", [](AttentionArgs& a) { a.kv.k = nullptr; }},
@@ -143,6 +151,18 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
          a.kv.k_scale = a.kv.v_scale = per_head_scales;
          a.kv.k_block_scales = a.kv.v_block_scales = block_scales;
        }},
+      {"mm_prefix_offsets and mm_prefix_ranges must be given together",
+       [](AttentionArgs& a) { a.batch.mm_prefix_offsets = mm_one; }},
+      {"mm_prefix_offsets[0] must be 0 (got 1)", ranges(mm_from1, mm_long)},
+      {"mm_prefix_offsets must be non-decreasing (sequence 0: 0 then -1)",
+       ranges(mm_down, mm_long)},
+      {"PrefixLM range [3, 3) of sequence 0 must be non-empty", ranges(mm_one, mm_empty)},
+      {"PrefixLM range [2, 4) of sequence 0 must be non-empty and start at or after the "
+       "previous range's end (3)",
+       ranges(mm_two, mm_overlap)},
+      {"PrefixLM range [3, 6) of sequence 0 ends past its seqused_k (5): a chunk must not split "
+       "a bidirectional range",
+       ranges(mm_one, mm_long)},
       {"nvfp4 cache needs k_block_scales and v_block_scales (got null)",
        [](AttentionArgs& a) {
          a.kv.dtype = KvCacheDType::kNvfp4;

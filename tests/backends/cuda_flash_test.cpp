@@ -115,19 +115,21 @@ struct Case {
   int mla_form = 0;    // CudaFlashOptions::mla_form
   int generation = 0;  // CudaFlashOptions::generation (0: every one the device has, run_case)
   bool hopper_any_length = false;  // CudaFlashOptions::hopper_any_length
+  // PrefixLM ranges per sequence ({start, end} key positions); empty: none given.
+  std::vector<std::vector<std::pair<int, int>>> mm;
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
 struct Problem {
   Case c;
   int hv = 0, G = 0, total_q = 0, num_blocks = 0, bt_stride = 0, elem = 2;
-  std::vector<int32_t> cu, used, bt;
+  std::vector<int32_t> cu, used, bt, mm_off, mm_rng;
   std::vector<uint16_t> q;
   std::vector<float> k_src, v_src, k_scale, v_scale, slopes, sinks;
   std::vector<int64_t> slots;
   std::vector<uint8_t> k_cache, v_cache;  // host copies after the device write
   KvCacheView view;                       // device pointers
-  DevBuf dk, dv, dq, dks, dvs, dcu, dused, dbt, dslopes, dsinks, dslots;
+  DevBuf dk, dv, dq, dks, dvs, dcu, dused, dbt, dslopes, dsinks, dslots, dmm_off, dmm_rng;
   int64_t stride_tok = 0, stride_head = 0, stride_block = 0;
   int64_t vstride_tok = 0, vstride_head = 0, vstride_block = 0;
 };
@@ -148,6 +150,15 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
     max_pages = std::max(max_pages, (kl + c.block - 1) / c.block);
   }
   P.total_q = P.cu.back();
+  if (!c.mm.empty()) {
+    P.mm_off = {0};
+    for (const auto& ranges : c.mm) {
+      for (auto [a, e] : ranges) P.mm_rng.insert(P.mm_rng.end(), {a, e});
+      P.mm_off.push_back(int32_t(P.mm_rng.size() / 2));
+    }
+    P.dmm_off = upload(P.mm_off);
+    P.dmm_rng = upload(P.mm_rng);
+  }
   const int ns = int(c.seqs.size());
   P.bt_stride = max_pages + 1;
   P.num_blocks = ns * max_pages + 3;
@@ -293,6 +304,10 @@ AttentionBatch host_batch(const Problem& P) {
   b.seqused_k = P.used.data();
   b.block_table = P.bt.data();
   b.block_table_stride = P.bt_stride;
+  if (!P.mm_off.empty()) {
+    b.mm_prefix_offsets = P.mm_off.data();
+    b.mm_prefix_ranges = P.mm_rng.data();
+  }
   return b;
 }
 
@@ -389,6 +404,10 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
   a.batch.cu_seqlens_q = P.dcu.as<int32_t>();
   a.batch.seqused_k = P.dused.as<int32_t>();
   a.batch.block_table = P.dbt.as<int32_t>();
+  if (!P.mm_off.empty()) {
+    a.batch.mm_prefix_offsets = P.dmm_off.as<int32_t>();
+    a.batch.mm_prefix_ranges = P.dmm_rng.as<int32_t>();
+  }
   a.layer = layer_of(P, true);
   a.workspace = r.ws.p;
 }
@@ -550,6 +569,25 @@ TEST_F(CudaFlash, WindowSoftcapAlibiSinks) {
          .alibi = true,
          .sinks = true};
   run_case(c, 4);
+}
+
+// CUDA_FLASH does not declare mm_prefix: a batch with PrefixLM ranges is refused at plan() and
+// at run(), never run with the ranges ignored.
+TEST_F(CudaFlash, PrefixLmRangesAreRefused) {
+  EXPECT_FALSE(cuda_flash_capabilities().mm_prefix);
+  Case c{.name = "mm prefix", .hq = 8, .hkv = 2, .seqs = {{40, 200}}, .mm = {{{165, 180}}}};
+  std::mt19937 rng(21);
+  Problem P;
+  build(P, c, rng);
+  auto be = make_cuda_flash_backend();
+  write_cache(P, *be);
+  EXPECT_THROW(be->plan(host_batch(P), layer_of(P, true)), Unsupported);
+  DeviceRun r;
+  P.mm_off.clear();  // plan without the ranges, then run with them
+  prepare_run(P, *be, r);
+  r.args.batch.mm_prefix_offsets = P.dmm_off.as<int32_t>();
+  r.args.batch.mm_prefix_ranges = P.dmm_rng.as<int32_t>();
+  EXPECT_THROW(be->run(r.args, nullptr), Unsupported);
 }
 
 TEST_F(CudaFlash, NonCausalTwoSidedWindow) {

@@ -27,6 +27,7 @@ enum class Feature {
   kAsymmetricV,    // head_size_v != head_size
   kMlaDecode,      // latent cache, QK 576, V = first 512 of the row
   kCombined,       // every declared logit feature at once: pins their order (semantics §5)
+  kMmPrefix,       // PrefixLM ranges (bidirectional multimodal tokens), with a window if declared
 };
 
 inline const char* to_string(Feature f) {
@@ -53,6 +54,8 @@ inline const char* to_string(Feature f) {
       return "mla-decode";
     case Feature::kCombined:
       return "combined";
+    case Feature::kMmPrefix:
+      return "mm-prefix";
   }
   return "?";
 }
@@ -87,6 +90,7 @@ struct Cell {
     s.sinks = sinks;
     if (softcap) s.logits_soft_cap = 5.0;
     if (feature == Feature::kMlaDecode) s.mla = MlaDims{512, 128, 64, 128, 1536, false};
+    s.mm_prefix = feature == Feature::kMmPrefix;
     s.block_size = block_size;
     return s;
   }
@@ -233,6 +237,8 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
                     int(caps.sliding_window) >=
                 2)
               push(Feature::kCombined, base_type, caps.sliding_window ? kWindows[wi++ % 6] : 0);
+            if (caps.mm_prefix && base_type == AttentionType::kDecoder)
+              push(Feature::kMmPrefix, base_type, caps.sliding_window ? kWindows[wi++ % 6] : 0);
           }
           for (auto [qk, v] : asym) {
             Cell c = base;
@@ -351,6 +357,7 @@ inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
   }
   c.alibi = cell.alibi;
   c.sinks = cell.sinks;
+  c.mm_prefix = cell.feature == Feature::kMmPrefix;
   if (cell.softcap) {
     c.softcap = 5.f;
     c.q_gain = 4.f;  // logits well above the cap
@@ -451,6 +458,11 @@ inline std::vector<UndeclaredCell> undeclared_cells(const Capabilities& caps, co
     s.kv_cache_dtype = KvCacheDType::kFp8E4M3;
     s.kv_scale_granularity = ScaleGranularity::kPerHead;
     add("per-head scales", s, "per-head quant scales not supported");
+  }
+  if (!caps.mm_prefix) {
+    LayerSpec s = base;
+    s.mm_prefix = true;
+    add("mm_prefix", s, "partial multimodal token full attention not supported");
   }
   if (caps.mla == MlaSupport::kStandardOnly) {
     LayerSpec s = base;

@@ -152,6 +152,8 @@ TEST_P(Conformance, EveryFeatureChangesTheOutput) {
       {"sliding window", caps().sliding_window,
        [](CaseConfig& c, LayerSpec& s) { c.window_left = 15, s.sliding_window = 16; }},
       {"alibi", caps().alibi, [](CaseConfig& c, LayerSpec& s) { c.alibi = s.alibi = true; }},
+      {"mm prefix", caps().mm_prefix,
+       [](CaseConfig& c, LayerSpec& s) { c.mm_prefix = s.mm_prefix = true; }},
       {"non-causal", caps().non_causal && contains_type(caps(), AttentionType::kCross),
        [](CaseConfig& c, LayerSpec& s) { c.causal = false, s.attn_type = AttentionType::kCross; }},
   };

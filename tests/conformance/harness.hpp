@@ -255,6 +255,7 @@ struct CaseConfig {
   bool alibi = false;
   bool sinks = false;
   bool mla = false;            // V is the leading head_size_v elements of the K row (v == nullptr)
+  bool mm_prefix = false;      // PrefixLM ranges per sequence (mm_prefix_ranges_for)
   float q_gain = 1.f;          // multiplies q: pushes logits past a softcap
   bool shuffle_blocks = true;  // false: blocks in order (the "contiguous" layout)
   bool padded_strides = true;  // q/out/cache strides larger than packed
@@ -273,6 +274,7 @@ struct CaseConfig {
     if (alibi) o << " alibi";
     if (sinks) o << " sinks";
     if (mla) o << " mla";
+    if (mm_prefix) o << " mm-prefix";
     if (!with_lse) o << " no-lse";
     o << " seqs[";
     for (size_t i = 0; i < seqs.size(); ++i)
@@ -299,6 +301,7 @@ struct HostCase {
   std::vector<float> k_scale, v_scale, alibi, sinks;
   std::vector<int32_t> cu_seqlens_q, seqused_k, block_table;
   int block_table_stride = 0;
+  std::vector<int32_t> mm_offsets, mm_ranges;  // PrefixLM ranges (cfg.mm_prefix), CSR form
   // Logical (dequantized) values, for the naive oracle: qd[t][h][d], kd[s][g][j][d], vd[...][e].
   std::vector<double> qd;
   std::vector<std::vector<double>> kd, vd;  // per sequence: [g][j][d]
@@ -316,6 +319,10 @@ struct HostCase {
     b.seqused_k = seqused_k.data();
     b.block_table = block_table.data();
     b.block_table_stride = block_table_stride;
+    if (cfg.mm_prefix) {
+      b.mm_prefix_offsets = mm_offsets.data();
+      b.mm_prefix_ranges = mm_ranges.data();
+    }
     return b;
   }
   AttentionLayerParams layer() const {
@@ -381,6 +388,21 @@ inline double scale_factor(uint64_t seed) { return 1.2 + 0.05 * double(seed % 7)
 // K/V magnitude of KV head g: distinct per head, so per-head scales differ by up to 2.3x and a
 // backend that applies head 0's scale to every head fails.
 inline float head_gain(int g) { return 0.6f + 0.25f * float(g % 7); }
+
+// PrefixLM ranges of a sequence: one that ends among its queries (the first half of them then
+// sees keys after their own positions; a single query's range reaches back past any window), and
+// one further back where the cache has room (two ranges in one sequence). Sorted, disjoint,
+// within [0, k_len).
+inline std::vector<std::pair<int, int>> mm_prefix_ranges_for(const SeqShape& s) {
+  std::vector<std::pair<int, int>> r;
+  if (s.k_len == 0) return r;
+  const int p0 = s.k_len - s.q_len;  // the first query's position
+  const int start = std::max(0, p0 - 3);
+  const int end = s.q_len > 1 ? std::min(s.k_len, p0 + (s.q_len + 1) / 2 + 1) : s.k_len;
+  if (start >= 14) r.push_back({2, 2 + std::min(9, start - 4)});
+  if (end > start) r.push_back({start, end});
+  return r;
+}
 
 inline HostCase build_case(const CaseConfig& cfg_in) {
   HostCase c;
@@ -543,6 +565,14 @@ inline HostCase build_case(const CaseConfig& cfg_in) {
   }
   c.seqused_k.resize(size_t(S));
   for (int s = 0; s < S; ++s) c.seqused_k[s] = cfg.seqs[s].k_len;
+  c.mm_offsets.assign(1, 0);
+  c.mm_ranges.clear();
+  for (int s = 0; cfg.mm_prefix && s < S; ++s) {
+    for (auto [a, b] : mm_prefix_ranges_for(cfg.seqs[s]))
+      c.mm_ranges.insert(c.mm_ranges.end(), {a, b});
+    c.mm_offsets.push_back(int32_t(c.mm_ranges.size() / 2));
+  }
+  if (c.mm_ranges.empty()) c.mm_ranges.assign(2, 0);  // a valid pointer with no range in use
   return c;
 }
 
@@ -556,6 +586,12 @@ inline HostCase single_sequence(const HostCase& c, int s) {
   r.seqused_k = {c.seqused_k[s]};
   r.block_table.assign(c.block_table.begin() + int64_t(s) * c.block_table_stride,
                        c.block_table.begin() + int64_t(s + 1) * c.block_table_stride);
+  if (c.cfg.mm_prefix) {
+    r.mm_ranges.assign(c.mm_ranges.begin() + 2 * c.mm_offsets[s],
+                       c.mm_ranges.begin() + 2 * c.mm_offsets[s + 1]);
+    r.mm_offsets = {0, c.mm_offsets[s + 1] - c.mm_offsets[s]};
+    if (r.mm_ranges.empty()) r.mm_ranges.assign(2, 0);
+  }
   const int ab = act_bytes(c.cfg.dtype);
   r.q.assign(c.q.begin() + q0 * c.q_stride_token * ab,
              c.q.begin() + (q0 + q_len) * c.q_stride_token * ab);
@@ -597,6 +633,7 @@ inline RunOutput run_case(AttentionBackend& backend, const HostCase& c, MemorySp
   DeviceBuffer vb(ms, c.v_bscales.empty() ? std::vector<uint8_t>(1) : c.v_bscales);
   DeviceBuffer ks(ms, c.k_scale), vs(ms, c.v_scale), al(ms, c.alibi), sk(ms, c.sinks);
   DeviceBuffer cu(ms, c.cu_seqlens_q), su(ms, c.seqused_k), bt(ms, c.block_table);
+  DeviceBuffer mo(ms, c.mm_offsets), mr(ms, c.mm_ranges);
 
   AttentionArgs a;
   a.q = q.get();
@@ -621,6 +658,10 @@ inline RunOutput run_case(AttentionBackend& backend, const HostCase& c, MemorySp
   a.batch.cu_seqlens_q = cu.as<int32_t>();
   a.batch.seqused_k = su.as<int32_t>();
   a.batch.block_table = bt.as<int32_t>();
+  if (c.cfg.mm_prefix) {
+    a.batch.mm_prefix_offsets = mo.as<int32_t>();
+    a.batch.mm_prefix_ranges = mr.as<int32_t>();
+  }
 
   AttentionLayerParams host_layer = c.layer();  // host copies for plan()
   backend.plan(host_batch, host_layer);
@@ -673,13 +714,18 @@ inline RunOutput naive_attention(const HostCase& c) {
     for (int i = 0; i < q_len; ++i) {
       const int t = c.cu_seqlens_q[s] + i;
       const long pos = long(L) - q_len + i;
+      long mm_lo = 1, mm_hi = 0;  // the PrefixLM range holding pos (none: empty)
+      for (int r = f.mm_prefix ? c.mm_offsets[s] : 0; f.mm_prefix && r < c.mm_offsets[s + 1]; ++r)
+        if (pos >= c.mm_ranges[2 * r] && pos < c.mm_ranges[2 * r + 1])
+          mm_lo = c.mm_ranges[2 * r], mm_hi = c.mm_ranges[2 * r + 1] - 1;
       for (int h = 0; h < Hq; ++h) {
         const int g = h / (Hq / Hkv);
         std::vector<double> logit(size_t(L) + 1, ninf);
         for (int j = 0; j < L; ++j) {
-          const bool visible = (!f.causal || j <= pos) &&
-                               (f.window_left < 0 || pos - j <= f.window_left) &&
-                               (f.window_right < 0 || j - pos <= f.window_right);
+          const bool visible =
+              ((!f.causal || j <= pos) && (f.window_left < 0 || pos - j <= f.window_left) &&
+               (f.window_right < 0 || j - pos <= f.window_right)) ||
+              (j >= mm_lo && j <= mm_hi);
           if (!visible) continue;
           double dot = 0;
           for (int d = 0; d < D; ++d)

@@ -215,6 +215,25 @@ TEST(ModelBundled, Gemma4FullLayersUseGlobalDims) {
   }
 }
 
+TEST(ModelBundled, PrefixLmModelsKnowTheirImageTokens) {
+  const ModelSpec m = load_model("paligemma-3b-pt-224");
+  EXPECT_EQ(m.mm_item_tokens, 256);  // text_config.num_image_tokens
+  EXPECT_TRUE(m.notes.empty());
+  EXPECT_EQ(load_model("qwen3-0.6b").mm_item_tokens, 0);
+  const ModelSpec g = parse_model_config(
+      R"({"model_type":"gemma3","mm_tokens_per_image":64,"text_config":{"model_type":)"
+      R"("gemma3_text","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":1}})",
+      "inline.json");
+  EXPECT_EQ(g.mm_item_tokens, 64);
+  const ModelSpec u = parse_model_config(
+      R"({"model_type":"paligemma","text_config":{"hidden_size":64,"num_attention_heads":2,)"
+      R"("num_hidden_layers":1}})",
+      "inline.json");
+  EXPECT_EQ(u.mm_item_tokens, 256);  // assumed, and said so
+  ASSERT_EQ(u.notes.size(), 1u);
+  EXPECT_THAT(u.notes[0], HasSubstr("taken as 256 image tokens"));
+}
+
 TEST(ModelBundled, GptOssOddLayersFull) {
   const ModelSpec m = load_model("gpt-oss-20b");
   EXPECT_THAT(indices(m, full), ElementsAre(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23));

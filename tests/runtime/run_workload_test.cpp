@@ -60,6 +60,32 @@ TEST(RunWorkload, GptOssSinks) {
   for (const auto& g : r.groups) EXPECT_NE(g.description.find("sinks"), std::string::npos);
 }
 
+// PaliGemma's prompts open with a 256-token image whose tokens see each other (PrefixLM). With a
+// budget of 270 the second request's first chunk (240 tokens) would split the image in step 2:
+// it waits for step 3. The first step's verified chunk holds queries inside the image, so a kernel
+// ignoring the range fails verification.
+TEST(RunWorkload, PaliGemmaImageTokensAttendBidirectionally) {
+  RunOptions o = small("paligemma-3b-pt-224");
+  o.prompt_len = 300;
+  o.decode_steps = 2;
+  o.max_tokens_per_step = 270;
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  EXPECT_EQ(r.prefill_tokens, 600);
+  EXPECT_EQ(r.prefill_steps, 4);  // 270 | 30 (the other request waits) | 269 | 31
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].backend, "CPU_FLASH");
+  EXPECT_NE(r.groups[0].description.find("bidirectional image [0, 256)"), std::string::npos)
+      << r.groups[0].description;
+  o.max_tokens_per_step = 200;  // cannot hold one image
+  try {
+    run_workload(o);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("must be >= 256"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RunWorkload, HybridModelZeroesFreshBlocks) {
   RunOptions o = small("nemotron-3-nano-30b-a3b");
   o.requests = 1;

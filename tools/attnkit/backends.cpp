@@ -28,6 +28,7 @@ const std::vector<std::string> kColumns = {"backend",
                                            "softcap",
                                            "sliding window",
                                            "non-causal",
+                                           "PrefixLM",
                                            "attention types",
                                            "metadata forms",
                                            "generations"};
@@ -47,6 +48,7 @@ std::vector<std::string> row(const BackendDecl& b) {
           yes_no(c.logits_soft_cap),
           yes_no(c.sliding_window),
           yes_no(c.non_causal),
+          yes_no(c.mm_prefix),
           join_names(c.attn_types),
           metadata_forms_text(c),
           generations_text(b.generations)};

@@ -75,6 +75,35 @@ void check_layer(std::string_view who, const AttentionLayerParams& L) {
                           L.window_right));
 }
 
+void check_mm_prefix_ranges(std::string_view who, const AttentionBatch& B) {
+  if (!B.mm_prefix_offsets && !B.mm_prefix_ranges) return;
+  if (!B.mm_prefix_offsets || !B.mm_prefix_ranges)
+    fail(who, "mm_prefix_offsets and mm_prefix_ranges must be given together");
+  if (B.num_seqs > 0 && !B.seqused_k) fail(who, "seqused_k must not be null when num_seqs > 0");
+  if (B.mm_prefix_offsets[0] != 0)
+    fail(who, fmt::format("mm_prefix_offsets[0] must be 0 (got {})", B.mm_prefix_offsets[0]));
+  for (int s = 0; s < B.num_seqs; ++s) {
+    const int32_t r0 = B.mm_prefix_offsets[s], r1 = B.mm_prefix_offsets[s + 1];
+    if (r1 < r0)
+      fail(who, fmt::format("mm_prefix_offsets must be non-decreasing (sequence {}: {} then {})", s,
+                            r0, r1));
+    int32_t prev_end = 0;
+    for (int32_t r = r0; r < r1; ++r) {
+      const int32_t start = B.mm_prefix_ranges[2 * r], end = B.mm_prefix_ranges[2 * r + 1];
+      if (start < prev_end || end <= start)
+        fail(who, fmt::format("PrefixLM range [{}, {}) of sequence {} must be non-empty and start "
+                              "at or after the previous range's end ({})",
+                              start, end, s, prev_end));
+      if (end > B.seqused_k[s])
+        fail(who,
+             fmt::format("PrefixLM range [{}, {}) of sequence {} ends past its seqused_k ({}): "
+                         "a chunk must not split a bidirectional range",
+                         start, end, s, B.seqused_k[s]));
+      prev_end = end;
+    }
+  }
+}
+
 void check_attention_args(std::string_view who, const AttentionArgs& a) {
   const AttentionLayerParams& L = a.layer;
   const AttentionBatch& B = a.batch;
@@ -131,6 +160,7 @@ void check_attention_args(std::string_view who, const AttentionArgs& a) {
                               a.kv.num_blocks));
     }
   }
+  check_mm_prefix_ranges(who, B);
 }
 
 void check_write_args(std::string_view who, const KvWriteArgs& w) {

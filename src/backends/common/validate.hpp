@@ -18,6 +18,11 @@ void check_layer(std::string_view backend, const AttentionLayerParams& layer);
 // entries) and the q/out pointers.
 void check_attention_args(std::string_view backend, const AttentionArgs& args);
 
+// PrefixLM ranges of a host batch (docs/semantics.md §4): both arrays or neither, offsets
+// non-decreasing from 0, each range non-empty, sorted, disjoint and within [0, seqused_k).
+// check_attention_args runs it too.
+void check_mm_prefix_ranges(std::string_view backend, const AttentionBatch& host_batch);
+
 // What write_kv() needs: the cache view, k and slot_mapping, v exactly when the cache has a V
 // tensor (an MLA latent cache has none), slots in [-1, num_blocks * block_size).
 void check_write_args(std::string_view backend, const KvWriteArgs& args);

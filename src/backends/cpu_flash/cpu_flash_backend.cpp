@@ -192,6 +192,15 @@ int default_threads() {
 }
 
 // ATTNKIT_CPU_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 forces a variant (testing, comparisons).
+// A batch's PrefixLM offsets and ranges as one array (empty without ranges): run() must see
+// the planned ones, since the work items' key spans follow them.
+std::vector<int32_t> mm_prefix_copy(const AttentionBatch& b) {
+  if (!b.mm_prefix_offsets || b.num_seqs <= 0) return {};
+  std::vector<int32_t> v(b.mm_prefix_offsets, b.mm_prefix_offsets + b.num_seqs + 1);
+  v.insert(v.end(), b.mm_prefix_ranges, b.mm_prefix_ranges + 2 * v.back());
+  return v;
+}
+
 std::optional<cpu_flash::Isa> isa_from_env() {
   const char* e = std::getenv("ATTNKIT_CPU_ISA");
   if (!e || !*e) return std::nullopt;
@@ -239,6 +248,8 @@ class CpuFlashBackend final : public AttentionBackend {
     // The work items carry these lengths: run() must see exactly the planned batch.
     planned_cu_.assign(hb.cu_seqlens_q, hb.cu_seqlens_q + (hb.num_seqs > 0 ? hb.num_seqs + 1 : 0));
     planned_used_.assign(hb.seqused_k, hb.seqused_k + std::max(hb.num_seqs, 0));
+    backend_checks::check_mm_prefix_ranges("CPU_FLASH plan", hb);
+    planned_mm_ = mm_prefix_copy(hb);
     items_.clear();
     merges_.clear();
     partial_rows_ = 0;
@@ -253,12 +264,13 @@ class CpuFlashBackend final : public AttentionBackend {
     std::vector<Base> base;
     for (int s = 0; s < hb.num_seqs; ++s) {
       const int sq = hb.cu_seqlens_q[s + 1] - hb.cu_seqlens_q[s], sk = hb.seqused_k[s];
+      const cpu_flash::MmRanges mm = cpu_flash::mm_ranges(hb, s);
       for (int kh = 0; kh < L.num_kv_heads; ++kh)
         for (int t0 = 0; t0 < sq; t0 += tq) {
           const int t1 = std::min(sq, t0 + tq);
           // Visible keys of the block: lo grows and hi grows with the query position.
-          const auto first = cpu_flash::row_range(L, t0, sq, sk);
-          const auto last = cpu_flash::row_range(L, t1 - 1, sq, sk);
+          const auto first = cpu_flash::row_range(L, mm, t0, sq, sk);
+          const auto last = cpu_flash::row_range(L, mm, t1 - 1, sq, sk);
           base.push_back({WorkItem{s, kh, t0, t1, 0, sk, -1}, first.lo, last.hi});
           max_rows = std::max(max_rows, (t1 - t0) * g);
         }
@@ -318,7 +330,8 @@ class CpuFlashBackend final : public AttentionBackend {
         L.head_size_v != planned_.head_size_v || L.causal != planned_.causal ||
         L.window_left != planned_.window_left || L.window_right != planned_.window_right ||
         !std::equal(planned_cu_.begin(), planned_cu_.end(), a.batch.cu_seqlens_q) ||
-        !std::equal(planned_used_.begin(), planned_used_.end(), a.batch.seqused_k))
+        !std::equal(planned_used_.begin(), planned_used_.end(), a.batch.seqused_k) ||
+        planned_mm_ != mm_prefix_copy(a.batch))
       fail("run() got a batch or layer that differs from the last plan(); call plan() first");
     if (partial_rows_ > 0 && !a.workspace)
       fail(fmt::format("workspace must hold {} bytes (split-KV partials)", workspace_bytes()));
@@ -391,7 +404,7 @@ class CpuFlashBackend final : public AttentionBackend {
   int64_t partial_rows_ = 0;
   AttentionLayerParams planned_;
   int planned_seqs_ = -1;
-  std::vector<int32_t> planned_cu_, planned_used_;
+  std::vector<int32_t> planned_cu_, planned_used_, planned_mm_;
 };
 
 }  // namespace

@@ -78,16 +78,32 @@ struct ScratchLayout {
   }
 };
 
+// One sequence's PrefixLM ranges ({start, end} pairs, validated; n = 0: none).
+struct MmRanges {
+  const int32_t* r = nullptr;
+  int n = 0;
+};
+inline MmRanges mm_ranges(const AttentionBatch& B, int seq) {
+  if (!B.mm_prefix_ranges) return {};
+  const int32_t r0 = B.mm_prefix_offsets[seq];
+  return {B.mm_prefix_ranges + 2 * r0, B.mm_prefix_offsets[seq + 1] - r0};
+}
+
 // Visible keys [lo, hi] of query token t (0-based in its sequence): bottom-right aligned, so
-// its position among the keys is t + Sk - Sq. hi < lo means no visible key.
+// its position among the keys is t + Sk - Sq. A query inside a PrefixLM range also sees the
+// whole range (still one interval). Both bounds grow with t. hi < lo means no visible key.
 struct RowRange {
   int lo, hi, pos;
 };
-inline RowRange row_range(const AttentionLayerParams& L, int t, int Sq, int Sk) {
+inline RowRange row_range(const AttentionLayerParams& L, const MmRanges& mm, int t, int Sq,
+                          int Sk) {
   const int pos = t + Sk - Sq;
   int lo = L.window_left >= 0 ? std::max(0, pos - L.window_left) : 0;
   int hi = L.causal ? pos : (L.window_right >= 0 ? pos + L.window_right : Sk - 1);
   hi = std::min(hi, Sk - 1);
+  for (int i = 0; i < mm.n; ++i)
+    if (pos >= mm.r[2 * i] && pos < mm.r[2 * i + 1])
+      lo = std::min(lo, mm.r[2 * i]), hi = std::max(hi, mm.r[2 * i + 1] - 1);
   return {lo, hi, pos};
 }
 

@@ -460,6 +460,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const int q0 = B.cu_seqlens_q[w.seq];
   const int sq = B.cu_seqlens_q[w.seq + 1] - q0;
   const int sk = B.seqused_k[w.seq];
+  const MmRanges mm = mm_ranges(B, w.seq);
   const int rows_n = item_rows(a, w);
   const int rows_c = round_up(rows_n, Path::kRowAlign);  // rows the GEMMs compute (AMX: 16)
   const ScratchLayout sl(rows_c, d, dv);
@@ -484,7 +485,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     mrow[r] = kNegInf;
     lrow[r] = 0.f;
     if (r % g == 0) {
-      const RowRange rr = row_range(L, t, sq, sk);
+      const RowRange rr = row_range(L, mm, t, sq, sk);
       if (rr.hi >= rr.lo) klo = std::min(klo, rr.lo), khi = std::max(khi, rr.hi);
     }
   }
@@ -633,7 +634,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     }
     for (int r = 0; r < rows_n; ++r) {
       const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
-      const RowRange rr = row_range(L, t, sq, sk);
+      const RowRange rr = row_range(L, mm, t, sq, sk);
       float* srow = s + int64_t(r) * ntp;
       const int lo = std::max(rr.lo, n0), hi = std::min(rr.hi, n0 + nt - 1);
       if (hi < lo) {  // nothing visible in this tile: p = 0

@@ -184,6 +184,11 @@ class CpuReferenceBackend final : public AttentionBackend {
             if (L.causal) hi = std::min(hi, p);
             if (L.window_left >= 0) lo = std::max(lo, p - L.window_left);
             if (L.window_right >= 0) hi = std::min(hi, p + L.window_right);
+            if (B.mm_prefix_ranges)  // a query inside a PrefixLM range also sees all of it
+              for (int r = B.mm_prefix_offsets[s]; r < B.mm_prefix_offsets[s + 1]; ++r) {
+                const int64_t rs = B.mm_prefix_ranges[2 * r], re = B.mm_prefix_ranges[2 * r + 1];
+                if (p >= rs && p < re) lo = std::min(lo, rs), hi = std::max(hi, re - 1);
+              }
             for (int d = 0; d < D; ++d)
               qrow[d] = load_act(a.q, L.dtype, t * a.q_stride_token + h * a.q_stride_head + d);
             x.clear();

@@ -109,6 +109,16 @@ class CudaFlashBackend final : public AttentionBackend {
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
 
+  // The kernels' masks have no PrefixLM ranges (the declaration says mm_prefix = false; an in-loop
+  // widening cost v2 head-64 prefill 10% and v3 5% with no ranges given, bench/NOTES.md s24).
+  void refuse_mm_prefix(std::string_view where, const AttentionBatch& b) const {
+    if (b.mm_prefix_offsets || b.mm_prefix_ranges)
+      throw Unsupported(
+          fmt::format("{} {}: the batch gives PrefixLM (mm_prefix) ranges, which "
+                      "it does not declare",
+                      fam_.name, where));
+  }
+
   std::string_view name() const override { return fam_.name; }
   const Capabilities& capabilities() const override { return fam_.capabilities(); }
 
@@ -121,6 +131,7 @@ class CudaFlashBackend final : public AttentionBackend {
     if (b.num_seqs < 0 || (b.num_seqs > 0 && (!b.cu_seqlens_q || !b.seqused_k)))
       throw InvalidArgument(
           fmt::format("{} plan: host batch needs cu_seqlens_q and seqused_k", fam_.name));
+    refuse_mm_prefix("plan", b);
     if (b.num_seqs > 0 && b.cu_seqlens_q[0] != 0)
       throw InvalidArgument(
           fmt::format("{} plan: cu_seqlens_q[0] must be 0 (got {})", fam_.name, b.cu_seqlens_q[0]));
@@ -284,6 +295,7 @@ class CudaFlashBackend final : public AttentionBackend {
     const int hv = L.head_size_v ? L.head_size_v : L.head_size;
     if (!plan_.valid)
       throw InvalidArgument(fmt::format("{} run: plan() was not called", fam_.name));
+    refuse_mm_prefix("run", a.batch);
     if (a.batch.num_seqs != plan_.num_seqs || a.batch.total_q != plan_.total_q ||
         L.head_size != plan_.head_qk || hv != plan_.head_v || L.num_heads != plan_.num_heads)
       throw InvalidArgument(fmt::format(
