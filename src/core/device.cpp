@@ -205,7 +205,8 @@ std::string describe(const DeviceInfo& d) {
   else
     s += fmt::format(", {}", to_string(d.platform));
   if (d.memory_bytes) s += fmt::format(", {:.1f} GiB", double(d.memory_bytes) / double(kGiB));
-  s += d.detected ? " [detected]" : " [preset]";
+  // The "cpu" preset's figures are this machine's CPU, detected.
+  s += d.detected || d.preset == "cpu" ? " [detected]" : " [preset]";
   return s;
 }
 

@@ -78,6 +78,8 @@ TEST(Device, Describe) {
   EXPECT_THAT(s, HasSubstr("cc 9.0"));
   EXPECT_THAT(s, HasSubstr("sm_90"));
   EXPECT_THAT(s, HasSubstr("[preset]"));
+  EXPECT_THAT(describe(device_from_name("cpu")), HasSubstr("[detected]"));  // this machine's CPU
+  EXPECT_THAT(describe(device_from_name("cpu-amx")), HasSubstr("[preset]"));
   EXPECT_EQ(ComputeCapability({12, 1}).as_int(), 121);
 }
 
