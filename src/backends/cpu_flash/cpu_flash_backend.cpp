@@ -191,7 +191,6 @@ int default_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// ATTNKIT_CPU_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 forces a variant (testing, comparisons).
 // A batch's PrefixLM offsets and ranges as one array (empty without ranges): run() must see
 // the planned ones, since the work items' key spans follow them.
 std::vector<int32_t> mm_prefix_copy(const AttentionBatch& b) {
@@ -201,6 +200,7 @@ std::vector<int32_t> mm_prefix_copy(const AttentionBatch& b) {
   return v;
 }
 
+// ATTNKIT_CPU_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 forces a variant (testing, comparisons).
 std::optional<cpu_flash::Isa> isa_from_env() {
   const char* e = std::getenv("ATTNKIT_CPU_ISA");
   if (!e || !*e) return std::nullopt;
