@@ -508,14 +508,14 @@ RunReport run_workload(const RunOptions& o) {
     mem->copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
     mem->copy_from_host(used_dev.get(), used.data(), used.size() * 4);
     // Every sequence's image range (its chunks cover it whole: see the schedule above).
-    std::vector<int32_t> mm_off(batch.size() + 1), mm_rng;
-    for (size_t b = 0; b < batch.size(); ++b) {
-      mm_off[b] = int32_t(b);
-      mm_rng.insert(mm_rng.end(), {0, image});
-    }
-    mm_off.back() = int32_t(batch.size());
+    std::vector<int32_t> mm_off, mm_rng;
     AttentionBatch hb_mm = hb;  // the host batch of mm_prefix layers
     if (image > 0) {
+      for (size_t b = 0; b < batch.size(); ++b) {
+        mm_off.push_back(int32_t(b));
+        mm_rng.insert(mm_rng.end(), {0, image});
+      }
+      mm_off.push_back(int32_t(batch.size()));
       hb_mm.mm_prefix_offsets = mm_off.data();
       hb_mm.mm_prefix_ranges = mm_rng.data();
       mem->copy_from_host(mm_off_dev.get(), mm_off.data(), mm_off.size() * 4);

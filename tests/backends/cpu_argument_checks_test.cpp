@@ -195,6 +195,30 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
   }
 }
 
+// CPU_FLASH's work items follow the planned PrefixLM ranges: run() refuses other ones (or none
+// where the plan had some, and the reverse) and writes nothing.
+TEST(CpuArgumentChecks, CpuFlashRunNeedsThePlannedPrefixLmRanges) {
+  static int32_t off[2] = {0, 1}, planned[2] = {1, 4}, other[2] = {1, 5};
+  Problem p;
+  auto be = make_cpu_flash_backend();
+  AttentionArgs with = p.args();
+  with.batch.mm_prefix_offsets = off;
+  with.batch.mm_prefix_ranges = planned;
+  be->plan(with.batch, with.layer);
+  be->run(with);  // the planned ranges run
+  for (float x : p.out) ASSERT_FALSE(std::isnan(x));
+  std::fill(p.out.begin(), p.out.end(), kNaN);
+  AttentionArgs moved = with, none = p.args();
+  moved.batch.mm_prefix_ranges = other;
+  for (const AttentionArgs* a : {&moved, &none}) {
+    be->plan(with.batch, with.layer);
+    EXPECT_THROW(be->run(*a), InvalidArgument);
+  }
+  be->plan(none.batch, none.layer);
+  EXPECT_THROW(be->run(with), InvalidArgument);
+  for (float x : p.out) EXPECT_TRUE(std::isnan(x)) << "a rejected call wrote its output";
+}
+
 // plan() checks the layer with the same rules as run().
 TEST(CpuArgumentChecks, PlanRejectsABadLayerOnBothBackends) {
   for (const Backend& b : kBackends) {

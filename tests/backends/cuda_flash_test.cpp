@@ -404,10 +404,6 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
   a.batch.cu_seqlens_q = P.dcu.as<int32_t>();
   a.batch.seqused_k = P.dused.as<int32_t>();
   a.batch.block_table = P.dbt.as<int32_t>();
-  if (!P.mm_off.empty()) {
-    a.batch.mm_prefix_offsets = P.dmm_off.as<int32_t>();
-    a.batch.mm_prefix_ranges = P.dmm_rng.as<int32_t>();
-  }
   a.layer = layer_of(P, true);
   a.workspace = r.ws.p;
 }
@@ -583,7 +579,7 @@ TEST_F(CudaFlash, PrefixLmRangesAreRefused) {
   write_cache(P, *be);
   EXPECT_THROW(be->plan(host_batch(P), layer_of(P, true)), Unsupported);
   DeviceRun r;
-  P.mm_off.clear();  // plan without the ranges, then run with them
+  P.mm_off.clear();  // plan without the ranges (host_batch leaves them out), then run with them
   prepare_run(P, *be, r);
   r.args.batch.mm_prefix_offsets = P.dmm_off.as<int32_t>();
   r.args.batch.mm_prefix_ranges = P.dmm_rng.as<int32_t>();

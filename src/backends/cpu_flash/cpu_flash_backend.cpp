@@ -199,6 +199,14 @@ std::vector<int32_t> mm_prefix_copy(const AttentionBatch& b) {
   v.insert(v.end(), b.mm_prefix_ranges, b.mm_prefix_ranges + 2 * v.back());
   return v;
 }
+// Whether `b` has the ranges mm_prefix_copy kept (compared in place: run() allocates nothing).
+bool same_mm_prefix(const std::vector<int32_t>& kept, const AttentionBatch& b) {
+  if (!b.mm_prefix_offsets || b.num_seqs <= 0) return kept.empty();
+  const size_t n_off = size_t(b.num_seqs) + 1;
+  return kept.size() == n_off + 2 * size_t(b.mm_prefix_offsets[b.num_seqs]) &&
+         std::equal(kept.begin(), kept.begin() + n_off, b.mm_prefix_offsets) &&
+         std::equal(kept.begin() + n_off, kept.end(), b.mm_prefix_ranges);
+}
 
 // ATTNKIT_CPU_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 forces a variant (testing, comparisons).
 std::optional<cpu_flash::Isa> isa_from_env() {
@@ -331,7 +339,7 @@ class CpuFlashBackend final : public AttentionBackend {
         L.window_left != planned_.window_left || L.window_right != planned_.window_right ||
         !std::equal(planned_cu_.begin(), planned_cu_.end(), a.batch.cu_seqlens_q) ||
         !std::equal(planned_used_.begin(), planned_used_.end(), a.batch.seqused_k) ||
-        planned_mm_ != mm_prefix_copy(a.batch))
+        !same_mm_prefix(planned_mm_, a.batch))
       fail("run() got a batch or layer that differs from the last plan(); call plan() first");
     if (partial_rows_ > 0 && !a.workspace)
       fail(fmt::format("workspace must hold {} bytes (split-KV partials)", workspace_bytes()));
