@@ -404,6 +404,10 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
   a.batch.cu_seqlens_q = P.dcu.as<int32_t>();
   a.batch.seqused_k = P.dused.as<int32_t>();
   a.batch.block_table = P.dbt.as<int32_t>();
+  if (!P.mm_off.empty()) {
+    a.batch.mm_prefix_offsets = P.dmm_off.as<int32_t>();
+    a.batch.mm_prefix_ranges = P.dmm_rng.as<int32_t>();
+  }
   a.layer = layer_of(P, true);
   a.workspace = r.ws.p;
 }
@@ -567,23 +571,118 @@ TEST_F(CudaFlash, WindowSoftcapAlibiSinks) {
   run_case(c, 4);
 }
 
-// CUDA_FLASH does not declare mm_prefix: a batch with PrefixLM ranges is refused at plan() and
-// at run(), never run with the ranges ignored.
-TEST_F(CudaFlash, PrefixLmRangesAreRefused) {
-  EXPECT_FALSE(cuda_flash_capabilities().mm_prefix);
-  Case c{.name = "mm prefix", .hq = 8, .hkv = 2, .seqs = {{40, 200}}, .mm = {{{165, 180}}}};
+// PrefixLM ranges (docs/semantics.md §4) that widen some row run v2's prefill form with its kMm
+// kernel, under both generations: image ranges at the start of a chunked prefill, ranges ending
+// among the queries and further back, a window that a range reaches below, non-causal rows, forced
+// splits, fp8 caches, and a decode row of the same batch that no range widens.
+TEST_F(CudaFlash, PrefixLmRangesWidenRows) {
+  const std::vector<Case> cases = {
+      {.name = "mm paligemma-like image [0, 256) d256 MQA",
+       .head = 256,
+       .hq = 8,
+       .hkv = 1,
+       .seqs = {{300, 300}, {120, 420}},
+       .mm = {{{0, 256}}, {{0, 256}, {330, 380}}}},
+      {.name = "mm d128 GQA 4, ranges among the queries, decode row, window 24",
+       .hq = 8,
+       .hkv = 2,
+       .seqs = {{40, 200}, {1, 97}, {64, 64}},
+       .wl = 24,
+       .mm = {{{30, 50}, {165, 180}}, {{10, 20}}, {{0, 10}, {30, 50}}}},
+      {.name = "mm fp16 d128 forced splits x3 softcap sinks",
+       .dtype = DType::kFloat16,
+       .kv = KvCacheDType::kFloat16,
+       .hq = 4,
+       .hkv = 4,
+       .seqs = {{100, 700}, {17, 54}},
+       .softcap = 30.f,
+       .sinks = true,
+       .force_splits = 3,
+       .mm = {{{590, 650}, {660, 700}}, {{37, 54}}}},
+      {.name = "mm fp8 e4m3 d256 window 40 alibi",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerHead,
+       .head = 256,
+       .hq = 4,
+       .hkv = 2,
+       .block = 32,
+       .seqs = {{97, 97}, {5, 1013}},
+       .wl = 40,
+       .alibi = true,
+       .mm = {{{3, 80}}, {{900, 1010}}}},
+      {.name = "mm non-causal window 5/3 fp16 d128",
+       .dtype = DType::kFloat16,
+       .kv = KvCacheDType::kFloat16,
+       .hq = 6,
+       .hkv = 3,
+       .seqs = {{50, 50}, {20, 90}},
+       .causal = false,
+       .wl = 5,
+       .wr = 3,
+       .mm = {{{10, 30}}, {{72, 88}}}},
+  };
+  uint32_t seed = 21;
+  for (const Case& c : cases)
+    for (int form : run_case(c, seed++)) EXPECT_EQ(form, 0) << c.name << ": v2's prefill form";
+}
+
+// Ranges that widen no row (each query at or past its range's last key, under a causal mask
+// without window) leave the plan as it was: a decode batch keeps the decode form.
+TEST_F(CudaFlash, PrefixLmRangesThatWidenNoRowKeepThePlan) {
+  Case c{.name = "mm decode, ranges behind the queries",
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{1, 300}, {1, 256}, {1, 97}},
+         .mm = {{{0, 256}}, {{0, 256}}, {}}};
+  for (int form : run_case(c, 31)) EXPECT_EQ(form, cuda_flash::kV2DecodeForm) << c.name;
+  Case d = c;
+  d.name = "mm decode with a window the range reaches below";
+  d.wl = 8;  // the second query (key 255) lies in [0, 256): its keys widen down to 0
+  for (int form : run_case(d, 32)) EXPECT_EQ(form, 0) << d.name;
+}
+
+// Heads without a kMm kernel refuse ranges at plan() (the declaration's combination rule says
+// so too: CudaFlashDeclaration.PrefixLmAtTheBuiltHeads); CUDA_MLA refuses any; run() refuses
+// ranges its plan did not have, and the reverse.
+TEST_F(CudaFlash, PrefixLmRangesRefusedWhereNotBuilt) {
+  Case c{
+      .name = "mm d64", .head = 64, .hq = 8, .hkv = 2, .seqs = {{40, 200}}, .mm = {{{165, 180}}}};
   std::mt19937 rng(21);
   Problem P;
   build(P, c, rng);
   auto be = make_cuda_flash_backend();
   write_cache(P, *be);
   EXPECT_THROW(be->plan(host_batch(P), layer_of(P, true)), Unsupported);
-  DeviceRun r;
-  P.mm_off.clear();  // plan without the ranges (host_batch leaves them out), then run with them
-  prepare_run(P, *be, r);
-  r.args.batch.mm_prefix_offsets = P.dmm_off.as<int32_t>();
-  r.args.batch.mm_prefix_ranges = P.dmm_rng.as<int32_t>();
-  EXPECT_THROW(be->run(r.args, nullptr), Unsupported);
+
+  Case m{.name = "mla mm",
+         .head = 576,
+         .head_v = 512,
+         .hq = 16,
+         .hkv = 1,
+         .seqs = {{1, 200}},
+         .mla = true,
+         .mm = {{{0, 100}}}};
+  Problem PM;
+  build(PM, m, rng);
+  auto mla = make_cuda_mla_backend();
+  EXPECT_THROW(mla->plan(host_batch(PM), layer_of(PM, true)), Unsupported);
+
+  Case h = c;
+  h.head = 128;
+  Problem PH;
+  build(PH, h, rng);
+  auto be128 = make_cuda_flash_backend();
+  write_cache(PH, *be128);
+  DeviceRun with, without;
+  prepare_run(PH, *be128, with);  // planned with the ranges
+  with.args.batch.mm_prefix_offsets = nullptr;
+  with.args.batch.mm_prefix_ranges = nullptr;
+  EXPECT_THROW(be128->run(with.args, nullptr), InvalidArgument);
+  PH.mm_off.clear();  // plan without the ranges, then run with them
+  prepare_run(PH, *be128, without);
+  without.args.batch.mm_prefix_offsets = PH.dmm_off.as<int32_t>();
+  without.args.batch.mm_prefix_ranges = PH.dmm_rng.as<int32_t>();
+  EXPECT_THROW(be128->run(without.args, nullptr), InvalidArgument);
 }
 
 TEST_F(CudaFlash, NonCausalTwoSidedWindow) {
@@ -1941,6 +2040,33 @@ TEST(CudaFlashDeclaration, DerivedFromManifest) {
 
 // CUDA_MLA states its manifest: head 576 / 512 over MLA layers only, both dtypes, 16-bit and fp8
 // latent caches; a 16-bit cache of the other dtype has no kernel.
+// mm_prefix layers are declared at the heads whose prefill form has a kMm kernel, under v2 and v3,
+// and refused elsewhere with the combination rule's reason; CUDA_MLA declares none.
+TEST(CudaFlashDeclaration, PrefixLmAtTheBuiltHeads) {
+  const DeviceInfo h100 = device_from_name("h100");
+  LayerSpec spec;
+  spec.num_heads = 8;
+  spec.num_kv_heads = 1;
+  spec.mm_prefix = true;
+  for (const KernelGeneration& g : cuda_flash_generations()) {
+    if (!g.built) continue;
+    for (int head : {64, 128, 256}) {
+      spec.head_size = spec.head_size_v = head;
+      const auto reasons = invalid_reasons(g.caps, spec, h100);
+      if (cuda_flash::mm_prefix_built(head, head)) {
+        EXPECT_TRUE(reasons.empty()) << g.name << " head " << head;
+      } else {
+        ASSERT_EQ(reasons.size(), 1u) << g.name << " head " << head;
+        EXPECT_EQ(reasons[0], "mm_prefix with head_size 64/64 not built (heads 128, 256)");
+      }
+    }
+  }
+  spec.head_size = spec.head_size_v = 128;
+  spec.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  EXPECT_TRUE(invalid_reasons(cuda_flash_capabilities(), spec, h100).empty());
+  EXPECT_FALSE(cuda_mla_capabilities().mm_prefix);
+}
+
 TEST(CudaFlashDeclaration, MlaDerivedFromManifest) {
   const Capabilities& caps = cuda_mla_capabilities();
   EXPECT_EQ(caps.head_sizes.sizes, std::vector<int>{576});

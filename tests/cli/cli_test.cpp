@@ -142,7 +142,10 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));
   r = run_cli("bench --device cpu --suite prefill --prefill-kv FP8_E4M3");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-kv apply to --device cuda only"));
+  EXPECT_THAT(r.err, HasSubstr("--prefill-kv and --prefill-image apply to --device cuda only"));
+  r = run_cli("bench --device cpu --suite prefill --prefill-image 256");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--prefill-image apply to --device cuda only"));
   r = run_cli("bench --device cpu --suite MLA --prefill-kv BFLOAT16 --variant AUTO");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));

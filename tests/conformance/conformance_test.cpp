@@ -61,6 +61,13 @@ class Conformance : public ::testing::TestWithParam<BackendEntry> {
                              [&](const Cell& a, const Cell& b) { return score(a) < score(b); });
   }
 
+  // Whether the cell's layer also runs with PrefixLM ranges (the equivalence tests then give them).
+  bool takes_mm_prefix(const Cell& c) const {
+    LayerSpec spec = c.spec();
+    spec.mm_prefix = true;
+    return caps().mm_prefix && invalid_reasons(caps(), spec, entry().device()).empty();
+  }
+
   RunOutput oracle(const HostCase& hc) {
     if (entry().check_against_naive) return naive_attention(hc);
     HostMemory host;
@@ -191,6 +198,7 @@ TEST_P(Conformance, BatchedEqualsOneRequestAtATime) {
                  ? std::vector<SeqShape>{{1, 523}, {1, 0}, {2, 37}, {1, 1}}
                  : std::vector<SeqShape>{{1, 523}, {5, 97}, {0, 17}, {3, 1}, {1, 0}, {17, 54}};
   if (caps().sinks) cfg.sinks = true;
+  cfg.mm_prefix = takes_mm_prefix(base);
   cfg.with_lse = true;  // the slices below copy it
   const HostCase hc = build_case(cfg);
   const RunOutput batched = run_case(*backend, hc, *memory);
@@ -221,6 +229,7 @@ TEST_P(Conformance, PagedEqualsContiguous) {
                    ? std::vector<SeqShape>{{1, 97}, {1, 54}, {2, 1}}
                    : std::vector<SeqShape>{{5, 97}, {1, 54}, {3, 1}};
   paged.block_size = representative_block_sizes(caps().kernel_block_sizes).front();
+  paged.mm_prefix = takes_mm_prefix(base);
   int longest = 0;
   for (auto& s : paged.seqs) longest = std::max(longest, s.k_len);
   int contiguous = 0;

@@ -49,15 +49,20 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
       ->transform(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
       ->capture_default_str();
+  cmd->add_option("--prefill-image", opts->prefill_image,
+                  "cuda: the prefill rows' sequences open with an image of N tokens that attend to "
+                  "each other both ways (PrefixLM ranges [0, N); 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
          opts->decode_head != 128 || opts->mla_form != "auto" || opts->variant != "auto" ||
-         opts->prefill_kv != "bfloat16"))
+         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
-          "--variant and --prefill-kv apply to --device cuda only (the CPU suite has its own "
-          "grid)");
+          "--variant, --prefill-kv and --prefill-image apply to --device cuda only (the CPU "
+          "suite has its own grid)");
     if (opts->device != "cuda" && opts->suite == "mla")
       throw InvalidArgument(
           "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");

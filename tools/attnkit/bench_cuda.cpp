@@ -31,6 +31,7 @@
 
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
 #include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_flash/manifest.hpp"
 #include "backends/cuda_flash/tiles.hpp"
 #include "backends/cuda_mla/cuda_mla_backend.hpp"
 #include "backends/cuda_mla/mla_tiles.hpp"
@@ -159,6 +160,8 @@ struct Shape {
   KvCacheDType kv;
   std::vector<int> lens = {};  // a ragged decode batch: each sequence's keys (seq_k: the longest)
   std::string lens_text = {};  // ... as the grid gave it ("1x65536+63x1024"), the rows' batch_lens
+  int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
+  int image_of(int seq) const { return std::min(image, len(seq)); }
   bool mla() const { return kind == "mla_decode"; }
   int head_v() const { return mla() ? 512 : head; }
   int len(int seq) const { return lens.empty() ? seq_k : lens[seq]; }
@@ -175,7 +178,7 @@ struct Shape {
 };
 
 struct Arena {  // reused device buffers, grown on demand
-  Buf q, out, lse, k, v, ws, cu, used, bt, scale;
+  Buf q, out, lse, k, v, ws, cu, used, bt, scale, mm_off, mm_rng;
   void need(Buf& b, size_t bytes) {
     if (b.n < bytes) {
       b.~Buf();
@@ -205,7 +208,9 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
                       cudaMemcpyDeviceToHost),
            "out row");
         const int pos = s.len(seq) - s.seq_q + qi;
-        const int nk = s.causal ? pos + 1 : s.len(seq);
+        // causal: keys up to the row's own, or the whole image for a row inside it
+        const int nk =
+            s.causal ? std::max(pos + 1, pos < s.image_of(seq) ? s.image_of(seq) : 0) : s.len(seq);
         const int pages = (nk + s.page - 1) / s.page;
         const int64_t head_bytes = int64_t(s.page) * D * elem;
         std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(kb.size());
@@ -324,6 +329,20 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   hb.seqused_k = used.data();
   hb.block_table = bt.data();
   hb.block_table_stride = pages_per_seq;
+  std::vector<int32_t> mm_off, mm_rng;  // the image ranges (--prefill-image)
+  if (s.image > 0) {
+    for (int i = 0; i < s.batch; ++i) {
+      mm_off.push_back(int32_t(mm_rng.size() / 2));
+      mm_rng.insert(mm_rng.end(), {0, s.image_of(i)});
+    }
+    mm_off.push_back(int32_t(mm_rng.size() / 2));
+    A.need(A.mm_off, mm_off.size() * 4);
+    A.need(A.mm_rng, mm_rng.size() * 4);
+    put(A.mm_off, mm_off);
+    put(A.mm_rng, mm_rng);
+    hb.mm_prefix_offsets = mm_off.data();
+    hb.mm_prefix_ranges = mm_rng.data();
+  }
   AttentionLayerParams L;
   L.num_heads = s.hq;
   L.num_kv_heads = s.hkv;
@@ -372,6 +391,10 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   a.batch.cu_seqlens_q = A.cu.as<int32_t>();
   a.batch.seqused_k = A.used.as<int32_t>();
   a.batch.block_table = A.bt.as<int32_t>();
+  if (s.image > 0) {
+    a.batch.mm_prefix_offsets = A.mm_off.as<int32_t>();
+    a.batch.mm_prefix_ranges = A.mm_rng.as<int32_t>();
+  }
   a.layer = L;
   a.workspace = A.ws.p;
 
@@ -403,7 +426,14 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"check_rel_err", err},
               {"ok", err < 2e-2}};
   if (s.kind == "prefill") {
-    const double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
+    double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
+    if (s.image > 0) {
+      row["image"] = s.image;
+      // Under a causal mask the image's rows also see the image keys after their own.
+      if (s.causal)
+        for (int i = 0; i < s.batch; ++i)
+          flops += 4.0 * s.hq * D * double(s.image_of(i)) * (s.image_of(i) - 1) / 2;
+    }
     row["TFLOPs"] = flops / ms / 1e9;
   } else {
     // Decode also under the clean-L2 protocol, launched and replayed from a CUDA graph (what
@@ -603,8 +633,20 @@ int run_cuda_bench(const BenchOptions& o) {
     for (int d : {64, 128, 256})
       for (int s : seqs)
         for (bool causal : {false, true}) {
+          if (o.prefill_image > 0 && !cuda_flash::mm_prefix_built(d, d)) continue;  // refused
           const int h = 2048 / d;
-          go({"prefill", 16384 / s, h, h, d, s, s, 128, causal, kv}, 20);
+          go({.kind = "prefill",
+              .batch = 16384 / s,
+              .hq = h,
+              .hkv = h,
+              .head = d,
+              .seq_q = s,
+              .seq_k = s,
+              .page = 128,
+              .causal = causal,
+              .kv = kv,
+              .image = o.prefill_image},
+             20);
         }
   }
   // A decode batch's shape: uniform batches by their count and length, ragged ones by every

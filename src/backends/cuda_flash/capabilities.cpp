@@ -1,6 +1,7 @@
 #include "backends/cuda_flash/capabilities.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -69,13 +70,22 @@ Capabilities v2_caps() {
   c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
   c.preferred_block_size = 16;
   c.sinks = c.alibi = c.logits_soft_cap = c.sliding_window = c.non_causal = true;
+  // PrefixLM: the prefill form's kMm instantiation, at the heads manifest.hpp builds it for.
+  c.mm_prefix = true;
   c.per_head_quant_scales = true;
   // The kernels read keys through a block table and seqused_k only; encoder layers (contiguous
   // K/V by cu_seqlens_k) have no kernel yet, so they are not declared.
   c.attn_types = {AttentionType::kDecoder, AttentionType::kCross};
   c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable);
   c.combination = [](const LayerSpec& spec, const DeviceInfo&) {
-    return cuda_flash::manifest_reasons(spec, cuda_flash::find_flash_instance);
+    std::vector<std::string> reasons =
+        cuda_flash::manifest_reasons(spec, cuda_flash::find_flash_instance);
+    const int hv = spec.head_size_v ? spec.head_size_v : spec.head_size;
+    if (spec.mm_prefix && !cuda_flash::mm_prefix_built(spec.head_size, hv))
+      reasons.push_back(fmt::format("mm_prefix with head_size {}/{} not built (heads {})",
+                                    spec.head_size, hv,
+                                    fmt::join(cuda_flash::kMmPrefixHeads, ", ")));
+    return reasons;
   };
   return c;
 }

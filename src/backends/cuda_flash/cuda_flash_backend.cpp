@@ -1,6 +1,7 @@
 #include "backends/cuda_flash/cuda_flash_backend.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 #if defined(ATTNKIT_CUDA_FLASH_KERNELS)
 #include <cuda_runtime.h>
 
+#include "backends/common/validate.hpp"
 #include "backends/cuda_flash/family.hpp"
 #include "backends/cuda_flash/manifest.hpp"
 #include "backends/cuda_flash/tiles.hpp"
@@ -46,6 +48,28 @@ using namespace cuda_flash;
 void check_cuda(cudaError_t e, const char* what, std::string_view backend = "CUDA_FLASH") {
   if (e != cudaSuccess)
     throw Error(fmt::format("{}: {} failed: {}", backend, what, cudaGetErrorString(e)));
+}
+
+// Whether some query row of the (host) batch lies in a PrefixLM range that reaches past its
+// mask's band (docs/semantics.md §4): a row at key position t sees [t - left, min(t + right,
+// kv_len - 1)], widened to [s, e - 1] when t is in [s, e). Over a range's rows [x, y] the band's
+// lower end is largest at y and its upper end smallest at x.
+bool mm_prefix_widens(const AttentionBatch& b, const AttentionLayerParams& L) {
+  if (!b.mm_prefix_offsets) return false;
+  const int64_t left = L.window_left >= 0 ? L.window_left : kUnboundedWindow;
+  int64_t right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
+  if (L.causal) right = std::min<int64_t>(right, 0);
+  for (int i = 0; i < b.num_seqs; ++i) {
+    const int64_t kv_len = b.seqused_k[i];
+    const int64_t first = kv_len - (b.cu_seqlens_q[i + 1] - b.cu_seqlens_q[i]);  // first row's t
+    for (int r = b.mm_prefix_offsets[i]; r < b.mm_prefix_offsets[i + 1]; ++r) {
+      const int64_t s = b.mm_prefix_ranges[2 * r], e = b.mm_prefix_ranges[2 * r + 1];
+      const int64_t x = std::max(s, first), y = std::min(e, kv_len) - 1;
+      if (x > y) continue;  // none of the sequence's rows lies in the range
+      if (s < y - left || e - 1 > std::min(x + right, kv_len - 1)) return true;
+    }
+  }
+  return false;
 }
 
 int storage_kind(KvCacheDType d) {
@@ -109,14 +133,22 @@ class CudaFlashBackend final : public AttentionBackend {
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
 
-  // The kernels' masks have no PrefixLM ranges (the declaration says mm_prefix = false; an in-loop
-  // widening cost v2 head-64 prefill 10% and v3 5% with no ranges given, bench/NOTES.md s24).
-  void refuse_mm_prefix(std::string_view where, const AttentionBatch& b) const {
-    if (b.mm_prefix_offsets || b.mm_prefix_ranges)
+  // PrefixLM ranges (docs/semantics.md §4): a family that does not declare them (CUDA_MLA)
+  // refuses any; CUDA_FLASH takes them at the heads whose prefill form has a kMm kernel
+  // (manifest.hpp kMmPrefixHeads) and plans them in plan().
+  void check_mm_prefix(const AttentionBatch& b, const AttentionLayerParams& layer) const {
+    if (!b.mm_prefix_offsets && !b.mm_prefix_ranges) return;
+    const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
+    if (!capabilities().mm_prefix || fam_.geometry)
       throw Unsupported(
-          fmt::format("{} {}: the batch gives PrefixLM (mm_prefix) ranges, which "
+          fmt::format("{} plan: the batch gives PrefixLM (mm_prefix) ranges, which "
                       "it does not declare",
-                      fam_.name, where));
+                      fam_.name));
+    if (!mm_prefix_built(layer.head_size, hv))
+      throw Unsupported(fmt::format(
+          "{} plan: PrefixLM (mm_prefix) ranges at head_size {}/{} are not built (heads {})",
+          fam_.name, layer.head_size, hv, fmt::join(kMmPrefixHeads, ", ")));
+    backend_checks::check_mm_prefix_ranges(fmt::format("{} plan", fam_.name), b);
   }
 
   std::string_view name() const override { return fam_.name; }
@@ -131,7 +163,6 @@ class CudaFlashBackend final : public AttentionBackend {
     if (b.num_seqs < 0 || (b.num_seqs > 0 && (!b.cu_seqlens_q || !b.seqused_k)))
       throw InvalidArgument(
           fmt::format("{} plan: host batch needs cu_seqlens_q and seqused_k", fam_.name));
-    refuse_mm_prefix("plan", b);
     if (b.num_seqs > 0 && b.cu_seqlens_q[0] != 0)
       throw InvalidArgument(
           fmt::format("{} plan: cu_seqlens_q[0] must be 0 (got {})", fam_.name, b.cu_seqlens_q[0]));
@@ -144,6 +175,10 @@ class CudaFlashBackend final : public AttentionBackend {
         throw InvalidArgument(
             fmt::format("{} plan: seqused_k[{}] = {} must be >= 0", fam_.name, s, b.seqused_k[s]));
     }
+    check_mm_prefix(b, layer);
+    // Ranges that widen no row (decode under a causal mask: the query is the last key) leave the
+    // plan as it is; the others run the prefill form's kMm kernel.
+    const bool mm_widens = mm_prefix_widens(b, layer);
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     const int group = layer.num_heads / layer.num_kv_heads;
     int max_rows = 0, max_k = 0;
@@ -157,13 +192,14 @@ class CudaFlashBackend final : public AttentionBackend {
     // The KV dtype is not known here: 16-bit tiles stand in for fp8 ones in this estimate (heads
     // up to 128; at 129..256 only fp8 caches have the decode form, planned below as Fp8Decode).
     // A family with its own forms says which one runs the layer.
-    const bool split_keys =
-        !fam_.geometry && has_decode_form(layer.head_size, hv, false) && max_rows <= kBlockMDecode;
+    const bool split_keys = !fam_.geometry && !mm_widens &&
+                            has_decode_form(layer.head_size, hv, false) &&
+                            max_rows <= kBlockMDecode;
     // v3 (SM90): prefill runs the Hopper form. The cache's dtype arrives with run(), so the plan
     // keeps this form's launch shape beside the v2 one; it runs one CTA per SM over either cache
     // kind, so one split count serves both.
     const bool hopper =
-        hopper_ && !split_keys &&
+        hopper_ && !split_keys && !mm_widens &&
         (options_.hopper_any_length ? hopper_prefill_head(layer.head_size, hv)
                                     : hopper_prefill_takes(layer.head_size, hv, max_k));
     const FlashGeometry geo =
@@ -238,7 +274,7 @@ class CudaFlashBackend final : public AttentionBackend {
     // launch (one 16-row block per sequence, its own tiles and shared memory) is planned beside
     // the 16-bit one, with its uniform and ragged counts.
     Fp8Decode fp8;
-    if (!fam_.geometry && !split_keys && max_rows <= kBlockMDecode &&
+    if (!fam_.geometry && !split_keys && !mm_widens && max_rows <= kBlockMDecode &&
         has_decode_form(layer.head_size, hv, true)) {
       fp8.on = true;
       fp8.tile_keys = tile_keys(layer.head_size, hv, true, true);
@@ -263,6 +299,8 @@ class CudaFlashBackend final : public AttentionBackend {
                                     int64_t(b.num_seqs) * uniform_most));
     const int most = std::max({uniform_most, ragged.max_splits, fp8.ragged.max_splits});
     plan_.num_seqs = b.num_seqs;
+    plan_.mm = b.mm_prefix_offsets != nullptr;
+    plan_.mm_widens = mm_widens;
     plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     plan_.grid_m = v2.grid_m;
     plan_.split_keys = split_keys;
@@ -295,7 +333,13 @@ class CudaFlashBackend final : public AttentionBackend {
     const int hv = L.head_size_v ? L.head_size_v : L.head_size;
     if (!plan_.valid)
       throw InvalidArgument(fmt::format("{} run: plan() was not called", fam_.name));
-    refuse_mm_prefix("run", a.batch);
+    if ((a.batch.mm_prefix_offsets != nullptr) != plan_.mm ||
+        (a.batch.mm_prefix_ranges != nullptr) != plan_.mm)
+      throw InvalidArgument(fmt::format(
+          "{} run: the batch gives {} PrefixLM ranges, the plan had {} (mm_prefix_offsets and "
+          "mm_prefix_ranges, both or neither, as in plan())",
+          fam_.name, a.batch.mm_prefix_offsets || a.batch.mm_prefix_ranges ? "its" : "no",
+          plan_.mm ? "some" : "none"));
     if (a.batch.num_seqs != plan_.num_seqs || a.batch.total_q != plan_.total_q ||
         L.head_size != plan_.head_qk || hv != plan_.head_v || L.num_heads != plan_.num_heads)
       throw InvalidArgument(fmt::format(
@@ -420,6 +464,10 @@ class CudaFlashBackend final : public AttentionBackend {
     int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
+    if (plan_.mm_widens) {
+      p.mm_offsets = a.batch.mm_prefix_offsets;
+      p.mm_ranges = a.batch.mm_prefix_ranges;
+    }
     const bool fp8_decode = plan_.fp8.on && kind == KvKind::kFp8;
     const bool hopper = plan_.hopper && !fp8_decode;
     const bool split_form = (plan_.split_keys || fp8_decode) && fam_.has_split_keys(inst);
@@ -523,6 +571,8 @@ class CudaFlashBackend final : public AttentionBackend {
   };
   struct Plan {
     bool valid = false;
+    bool mm = false;         // the batch gives PrefixLM ranges
+    bool mm_widens = false;  // ... and they widen some row: the prefill form's kMm kernel runs
     int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
     int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
     bool split_keys = false;

@@ -40,6 +40,17 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
     throw Unsupported("CUDA_FLASH: kernel instance " + std::to_string(instance) +
                       " is not in the manifest (size " + std::to_string(kFlashManifest.size()) +
                       ")");
+  if (p.mm_offsets &&
+      (p.form == kHopperPrefillForm || split_keys || !flash_table()[instance].has_mm))
+    throw Unsupported(
+        "CUDA_FLASH: PrefixLM ranges run only v2's prefill form at the heads of "
+        "kMmPrefixHeads (instance " +
+        std::to_string(instance) + " has " + (flash_table()[instance].has_mm ? "it" : "none") +
+        "; the plan chose the " +
+        (split_keys                     ? "decode"
+         : p.form == kHopperPrefillForm ? "Hopper"
+                                        : "prefill") +
+        " form)");
   if (p.form == kHopperPrefillForm)
     return launch_flash_hopper(kFlashManifest[size_t(instance)], p, grid_m,
                                static_cast<cudaStream_t>(stream));

@@ -199,6 +199,20 @@ struct MaskPolicy {
   }
 };
 
+// PrefixLM (docs/semantics.md §4): the keys [lo, hi] a row at qpos sees, its mask's band widened
+// to all of sequence seq's range that holds qpos. Not inlined: only masked tiles of the prefill
+// form's kMm instantiation call it, and it stays out of the key loop's register allocation.
+static __device__ __noinline__ int2 mm_row_band(const int32_t* offsets, const int32_t* ranges,
+                                                int seq, MaskPolicy mask, int qpos) {
+  const int lo = qpos - mask.left, hi = min(qpos + mask.right, mask.kv_len - 1);
+  for (int i = offsets[seq], n = offsets[seq + 1]; i < n; ++i) {
+    const int s = ranges[2 * i], e = ranges[2 * i + 1];
+    if (qpos < s) break;  // ranges are sorted
+    if (qpos < e) return make_int2(min(lo, s), max(hi, e - 1));
+  }
+  return make_int2(lo, hi);
+}
+
 // Score transform in natural-log units: scale, soft cap, ALiBi (-slope * |qpos - key|).
 struct LogitsPolicy {
   float scale, scale_log2, softcap;
@@ -410,7 +424,8 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
 
 // False when the CTA has no rows (a short sequence in a batch planned for a longer one, or a
 // ragged plan's item past the last sequence's).
-template <int kBM, int kBN, bool kRagged = false, int kNT = kThreads>
+// kMm: PrefixLM ranges (p.mm_offsets) widen the keys of the rows they hold.
+template <int kBM, int kBN, bool kRagged = false, int kNT = kThreads, bool kMm = false>
 __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.kvh = blockIdx.y;
   if constexpr (kRagged) {
@@ -434,8 +449,16 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.shift = w.kv_len - q_len;  // query token t sits at key position t + shift
   w.t_first = p.gdiv.div(w.row0);
   w.t_last = p.gdiv.div(min(w.row0 + kBM, w.rows) - 1);
-  const int lo_key = max(0, w.t_first + w.shift - p.window_left);
-  const int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
+  int lo_key = max(0, w.t_first + w.shift - p.window_left);
+  int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
+  if constexpr (kMm) {
+    // A range that holds one of the CTA's rows adds all of its keys.
+    const int p_first = w.t_first + w.shift, p_last = w.t_last + w.shift;
+    for (int i = p.mm_offsets[w.seq], n = p.mm_offsets[w.seq + 1]; i < n; ++i) {
+      const int s = p.mm_ranges[2 * i], e = p.mm_ranges[2 * i + 1];
+      if (s <= p_last && e > p_first) lo_key = min(lo_key, s), hi_key = max(hi_key, e);
+    }
+  }
   const int nb_lo = lo_key / kBN;
   const int nb_hi = hi_key > lo_key ? (hi_key + kBN - 1) / kBN : nb_lo;
   const int per_split = (nb_hi - nb_lo + w.nsplit - 1) / w.nsplit;
@@ -752,10 +775,14 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
 // format compiled both conversions, the unused one predicated off but still issued.
 // kRagged: the decode form under a ragged plan (a split count per sequence, ragged_item), its
 // own instantiation so that the uniform kernels' code stays as it was.
+// kMm: the prefill form with PrefixLM ranges (p.mm_offsets), likewise its own instantiation: code
+// for the ranges in the shared one made ptxas spill in its 255-register loops and cost batches
+// without ranges 5-12% (bench/NOTES.md, session 24).
 template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys, int kFp8Format = 0,
-          bool kRagged = false>
+          bool kRagged = false, bool kMm = false>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
   static_assert(!kRagged || kWarpsSplitKeys, "ragged plans run the decode form only");
+  static_assert(!kMm || !kWarpsSplitKeys, "PrefixLM ranges run the prefill form only");
   constexpr int kBN = tile_keys(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
   // FA2's K/V schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and
@@ -820,7 +847,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // kernel still waits for it, and launches when it completes).
   if constexpr (kWarpsSplitKeys) pdl_launch_dependents();
   CtaWork w;
-  if (!cta_work<kBM, kBN, kRagged>(p, w)) return;
+  if (!cta_work<kBM, kBN, kRagged, kThreads, kMm>(p, w)) return;
   const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;
   const int kv_len = w.kv_len, shift = w.shift, t_first = w.t_first, t_last = w.t_last;
   const int my_lo = w.my_lo, my_hi = w.my_hi, G = p.group;
@@ -1208,14 +1235,33 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         int qpos[kR];
 #pragma unroll
         for (int r = 0; r < kR; ++r) qpos[r] = qpos_of(r);
+        if constexpr (kMm) {
+          // Ranges only widen rows, so the tiles every row sees whole (need_mask false) stay
+          // unmasked; here each row's band is its own.
+          int2 band[kR];
 #pragma unroll
-        for (int mt = 0; mt < kMT; ++mt)
+          for (int r = 0; r < kR; ++r)
+            band[r] = mm_row_band(p.mm_offsets, p.mm_ranges, w.seq, mask, qpos[r]);
 #pragma unroll
-          for (int j = 0; j < kWarpKeys / 8; ++j)
+          for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
-                s[mt][j][e] = -INFINITY;
+            for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int key = n0 + j * 8 + 2 * tig + (e & 1);
+                const int2 b = band[2 * mt + e / 2];
+                if (key < b.x || key > b.y) s[mt][j][e] = -INFINITY;
+              }
+        } else {
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+            for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                if (!mask.visible(n0 + j * 8 + 2 * tig + (e & 1), qpos[2 * mt + e / 2]))
+                  s[mt][j][e] = -INFINITY;
+        }
       }
       if constexpr (kSepKV) {
         // Both warps take the max over the whole tile (their m stay equal, so the pair's

@@ -18,6 +18,7 @@ struct FlashKernelEntry {
   void (*launch)(const FlashParams&, int grid_m, bool split_keys, cudaStream_t) = nullptr;
   void (*prepare)() = nullptr;
   bool has_split_keys = false;
+  bool has_mm = false;  // the prefill form is also built for PrefixLM ranges (kMm)
 };
 
 template <DType D>
@@ -37,19 +38,21 @@ struct FlashInstanceKernel {
   static constexpr bool kFp8 = kInst.kv == KvKind::kFp8;
   static constexpr bool kSplitForm = has_decode_form(kInst.head_qk, kInst.head_v, kFp8);
   static constexpr bool kWide = is_wide(kInst.head_qk, kInst.head_v);  // flash_wide_kernel
+  static constexpr bool kMmBuilt = !kWide && mm_prefix_built(kInst.head_qk, kInst.head_v);
   using T = typename CudaElem<kInst.dtype>::type;
   // The kernel of a form; the fp8 decode form is built once per fp8 format (see kFp8Format).
-  // kRagged: the decode form's instantiation for ragged plans (split counts per sequence).
-  template <bool kSplit, int kFmt, bool kRagged = false>
+  // kRagged: the decode form's instantiation for ragged plans (split counts per sequence); kMm:
+  // the prefill form's for PrefixLM ranges.
+  template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false>
   static auto kernel() {
     if constexpr (kWide)
       return flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8>;
     else
-      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt, kRagged>;
+      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt, kRagged, kMm>;
   }
   template <bool kSplit>
   static constexpr bool kPerFormat = !kWide && (kFp8 && kSplit);
-  template <bool kSplit, bool kRagged = false>
+  template <bool kSplit, bool kRagged = false, bool kMm = false>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
@@ -59,10 +62,15 @@ struct FlashInstanceKernel {
       else
         kernel<kSplit, 1, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
     } else {
-      kernel<kSplit, 0, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
+      kernel<kSplit, 0, kRagged, kMm>()<<<grid, kThreads, kSmem, stream>>>(p);
     }
   }
+  // PrefixLM ranges (p.mm_offsets) take the prefill form's kMm kernel; launch_flash checks that
+  // the entry has one and that the plan did not pick the decode form.
   static void launch(const FlashParams& p, int grid_m, bool split_keys, cudaStream_t stream) {
+    if constexpr (kMmBuilt) {
+      if (p.mm_offsets) return launch_form<false, false, true>(p, grid_m, stream);
+    }
     if constexpr (kSplitForm) {
       if (split_keys)
         return p.split_chunk ? launch_form<true, true>(p, grid_m, stream)
@@ -70,9 +78,9 @@ struct FlashInstanceKernel {
     }
     launch_form<false>(p, grid_m, stream);
   }
-  template <bool kSplit, int kFmt, bool kRagged = false>
+  template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false>
   static void prepare_kernel() {
-    auto* k = kernel<kSplit, kFmt, kRagged>();
+    auto* k = kernel<kSplit, kFmt, kRagged, kMm>();
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
     // All of L1 as shared memory, so several CTAs fit per SM.
@@ -89,6 +97,7 @@ struct FlashInstanceKernel {
   }
   static void prepare() {
     prepare_form<false>();
+    if constexpr (kMmBuilt) prepare_kernel<false, 0, false, true>();
     if constexpr (kSplitForm) {
       prepare_form<true>();
       prepare_form<true, true>();
@@ -100,7 +109,7 @@ template <int N, size_t I>
 void fill_flash_entry(FlashKernelEntry* table) {
   if constexpr (I % kFlashParts == N)
     table[I] = {&FlashInstanceKernel<I>::launch, &FlashInstanceKernel<I>::prepare,
-                FlashInstanceKernel<I>::kSplitForm};
+                FlashInstanceKernel<I>::kSplitForm, FlashInstanceKernel<I>::kMmBuilt};
 }
 template <int N, size_t... Is>
 void fill_flash_part(FlashKernelEntry* table, std::index_sequence<Is...>) {

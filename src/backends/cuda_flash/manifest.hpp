@@ -41,6 +41,16 @@ inline constexpr std::array<FlashInstance, kFlashManifestSize> kFlashManifest = 
   return out;
 }();
 
+// Heads whose v2 prefill form is also built for PrefixLM ranges (flash_fwd_kernel's kMm): those
+// of the PrefixLM models (PaliGemma and Gemma 3 at 256; their 27B/28B sizes at 128), for both
+// dtypes and both KV kinds. Layers with mm_prefix at other heads are refused (capabilities.cpp).
+inline constexpr std::array<int, 2> kMmPrefixHeads = {128, 256};
+constexpr bool mm_prefix_built(int head_qk, int head_v) {
+  for (int h : kMmPrefixHeads)
+    if (head_qk == h && head_v == h) return true;
+  return false;
+}
+
 // Index of the instance that runs (head_qk, head_v, dtype, kv), or -1 when none is built.
 constexpr int find_flash_instance(int head_qk, int head_v, DType dtype, KvKind kv) {
   for (size_t i = 0; i < kFlashManifest.size(); ++i) {
