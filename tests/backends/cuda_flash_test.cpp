@@ -571,10 +571,17 @@ TEST_F(CudaFlash, WindowSoftcapAlibiSinks) {
   run_case(c, 4);
 }
 
-// PrefixLM ranges (docs/semantics.md §4) that widen some row run v2's prefill form with its kMm
-// kernel, under both generations: image ranges at the start of a chunked prefill, ranges ending
-// among the queries and further back, a window that a range reaches below, non-causal rows, forced
-// splits, fp8 caches, and a decode row of the same batch that no range widens.
+// The forms run_case's generations (v2, then v3 on SM90) ran: their prefill forms.
+void expect_prefill_forms(const std::vector<int>& forms, const std::string& name) {
+  ASSERT_FALSE(forms.empty());
+  EXPECT_EQ(forms[0], 0) << name << ": v2's prefill form";
+  if (forms.size() > 1) EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm) << name << ": v3's";
+}
+
+// PrefixLM ranges (docs/semantics.md §4) that widen some row run the prefill forms' kMm kernels
+// (v2's prefill form; v3's Hopper form on SM90): image ranges at the start of a chunked prefill,
+// ranges ending among the queries and further back, a window that a range reaches below, non-causal
+// rows, forced splits, fp8 caches, and a decode row of the same batch that no range widens.
 TEST_F(CudaFlash, PrefixLmRangesWidenRows) {
   const std::vector<Case> cases = {
       {.name = "mm paligemma-like image [0, 256) d256 MQA",
@@ -622,8 +629,7 @@ TEST_F(CudaFlash, PrefixLmRangesWidenRows) {
        .mm = {{{10, 30}}, {{72, 88}}}},
   };
   uint32_t seed = 21;
-  for (const Case& c : cases)
-    for (int form : run_case(c, seed++)) EXPECT_EQ(form, 0) << c.name << ": v2's prefill form";
+  for (const Case& c : cases) expect_prefill_forms(run_case(c, seed++), c.name);
 }
 
 // Ranges that widen no row (each query at or past its range's last key, under a causal mask
@@ -638,7 +644,7 @@ TEST_F(CudaFlash, PrefixLmRangesThatWidenNoRowKeepThePlan) {
   Case d = c;
   d.name = "mm decode with a window the range reaches below";
   d.wl = 8;  // the second query (key 255) lies in [0, 256): its keys widen down to 0
-  for (int form : run_case(d, 32)) EXPECT_EQ(form, 0) << d.name;
+  expect_prefill_forms(run_case(d, 32), d.name);
 }
 
 // Heads without a kMm kernel refuse ranges at plan() (the declaration's combination rule says

@@ -70,7 +70,7 @@ Capabilities v2_caps() {
   c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
   c.preferred_block_size = 16;
   c.sinks = c.alibi = c.logits_soft_cap = c.sliding_window = c.non_causal = true;
-  // PrefixLM: the prefill form's kMm instantiation, at the heads manifest.hpp builds it for.
+  // PrefixLM: the prefill forms' kMm instantiations, at the heads manifest.hpp builds them for.
   c.mm_prefix = true;
   c.per_head_quant_scales = true;
   // The kernels read keys through a block table and seqused_k only; encoder layers (contiguous

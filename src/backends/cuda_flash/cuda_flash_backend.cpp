@@ -134,7 +134,7 @@ class CudaFlashBackend final : public AttentionBackend {
   }
 
   // PrefixLM ranges (docs/semantics.md §4): a family that does not declare them (CUDA_MLA)
-  // refuses any; CUDA_FLASH takes them at the heads whose prefill form has a kMm kernel
+  // refuses any; CUDA_FLASH takes them at the heads whose prefill forms have kMm kernels
   // (manifest.hpp kMmPrefixHeads) and plans them in plan().
   void check_mm_prefix(const AttentionBatch& b, const AttentionLayerParams& layer) const {
     if (!b.mm_prefix_offsets && !b.mm_prefix_ranges) return;
@@ -177,7 +177,7 @@ class CudaFlashBackend final : public AttentionBackend {
     }
     check_mm_prefix(b, layer);
     // Ranges that widen no row (decode under a causal mask: the query is the last key) leave the
-    // plan as it is; the others run the prefill form's kMm kernel.
+    // plan as it is; the others run a prefill form's kMm kernel (v2's, or v3's Hopper form).
     const bool mm_widens = mm_prefix_widens(b, layer);
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     const int group = layer.num_heads / layer.num_kv_heads;
@@ -199,7 +199,7 @@ class CudaFlashBackend final : public AttentionBackend {
     // keeps this form's launch shape beside the v2 one; it runs one CTA per SM over either cache
     // kind, so one split count serves both.
     const bool hopper =
-        hopper_ && !split_keys && !mm_widens &&
+        hopper_ && !split_keys &&
         (options_.hopper_any_length ? hopper_prefill_head(layer.head_size, hv)
                                     : hopper_prefill_takes(layer.head_size, hv, max_k));
     const FlashGeometry geo =
@@ -572,7 +572,7 @@ class CudaFlashBackend final : public AttentionBackend {
   struct Plan {
     bool valid = false;
     bool mm = false;         // the batch gives PrefixLM ranges
-    bool mm_widens = false;  // ... and they widen some row: the prefill form's kMm kernel runs
+    bool mm_widens = false;  // ... and they widen some row: a prefill form's kMm kernel runs
     int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
     int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
     bool split_keys = false;

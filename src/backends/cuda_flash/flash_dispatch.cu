@@ -40,17 +40,14 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
     throw Unsupported("CUDA_FLASH: kernel instance " + std::to_string(instance) +
                       " is not in the manifest (size " + std::to_string(kFlashManifest.size()) +
                       ")");
-  if (p.mm_offsets &&
-      (p.form == kHopperPrefillForm || split_keys || !flash_table()[instance].has_mm))
+  // Every kMmPrefixHeads instance has a kMm kernel in v2's prefill form and, at heads the Hopper
+  // form runs, in that form too.
+  if (p.mm_offsets && (split_keys || !flash_table()[instance].has_mm))
     throw Unsupported(
-        "CUDA_FLASH: PrefixLM ranges run only v2's prefill form at the heads of "
+        "CUDA_FLASH: PrefixLM ranges run only the prefill forms at the heads of "
         "kMmPrefixHeads (instance " +
-        std::to_string(instance) + " has " + (flash_table()[instance].has_mm ? "it" : "none") +
-        "; the plan chose the " +
-        (split_keys                     ? "decode"
-         : p.form == kHopperPrefillForm ? "Hopper"
-                                        : "prefill") +
-        " form)");
+        std::to_string(instance) + " has " + (flash_table()[instance].has_mm ? "them" : "none") +
+        "; the plan chose the " + (split_keys ? "decode" : "prefill") + " form)");
   if (p.form == kHopperPrefillForm)
     return launch_flash_hopper(kFlashManifest[size_t(instance)], p, grid_m,
                                static_cast<cudaStream_t>(stream));

@@ -9,9 +9,9 @@
 namespace attnkit::cuda_flash {
 namespace {
 
-template <int kD, typename T, bool kFp8>
+template <int kD, typename T, bool kFp8, bool kMm = false>
 struct HopperKernel {
-  static constexpr auto kKernel = flash_hopper_kernel<kD, T, kFp8>;
+  static constexpr auto kKernel = flash_hopper_kernel<kD, T, kFp8, kMm>;
   static constexpr int kSmem = hopper_prefill_smem_bytes(kD, kFp8);
   static void launch(const FlashParams& p, int grid_m, cudaStream_t stream) {
     const dim3 grid(grid_m, p.num_kv_heads, p.num_seqs * p.num_splits);
@@ -23,19 +23,36 @@ struct HopperKernel {
   }
 };
 
-// The heads the form is built for, one list for the launch and the shared-memory limits.
+// The heads the form is built for, one list for the launch and the shared-memory limits; those
+// of manifest.hpp's kMmPrefixHeads also for PrefixLM ranges (p.mm_offsets).
+template <int kD, typename T, bool kFp8>
+bool launch_head(const FlashParams& p, int grid_m, cudaStream_t stream) {
+  if constexpr (mm_prefix_built(kD, kD)) {
+    if (p.mm_offsets) return HopperKernel<kD, T, kFp8, true>::launch(p, grid_m, stream), true;
+  }
+  if (p.mm_offsets) return false;
+  HopperKernel<kD, T, kFp8>::launch(p, grid_m, stream);
+  return true;
+}
+template <int kD, typename T>
+void prepare_head() {
+  HopperKernel<kD, T, false>::prepare();
+  HopperKernel<kD, T, true>::prepare();
+  if constexpr (mm_prefix_built(kD, kD)) {
+    HopperKernel<kD, T, false, true>::prepare();
+    HopperKernel<kD, T, true, true>::prepare();
+  }
+}
 template <int... kD>
 struct HopperHeads {
   static_assert((hopper_prefill_head(kD, kD) && ...), "tiles.hpp's rule covers every head");
   template <typename T, bool kFp8>
   static bool launch(int head, const FlashParams& p, int grid_m, cudaStream_t stream) {
-    return ((head == kD ? (HopperKernel<kD, T, kFp8>::launch(p, grid_m, stream), true) : false) ||
-            ...);
+    return ((head == kD && launch_head<kD, T, kFp8>(p, grid_m, stream)) || ...);
   }
   template <typename T>
   static void prepare() {
-    (HopperKernel<kD, T, false>::prepare(), ...);
-    (HopperKernel<kD, T, true>::prepare(), ...);
+    (prepare_head<kD, T>(), ...);
   }
 };
 using Heads = HopperHeads<64, 128, 256>;
@@ -54,8 +71,10 @@ void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int gr
                    : Heads::launch<__half, false>(inst.head_qk, p, grid_m, stream)));
   if (!launched)
     throw Unsupported(
-        "CUDA_FLASH v3: the Hopper prefill form runs heads 64, 128 and 256 (got head " +
-        std::to_string(inst.head_qk) + "/" + std::to_string(inst.head_v) + ")");
+        "CUDA_FLASH v3: the Hopper prefill form runs heads 64, 128 and 256, with PrefixLM ranges "
+        "128 and 256 (got head " +
+        std::to_string(inst.head_qk) + "/" + std::to_string(inst.head_v) +
+        (p.mm_offsets ? ", with ranges)" : ")"));
 }
 
 void prepare_flash_hopper() {

@@ -71,7 +71,8 @@ __device__ __forceinline__ float q_rows_to_half(unsigned char* sQ, int r0, int l
 }
 #endif
 
-template <int kD, typename T, bool kFp8>
+// kMm: PrefixLM ranges (p.mm_offsets), an instantiation of its own as in flash_fwd_kernel.
+template <int kD, typename T, bool kFp8, bool kMm = false>
 __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     flash_hopper_kernel(const FlashParams p) {
 #if defined(ATTNKIT_GMMA_BODY)
@@ -101,7 +102,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   const int tid = threadIdx.x, wtid = tid % 128, lane = tid % 32;
   const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   CtaWork w;
-  if (!cta_work<kBM, kBN>(p, w)) return;
+  if (!cta_work<kBM, kBN, false, kHopperPrefillThreads, kMm>(p, w)) return;
   const int n = w.my_hi - w.my_lo;  // key tiles of this CTA
   if (tid == 0) {
     mbar_init(&q_full, 128);
@@ -292,11 +293,23 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     }
     if (n0 + kBN > w.kv_len || n0 + kBN - 1 > p_min + p.window_right ||
         n0 < p_max - p.window_left) {
+      if constexpr (kMm) {  // each row's band widened to its range (flash_fwd_kernel)
+        const int2 band[2] = {mm_row_band(p.mm_offsets, p.mm_ranges, w.seq, mask, qpos[0]),
+                              mm_row_band(p.mm_offsets, p.mm_ranges, w.seq, mask, qpos[1])};
 #pragma unroll
-      for (int j = 0; j < kBN / 8; ++j)
+        for (int j = 0; j < kBN / 8; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
+          for (int e = 0; e < 4; ++e) {
+            const int key = n0 + 8 * j + 2 * tig + (e & 1);
+            if (key < band[e / 2].x || key > band[e / 2].y) s[0][j][e] = -INFINITY;
+          }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (!mask.visible(n0 + 8 * j + 2 * tig + (e & 1), qpos[e / 2])) s[0][j][e] = -INFINITY;
+      }
     }
     softmax_step(s, m, l, sc, NoTileMaxHook{}, [&](const float(&f)[2], bool any) {
       corr[0] = f[0];

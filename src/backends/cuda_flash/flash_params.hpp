@@ -78,7 +78,7 @@ struct FlashParams {
   int grid_items = 0;        // the grid's z extent (sequence x split items)
   int* ws_nsplit = nullptr;  // [total_q_capacity]: each token's split count, for the combine
   // PrefixLM ranges (AttentionBatch::mm_prefix_*), given only when the plan found that they widen
-  // some row; the prefill form's kMm instantiation then runs. nullptr: plain masks.
+  // some row; a prefill form's kMm instantiation then runs. nullptr: plain masks.
   const int32_t* mm_offsets = nullptr;
   const int32_t* mm_ranges = nullptr;
 };

@@ -41,9 +41,10 @@ inline constexpr std::array<FlashInstance, kFlashManifestSize> kFlashManifest = 
   return out;
 }();
 
-// Heads whose v2 prefill form is also built for PrefixLM ranges (flash_fwd_kernel's kMm): those
-// of the PrefixLM models (PaliGemma and Gemma 3 at 256; their 27B/28B sizes at 128), for both
-// dtypes and both KV kinds. Layers with mm_prefix at other heads are refused (capabilities.cpp).
+// Heads whose prefill forms (v2's, and v3's Hopper form where it runs) are also built for PrefixLM
+// ranges (the kernels' kMm instantiations): those of the PrefixLM models (PaliGemma and Gemma 3
+// at 256; their 27B/28B sizes at 128), for both dtypes and both KV kinds. Layers with mm_prefix
+// at other heads are refused (capabilities.cpp).
 inline constexpr std::array<int, 2> kMmPrefixHeads = {128, 256};
 constexpr bool mm_prefix_built(int head_qk, int head_v) {
   for (int h : kMmPrefixHeads)

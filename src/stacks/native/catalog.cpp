@@ -72,7 +72,7 @@ Catalog make_native_catalog() {
        },
        "paged flash attention on NVIDIA GPUs (v2 portable; v3 Hopper: wgmma prefill at heads 64, "
        "128, 256 over 16-bit and fp8 caches, v2 elsewhere; v4 Blackwell declared, not built; "
-       "PrefixLM at heads 128 and 256, on v2's prefill form)",
+       "PrefixLM at heads 128 and 256)",
        cuda_flash_generations()});
   c.backends.push_back({cuda_mla_capabilities(), nullptr,
                         "MLA decode over the latent cache (576 = 512 latent + 64 rope, V read "
