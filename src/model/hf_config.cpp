@@ -302,10 +302,11 @@ std::vector<LayerKind> implied_sliding(const ConfigFields& f, std::string_view t
 // ---- decoder / encoder-only -------------------------------------------------------------------
 
 // Placeholder tokens of one image in a PrefixLM model: Gemma 3's mm_tokens_per_image,
-// PaliGemma's num_image_tokens (text or vision config).
+// PaliGemma's num_image_tokens (text or vision config); Gemma 4's vision_soft_tokens_per_image.
 std::optional<int> image_tokens(const json& root, const ConfigFields& top,
                                 const ConfigFields& text) {
   if (auto n = top.get_positive("mm_tokens_per_image")) return n;
+  if (auto n = top.get_positive("vision_soft_tokens_per_image")) return n;
   if (auto n = text.get_positive("num_image_tokens")) return n;
   if (auto n = top.get_positive("num_image_tokens")) return n;
   if (auto it = root.find("vision_config"); it != root.end() && it->is_object())
@@ -454,14 +455,29 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
                      text_type == "bloom" || f.get_string("position_embedding_type") == "alibi";
   const bool mm_prefix =
       is_mm_prefix_type(spec.model_type) || top.get_bool("is_mm_prefix_lm") == true;
-  if (mm_prefix && !encoder_only) {
+  // Gemma 4 (26B-A4B, 31B): use_bidirectional_attention "vision" makes each image's soft tokens
+  // attend to each other on the sliding layers only (transformers' create_causal_mask_mapping puts
+  // the image mask on the sliding layers' mask); the full layers stay causal.
+  const bool sliding_mm_prefix = [&] {
+    const json* bidi = f.find("use_bidirectional_attention");
+    if (encoder_only || !bidi || !bidi->is_string()) return false;
+    if (bidi->get<std::string>() == "vision") return true;
+    std::string note = fmt::format(
+        "{}: field '{}' is '{}', a value attnkit does not know (\"vision\": images attend both "
+        "ways on the sliding layers; a boolean: encoder-only); the layers were read as causal",
+        top.source(), f.name("use_bidirectional_attention"), bidi->get<std::string>());
+    log(LogLevel::kWarning, note);
+    spec.notes.push_back(std::move(note));
+    return false;
+  }();
+  if ((mm_prefix || sliding_mm_prefix) && !encoder_only) {
     if (auto n = image_tokens(root, top, f)) {
       spec.mm_item_tokens = *n;
     } else {  // both families use 256
       spec.mm_item_tokens = 256;
       std::string note = fmt::format(
-          "{}: a PrefixLM model without mm_tokens_per_image or num_image_tokens; taken as 256 "
-          "image tokens",
+          "{}: a PrefixLM model without mm_tokens_per_image, num_image_tokens or "
+          "vision_soft_tokens_per_image; taken as 256 image tokens",
           top.source());
       log(LogLevel::kWarning, note);
       spec.notes.push_back(std::move(note));
@@ -542,7 +558,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     l.logits_soft_cap = soft_cap;
     l.sinks = sinks;
     l.alibi = alibi;
-    l.mm_prefix = mm_prefix && !encoder_only;
+    l.mm_prefix =
+        (mm_prefix || (sliding_mm_prefix && kind == LayerKind::kSliding)) && !encoder_only;
     if (shared > 0 && i >= first_shared) {
       for (int j = first_shared - 1; j >= 0; --j) {
         if (kinds[j] == kind) {

@@ -100,12 +100,13 @@ const std::vector<Golden>& goldens() {
        26,
        32768,
        {"22x decoder h4/1 d256/256 win512", "4x decoder h4/1 d256/256"}},
+      // use_bidirectional_attention "vision": images attend both ways on the sliding layers only.
       {"gemma-4-26b-a4b",
        "gemma4",
        DType::kBFloat16,
        30,
        262144,
-       {"25x decoder h16/8 d256/256 win1024", "5x decoder h16/2 d512/512"}},
+       {"25x decoder h16/8 d256/256 win1024 mm_prefix", "5x decoder h16/2 d512/512"}},
       {"gpt-oss-20b",
        "gpt_oss",
        DType::kBFloat16,
@@ -232,6 +233,43 @@ TEST(ModelBundled, PrefixLmModelsKnowTheirImageTokens) {
   EXPECT_EQ(u.mm_item_tokens, 256);  // assumed, and said so
   ASSERT_EQ(u.notes.size(), 1u);
   EXPECT_THAT(u.notes[0], HasSubstr("taken as 256 image tokens"));
+}
+
+// Gemma 4 with use_bidirectional_attention "vision": an image's soft tokens see each other on the
+// sliding layers only (transformers' create_causal_mask_mapping); full layers stay causal. Any
+// other value (or a boolean, which makes the model encoder-only) sets no PrefixLM layer.
+TEST(ModelBundled, Gemma4VisionBidirectionalOnSlidingLayers) {
+  const ModelSpec m = load_model("gemma-4-26b-a4b");
+  EXPECT_EQ(m.mm_item_tokens, 280);  // vision_soft_tokens_per_image
+  int sliding = 0;
+  for (const auto& l : m.attention_layers) {
+    EXPECT_EQ(l.mm_prefix, l.sliding_window.has_value()) << "layer " << l.layer_index;
+    sliding += l.sliding_window.has_value();
+  }
+  EXPECT_EQ(sliding, 25);
+  auto with = [](const char* bidi) {
+    return parse_model_config(
+        std::string(R"({"model_type":"gemma4","text_config":{"model_type":"gemma4_text",)"
+                    R"("hidden_size":64,"num_attention_heads":2,"num_key_value_heads":1,)"
+                    R"("head_dim":32,"num_hidden_layers":2,"sliding_window":16,)"
+                    R"("layer_types":["sliding_attention","full_attention"],)"
+                    R"("use_bidirectional_attention":)") +
+            bidi + "}}",
+        "inline.json");
+  };
+  const ModelSpec v = with(R"("vision")");
+  ASSERT_EQ(v.attention_layers.size(), 2u);
+  EXPECT_TRUE(v.attention_layers[0].mm_prefix);
+  EXPECT_FALSE(v.attention_layers[1].mm_prefix);
+  EXPECT_EQ(v.mm_item_tokens, 256);  // no count in the config: assumed, and said so
+  for (const char* other : {"null", R"("all")"}) {
+    const ModelSpec o = with(other);
+    for (const auto& l : o.attention_layers) EXPECT_FALSE(l.mm_prefix) << other;
+    EXPECT_EQ(o.mm_item_tokens, 0) << other;
+  }
+  const ModelSpec unknown = with(R"("all")");  // a string it does not know: causal, said so
+  ASSERT_EQ(unknown.notes.size(), 1u);
+  EXPECT_THAT(unknown.notes[0], HasSubstr("'all', a value attnkit does not know"));
 }
 
 TEST(ModelBundled, GptOssOddLayersFull) {
