@@ -1489,6 +1489,42 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   compare(P, ref, r.out, r.lse, "graph replay 2 (replanned)");
 }
 
+// A PrefixLM batch captured in a graph (v2's prefill form, and v3's Hopper form on SM90), with
+// forced splits; then the next step's ranges and lengths, replanned on the host and written in
+// place on the device, replayed through the same graph.
+TEST_F(CudaFlash, GraphCapturePrefixLmReplanReplay) {
+  std::vector<int> gens = {2};
+  if (device_cc() == 90) gens.push_back(3);
+  for (int gen : gens) {
+    Case c{.name = "graph mm gen " + std::to_string(gen),
+           .head = 256,
+           .hq = 8,
+           .hkv = 1,
+           .seqs = {{300, 300}, {40, 500}},
+           .force_splits = 3,
+           .generation = gen,
+           .mm = {{{0, 256}}, {{470, 490}}}};
+    PreparedCase pc(c, 17);
+    Problem& P = pc.P;
+    CapturedRun g(*pc.be, pc.r.args);
+    EXPECT_EQ(cuda_flash_planned_form(*pc.be), gen == 3 ? cuda_flash::kHopperPrefillForm : 0);
+    g.replay();
+    compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 1");
+    // The same offsets, other ranges and fewer keys (the graph's shapes are the plan's bounds).
+    P.used = {280, 490};
+    P.c.seqs = {{300, 280}, {40, 490}};
+    P.mm_rng = {0, 200, 455, 470};
+    c.mm = {{{0, 200}}, {{455, 470}}};
+    P.c.mm = c.mm;
+    pc.be->plan(host_batch(P), layer_of(P, true));
+    ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+    ck(cudaMemcpy(P.dmm_rng.p, P.mm_rng.data(), P.mm_rng.size() * 4, cudaMemcpyHostToDevice));
+    pc.r.poison_out();
+    g.replay();
+    compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 2 (replanned)");
+  }
+}
+
 // A decode-form batch with splits captured in a graph: on SM90 the flash kernel lets the combine
 // kernel launch early (programmatic dependent launch) and both replay from the graph; each
 // replay writes a poisoned output again.

@@ -452,11 +452,13 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   int lo_key = max(0, w.t_first + w.shift - p.window_left);
   int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
   if constexpr (kMm) {
-    // A range that holds one of the CTA's rows adds all of its keys.
+    // A range that holds one of the CTA's rows adds all of its keys (clamped to the cache's:
+    // plan() checked the host copy, and no device copy may make the CTA read past them).
     const int p_first = w.t_first + w.shift, p_last = w.t_last + w.shift;
     for (int i = p.mm_offsets[w.seq], n = p.mm_offsets[w.seq + 1]; i < n; ++i) {
       const int s = p.mm_ranges[2 * i], e = p.mm_ranges[2 * i + 1];
-      if (s <= p_last && e > p_first) lo_key = min(lo_key, s), hi_key = max(hi_key, e);
+      if (s <= p_last && e > p_first)
+        lo_key = max(0, min(lo_key, s)), hi_key = min(w.kv_len, max(hi_key, e));
     }
   }
   const int nb_lo = lo_key / kBN;
