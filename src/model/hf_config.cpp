@@ -34,7 +34,10 @@ namespace {
 //   192 != 256, so hidden / heads would be wrong in general). num_key_value_heads is not
 //   defaulted (GemmaConfig's 16 only fits 16-head models); absent, it means MHA as elsewhere.
 // - gemma2 (Gemma2Config): head_dim 256, sliding_window 4096, attn_logit_softcapping 50.0.
-// - gemma3_text (Gemma3TextConfig): head_dim 256, sliding_window 4096, sliding_window_pattern 6.
+// - gemma3_text (Gemma3TextConfig): head_dim 256, sliding_window 4096, sliding_window_pattern 6,
+//   8 heads over 4 KV heads, 26 layers, 131072 positions. Gemma 3 4B's published config states
+//   none of the head counts (its text_config: hidden and intermediate sizes, 34 layers, rope
+//   scaling, sliding_window 1024), so they come from here.
 const json* architecture_defaults(std::string_view model_type) {
   static const json kGemma = {{"head_dim", 256},
                               {"hidden_size", 3072},
@@ -43,8 +46,13 @@ const json* architecture_defaults(std::string_view model_type) {
                               {"max_position_embeddings", 8192}};
   static const json kGemma2 = {
       {"head_dim", 256}, {"sliding_window", 4096}, {"attn_logit_softcapping", 50.0}};
-  static const json kGemma3 = {
-      {"head_dim", 256}, {"sliding_window", 4096}, {"sliding_window_pattern", 6}};
+  static const json kGemma3 = {{"head_dim", 256},
+                               {"sliding_window", 4096},
+                               {"sliding_window_pattern", 6},
+                               {"num_attention_heads", 8},
+                               {"num_key_value_heads", 4},
+                               {"num_hidden_layers", 26},
+                               {"max_position_embeddings", 131072}};
   if (model_type == "gemma") return &kGemma;
   if (model_type == "gemma2") return &kGemma2;
   if (model_type == "gemma3_text") return &kGemma3;

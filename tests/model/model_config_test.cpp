@@ -223,7 +223,8 @@ TEST(ModelBundled, PrefixLmModelsKnowTheirImageTokens) {
   EXPECT_EQ(load_model("qwen3-0.6b").mm_item_tokens, 0);
   const ModelSpec g = parse_model_config(
       R"({"model_type":"gemma3","mm_tokens_per_image":64,"text_config":{"model_type":)"
-      R"("gemma3_text","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":1}})",
+      R"("gemma3_text","hidden_size":64,"num_attention_heads":2,"num_key_value_heads":1,)"
+      R"("num_hidden_layers":1}})",
       "inline.json");
   EXPECT_EQ(g.mm_item_tokens, 64);
   const ModelSpec u = parse_model_config(
@@ -233,6 +234,36 @@ TEST(ModelBundled, PrefixLmModelsKnowTheirImageTokens) {
   EXPECT_EQ(u.mm_item_tokens, 256);  // assumed, and said so
   ASSERT_EQ(u.notes.size(), 1u);
   EXPECT_THAT(u.notes[0], HasSubstr("taken as 256 image tokens"));
+}
+
+// Gemma 3 4B's published config.json leaves the head counts to Gemma3TextConfig (8 query heads
+// over 4 KV heads, head_dim 256); every layer of it is a PrefixLM layer, five sliding (window
+// 1024) to one full.
+TEST(ModelBundled, Gemma3MultimodalTakesTextConfigDefaults) {
+  const ModelSpec m = parse_model_config(
+      R"({"architectures":["Gemma3ForConditionalGeneration"],"mm_tokens_per_image":256,)"
+      R"("model_type":"gemma3","text_config":{"hidden_size":2560,"intermediate_size":10240,)"
+      R"("model_type":"gemma3_text","num_hidden_layers":34,"rope_scaling":{"factor":8.0,)"
+      R"("rope_type":"linear"},"sliding_window":1024},"torch_dtype":"bfloat16",)"
+      R"("vision_config":{"hidden_size":1152,"image_size":896,"model_type":"siglip_vision_model",)"
+      R"("num_attention_heads":16,"num_hidden_layers":27,"patch_size":14}})",
+      "gemma-3-4b-it.json");
+  EXPECT_EQ(m.mm_item_tokens, 256);
+  ASSERT_EQ(m.attention_layers.size(), 34u);
+  int full = 0;
+  for (const auto& l : m.attention_layers) {
+    EXPECT_EQ(l.num_heads, 8);
+    EXPECT_EQ(l.num_kv_heads, 4);
+    EXPECT_EQ(l.head_size, 256);
+    EXPECT_TRUE(l.mm_prefix);
+    if (!l.sliding_window) {
+      ++full;
+      EXPECT_EQ(l.layer_index % 6, 5) << l.layer_index;
+    } else {
+      EXPECT_EQ(*l.sliding_window, 1024);
+    }
+  }
+  EXPECT_EQ(full, 5);
 }
 
 // Gemma 4 with use_bidirectional_attention "vision": an image's soft tokens see each other on the
