@@ -136,6 +136,16 @@ TEST(CliPlan, BadInputExitsTwo) {
 // that names a CUDA-only option in capitals is refused like the lower-case one, and "--device
 // CPU --suite MLA" reaches the MLA rule (before, "CUDA" passed the check and then ran the CPU
 // suite, and "FP8_E4M3" benchmarked a bf16 cache).
+// --splits 0 is the plan's own count (the default), so a sweep can list it; 129 is out of range.
+TEST(CliBench, SplitsZeroIsThePlansCount) {
+  CliResult r = run_cli("bench --device cpu --suite mla --splits 0");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));  // parsed, then this rule
+  r = run_cli("bench --device cuda --splits 129");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--splits"));
+}
+
 TEST(CliBench, ChoicesAreCaseInsensitive) {
   CliResult r = run_cli("bench --device CPU --suite MLA");
   EXPECT_EQ(r.rc, 2) << r.err;

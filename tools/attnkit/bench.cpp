@@ -23,8 +23,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
   cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
   cmd->add_option("--splits", opts->splits,
-                  "cuda: force this split-KV count instead of the plan's heuristic (sweeps)")
-      ->check(CLI::Range(1, 128));
+                  "cuda: force this split-KV count instead of the plan's heuristic (sweeps; 0, "
+                  "the default: the plan's own, so a sweep can include it)")
+      ->check(CLI::Range(0, 128));
   cmd->add_flag("--uniform-splits", opts->uniform_splits,
                 "cuda: one split-KV count for every sequence of a decode batch, never a count "
                 "per sequence (the ragged plan's A/B)");
