@@ -139,7 +139,7 @@ class CudaFlashBackend final : public AttentionBackend {
   void check_mm_prefix(const AttentionBatch& b, const AttentionLayerParams& layer) const {
     if (!b.mm_prefix_offsets && !b.mm_prefix_ranges) return;
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
-    if (!capabilities().mm_prefix || fam_.geometry)
+    if (!capabilities().mm_prefix)
       throw Unsupported(
           fmt::format("{} plan: the batch gives PrefixLM (mm_prefix) ranges, which "
                       "it does not declare",
