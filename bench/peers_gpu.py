@@ -10,7 +10,9 @@ FlashAttention-2) backends; they take contiguous K/V (no paging, no fp8 KV), so 
 are an upper bound for a paged kernel. Shapes match `attnkit bench --device cuda`:
   prefill: head 64/128/256, S = 1k/4k/16k at 16k tokens per batch, 2048/head heads, causal or not;
   decode: 32 query heads over 8 or 4 KV heads, head 128 (--decode-head), batch x context 1x32k,
-          16x8k, 64x4k, 256x2k.
+          16x8k, 64x4k, 256x2k;
+  encoder: 12 heads of 64 (BERT-base), bidirectional, batch x S 256x128, 64x512, 16x2048, 2x8192,
+           q/k/v as an encoder layer's projection gives them ([B, S, H, D] viewed as [B, H, S, D]).
 Protocol: CUDA events, 3 warm-ups, median of 20 (decode 50) runs, a 256 MiB buffer rewritten
 before each run so nothing is served from L2, random normal inputs (never zeros). Decode rows are
 also timed after reading that buffer instead (`ms_clean_l2`: L2 evicted but left clean, so no
@@ -119,6 +121,22 @@ def prefill(args, flush):
                 del q, k, v
 
 
+def encoder(args, flush):
+    for b, s in ((64, 512),) if args.quick else ((256, 128), (64, 512), (16, 2048), (2, 8192)):
+        h, d = 12, 64
+        q, k, v = (torch.randn(b, s, h, d, dtype=torch.bfloat16, device="cuda").transpose(1, 2)
+                   for _ in range(3))
+        flops = 4 * b * h * s * s * d
+        for name in PEERS:
+            row = {"impl": name, "kind": "encoder", "batch": b, "heads_q": h, "heads_kv": h,
+                   "head_dim": d, "seq_q": s, "seq_k": s, "causal": False}
+            row.update(peer(name, lambda: F.scaled_dot_product_attention(q, k, v), 20, flush))
+            if "ms" in row:
+                row["TFLOPs"] = flops / row["ms"] / 1e9
+            yield row
+        del q, k, v
+
+
 def decode(args, flush):
     grid = ((1, 32768), (64, 4096)) if args.quick else ((1, 32768), (16, 8192), (64, 4096),
                                                         (256, 2048))
@@ -156,15 +174,17 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--suite", choices=("all", "prefill", "decode"), default="all")
+    p.add_argument("--suite", choices=("all", "prefill", "decode", "encoder"), default="all")
     p.add_argument("--decode-head", type=int, default=128, help="head size of the decode rows")
     args = p.parse_args()
     flush = torch.empty(64 << 20, device="cuda")  # 256 MiB
     suites = [[ceilings(flush)]]
-    if args.suite != "decode":
+    if args.suite in ("all", "prefill"):
         suites.append(prefill(args, flush))
-    if args.suite != "prefill":
+    if args.suite in ("all", "decode"):
         suites.append(decode(args, flush))
+    if args.suite in ("all", "encoder"):
+        suites.append(encoder(args, flush))
     with open(args.out, "w") as f:
         for row in itertools.chain(*suites):
             line = json.dumps(row)

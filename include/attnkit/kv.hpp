@@ -418,6 +418,19 @@ class HostBlockZeroer : public BlockZeroer {
 };
 
 // ---------------------------------------------------------------------------------------------
+// The cu_seqlens_k form (encoder self-attention, docs/semantics.md §2)
+
+// Contiguous K/V rows [total_k, num_kv_heads, head_size] (V: head_size_v) of the storage `dtype`,
+// sequence s at rows [cu_seqlens_k[s], cu_seqlens_k[s + 1]), described as a paged cache whose
+// blocks may start at any row: stride_block = stride_token, num_blocks = max(total_k, 1). A batch
+// reads it with block_size >= its longest sequence, block table = cu_seqlens_k (stride 1) and
+// seqused_k = the differences; block_size 1 is the same memory as a cache the rows are written
+// into (slot t = row t). nvfp4 block scales follow the same rows ([total_k, num_kv_heads, groups]).
+// Strides only: the caller sets k, v, the scales and the block-scale pointers.
+KvCacheView contiguous_kv_view(KvCacheDType dtype, DType model_dtype, int total_k, int num_kv_heads,
+                               int head_size, int head_size_v, int block_size);
+
+// ---------------------------------------------------------------------------------------------
 // CPU KV write / read
 
 // Writes K/V rows through the slot mapping (slots index kernel blocks of args.cache), converting

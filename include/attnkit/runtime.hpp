@@ -1,6 +1,7 @@
 // The serving loop behind `attnkit run`: plan a model, allocate its paged KV cache, admit
 // requests, run chunked prefill and decode steps for every attention layer through the selected
-// backends, verify sampled layers against CPU_REFERENCE, and report per KV group.
+// backends (encoder-only models: one bidirectional pass per request), verify sampled layers
+// against CPU_REFERENCE, and report per KV group.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,7 @@ struct GroupRunReport {
   std::string backend;
   std::string variant;
   int num_layers = 0;
-  int kv_group = 0;
+  int kv_group = 0;  // -1: no cache (encoder-only models: contiguous K/V per step)
   int kernel_block_size = 0;
   int64_t query_tokens = 0;  // query rows processed per layer, summed over steps
   double seconds = 0;        // attention time (run only), all layers of the group
@@ -84,8 +85,9 @@ struct RunReport {
   bool ok() const;        // every verified group within tolerance
 };
 
-// Throws InvalidArgument for bad options, Unsupported when no backend can serve a layer or the
-// model has layers the loop cannot serve (encoder / cross attention), OutOfMemory when the KV
+// Encoder-only models run one bidirectional pass per request over contiguous K/V (no cache, no
+// decode). Throws InvalidArgument for bad options, Unsupported when no backend can serve a layer
+// or the model is an encoder-decoder one (encoder / cross attention), OutOfMemory when the KV
 // budget cannot hold one request.
 RunReport run_workload(const RunOptions& options);
 

@@ -1,5 +1,6 @@
 // KV storage: the plan's tensors and per-layer scales behind an allocator, KvCacheView per layer,
 // and the host block zeroer.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -179,6 +180,35 @@ KvCacheView KvCacheStorage::view(int layer_index) const {
     v.sb_block = g.kernel_page_stride;
     v.sb_head = kb * ks;
     v.sb_token = ks;
+  }
+  return v;
+}
+
+KvCacheView contiguous_kv_view(KvCacheDType dtype, DType model_dtype, int total_k, int num_kv_heads,
+                               int head_size, int head_size_v, int block_size) {
+  dtype = resolve_kv_dtype(dtype, model_dtype);
+  if (total_k < 0 || num_kv_heads <= 0 || head_size <= 0 || head_size_v < 0 || block_size <= 0)
+    throw InvalidArgument(fmt::format(
+        "contiguous K/V view needs total_k >= 0, num_kv_heads > 0, head_size > 0, head_size_v "
+        ">= 0 and block_size > 0; got {}, {}, {}, {}, {}",
+        total_k, num_kv_heads, head_size, head_size_v, block_size));
+  const int64_t kd = kv_bytes_per_head_vector(dtype, model_dtype, head_size);
+  const int64_t vd = kv_bytes_per_head_vector(dtype, model_dtype, head_size_v);
+  const int64_t ks = kv_block_scale_bytes_per_head_vector(dtype, head_size);
+  KvCacheView v;
+  v.dtype = dtype;
+  v.num_blocks = std::max(total_k, 1);
+  v.block_size = block_size;
+  v.num_kv_heads = num_kv_heads;
+  v.head_size = head_size;
+  v.head_size_v = head_size_v;
+  v.stride_head = kd;
+  v.stride_token = v.stride_block = kd * num_kv_heads;
+  v.v_stride_head = vd;
+  v.v_stride_token = v.v_stride_block = vd * num_kv_heads;
+  if (ks) {
+    v.sb_head = ks;
+    v.sb_token = v.sb_block = ks * num_kv_heads;
   }
   return v;
 }

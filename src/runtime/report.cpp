@@ -11,18 +11,23 @@ std::string format_run_report(const RunReport& r) {
   s += fmt::format("model {} on {}\n", r.model, r.device);
   s += fmt::format("{} steps ({} with prefill): {} prefill + {} decode tokens in {:.2f} s\n",
                    r.steps, r.prefill_steps, r.prefill_tokens, r.decode_tokens, r.wall_seconds);
-  s += fmt::format("KV cache: {} blocks ({:.1f} MiB), peak {} used, {} zeroed{}\n",
-                   r.kv_blocks_total, double(r.kv_bytes_allocated) / (1 << 20),
-                   r.kv_blocks_peak_used, r.kv_blocks_zeroed,
-                   r.zeroing_on ? "" : " (zeroing not needed for this model)");
+  if (r.kv_blocks_total == 0)
+    s += "KV cache: none\n";
+  else
+    s += fmt::format("KV cache: {} blocks ({:.1f} MiB), peak {} used, {} zeroed{}\n",
+                     r.kv_blocks_total, double(r.kv_bytes_allocated) / (1 << 20),
+                     r.kv_blocks_peak_used, r.kv_blocks_zeroed,
+                     r.zeroing_on ? "" : " (zeroing not needed for this model)");
   for (const auto& n : r.kv_notes) s += fmt::format("  note: {}\n", n);
   if (r.state_layers)
     s += fmt::format("{} mamba/linear-attention layers hold state pages (not attention)\n",
                      r.state_layers);
   for (const auto& g : r.groups) {
     s += fmt::format("- {}\n", g.description);
-    s += fmt::format("    backend {}{}  kv group {} (kernel block {})\n", g.backend,
-                     g.variant.empty() ? "" : " " + g.variant, g.kv_group, g.kernel_block_size);
+    s += fmt::format("    backend {}{}  {}\n", g.backend, g.variant.empty() ? "" : " " + g.variant,
+                     g.kv_group < 0 ? std::string("contiguous K/V (cu_seqlens_k form)")
+                                    : fmt::format("kv group {} (kernel block {})", g.kv_group,
+                                                  g.kernel_block_size));
     s += fmt::format(
         "    {:.0f} tokens/s (query tokens x layers / attention time), {:.2f} GFLOP/s, "
         "{:.2f} GB/s KV read, {:.3f} s attention\n",

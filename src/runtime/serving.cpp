@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include "attnkit/error.hpp"
@@ -154,7 +155,7 @@ struct ShadowCache {
 // storage format and scales.
 ShadowCache build_shadow_cache(const ShadowKv& rows, const std::vector<size_t>& seqs,
                                const std::vector<int32_t>& used, const LayerSpec& s,
-                               const KvLayerSpec& ks, std::vector<float> k_scales,
+                               ScaleGranularity granularity, std::vector<float> k_scales,
                                std::vector<float> v_scales) {
   ShadowCache c;
   const int bs = std::max(1, *std::max_element(used.begin(), used.end()));
@@ -191,7 +192,7 @@ ShadowCache build_shadow_cache(const ShadowKv& rows, const std::vector<size_t>& 
     v.k_block_scales = c.k_block_scales.data();
     v.v_block_scales = c.v_block_scales.data();
   }
-  v.scale_granularity = ks.scale_granularity;
+  v.scale_granularity = granularity;
   c.k_scales = std::move(k_scales);
   c.v_scales = std::move(v_scales);
   v.k_scale = c.k_scales.empty() ? nullptr : c.k_scales.data();
@@ -225,6 +226,298 @@ struct KvGroupStep {
   Buffer block_table_dev, slots_dev;
 };
 
+// The layer's attention parameters, its ALiBi slopes and (random) sink logits on the device.
+void init_layer_params(LayerRun& L, RunMemory& mem, std::mt19937_64& rng,
+                       std::normal_distribution<float>& normal) {
+  const LayerSpec& s = *L.spec;
+  AttentionLayerParams& p = L.params;
+  p.num_heads = s.num_heads;
+  p.num_kv_heads = s.num_kv_heads;
+  p.head_size = s.head_size;
+  p.head_size_v = s.head_size_v;
+  p.dtype = s.dtype;
+  p.scale =
+      float(1.0 / std::sqrt(double(s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size)));
+  // Encoder-only layers attend both ways; a local window there is symmetric (semantics §3).
+  const bool encoder = s.attn_type == AttentionType::kEncoderOnly;
+  p.causal = !encoder;
+  p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
+  p.window_right = s.sliding_window ? (encoder ? *s.sliding_window - 1 : 0) : -1;
+  p.logits_soft_cap = float(s.logits_soft_cap);
+  if (s.alibi) {
+    auto slopes = alibi_slopes(s.num_heads);
+    L.alibi = Buffer(mem, slopes.size() * 4);
+    mem.copy_from_host(L.alibi.get(), slopes.data(), slopes.size() * 4);
+    p.alibi_slopes = static_cast<const float*>(L.alibi.get());
+  }
+  if (s.sinks) {
+    std::vector<float> sinks(size_t(s.num_heads));
+    for (auto& x : sinks) x = normal(rng);
+    L.sinks = Buffer(mem, sinks.size() * 4);
+    mem.copy_from_host(L.sinks.get(), sinks.data(), sinks.size() * 4);
+    p.sinks = static_cast<const float*>(L.sinks.get());
+  }
+}
+
+std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layers, int image) {
+  const LayerSpec& s = *layers[g.layers.front()].spec;
+  std::vector<int> idx;
+  for (size_t li : g.layers) idx.push_back(layers[li].spec->layer_index);
+  std::string where = idx.size() == 1
+                          ? fmt::format("layer {}", idx[0])
+                          : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
+  return fmt::format(
+      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
+      s.num_kv_heads, s.head_size, s.head_size_v,
+      s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
+      s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
+      s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
+      s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",
+      s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32" : to_string(s.resolved_kv_dtype()));
+}
+
+// Runs CPU_REFERENCE for the layer run `a` (device pointers) over `cache`, a host copy of the
+// keys the run read, and folds the comparison with the run's output into the group's report.
+void verify_run(const AttentionArgs& a, const AttentionBatch& host_batch, const ShadowCache& cache,
+                RunMemory& mem, AttentionBackend& reference, size_t q_bytes, size_t out_elems,
+                GroupRunReport& g, RunReport& report) {
+  const DType adt = a.layer.dtype;
+  const size_t out_bytes = out_elems * size_t(dtype_bytes(adt));
+  std::vector<uint8_t> q_host(q_bytes), out_host(out_bytes), ref_out(out_bytes);
+  mem.copy_to_host(q_host.data(), a.q, q_bytes);
+  mem.copy_to_host(out_host.data(), a.out, out_bytes);
+  AttentionArgs r = a;
+  std::vector<float> alibi_h, sinks_h;
+  const size_t heads = size_t(a.layer.num_heads);
+  if (a.layer.alibi_slopes) {
+    alibi_h.resize(heads);
+    mem.copy_to_host(alibi_h.data(), a.layer.alibi_slopes, heads * 4);
+    r.layer.alibi_slopes = alibi_h.data();
+  }
+  if (a.layer.sinks) {
+    sinks_h.resize(heads);
+    mem.copy_to_host(sinks_h.data(), a.layer.sinks, heads * 4);
+    r.layer.sinks = sinks_h.data();
+  }
+  r.q = q_host.data();
+  r.out = ref_out.data();
+  r.lse = nullptr;
+  r.kv = cache.view;
+  r.workspace = nullptr;
+  r.batch = host_batch;
+  r.batch.block_table = cache.block_table.data();
+  r.batch.block_table_stride = 1;
+  reference.plan(r.batch, r.layer);
+  reference.run(r);
+  double max_err = 0, max_ref = 0;
+  for (size_t e = 0; e < out_elems; ++e) {
+    const double x = decode_element(out_host.data(), adt, e);
+    const double y = decode_element(ref_out.data(), adt, e);
+    max_ref = std::max(max_ref, std::isfinite(y) ? std::fabs(y) : INFINITY);
+    // NaN or inf on either side fails (std::max would drop a NaN).
+    max_err = std::max(max_err, std::isfinite(x) && std::isfinite(y) ? std::fabs(x - y) : INFINITY);
+  }
+  const double tol = tolerance_for(adt, max_ref);
+  g.verified_layers += 1;
+  g.max_abs_error = std::max(g.max_abs_error, max_err);
+  g.tolerance = std::max(g.tolerance, tol);
+  if (!(max_err <= tol)) g.verified_ok = false;
+  report.verified = true;
+}
+
+// Encoder-only models (BERT-style embedders): each request is one bidirectional pass over its
+// prompt. K/V are the step's own rows, contiguous in the cu_seqlens_k form (written through the
+// backend's KV write into that layout, then read as docs/semantics.md §2 describes it): no
+// paged cache, no decode. A step packs whole prompts within the token budget.
+RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const DeviceInfo& device,
+                           RunMemory& mem, std::vector<SigGroup>& groups,
+                           std::vector<LayerRun>& layers, Clock::time_point t_start) {
+  if (o.prompt_len > o.max_tokens_per_step)
+    throw InvalidArgument(fmt::format(
+        "model {} is encoder-only: a prompt is one bidirectional pass, so a step cannot split "
+        "it; the step budget (--max-tokens-per-step, {}) must be >= --prompt-len ({})",
+        model.name, o.max_tokens_per_step, o.prompt_len));
+  RunReport report;
+  report.model = model.name;
+  report.device = describe(device);
+  report.kv_notes.push_back(
+      "encoder-only model: each request is one bidirectional pass over contiguous K/V (the "
+      "cu_seqlens_k form); no paged cache and no decode steps");
+
+  std::mt19937_64 rng(o.seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (LayerRun& L : layers) {
+    L.kv_group = -1;
+    init_layer_params(L, mem, rng, normal);
+  }
+  for (auto& g : groups) {
+    g.report.backend = g.sel.backend;
+    g.report.variant = g.sel.variant;
+    g.report.num_layers = int(g.layers.size());
+    g.report.kv_group = -1;
+    g.report.description = describe_group(g, layers, 0);
+  }
+
+  const int L = o.prompt_len;
+  const int per_step = std::max(1, o.max_tokens_per_step / L);
+  const size_t max_tokens = size_t(std::min(per_step, o.requests)) * size_t(L);
+  const DType adt = model.attention_layers.front().dtype;
+  const size_t ebytes = size_t(dtype_bytes(adt));
+  size_t max_q = 0, max_kv = 0;
+  for (const LayerRun& lr : layers) {
+    const LayerSpec& s = *lr.spec;
+    max_q = std::max(max_q, size_t(s.num_heads) * size_t(std::max(s.head_size, s.head_size_v)));
+    const KvCacheView v = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(max_tokens),
+                                             s.num_kv_heads, s.head_size, s.head_size_v, 1);
+    max_kv = std::max(max_kv, size_t(v.stride_token + v.v_stride_token + 2 * v.sb_token));
+  }
+  ActivationPool pool(adt, std::max<size_t>(size_t(1) << 22, max_tokens * max_q + 1),
+                      o.seed ^ 0x5eed);
+  Buffer q_dev(mem, max_tokens * max_q * ebytes), k_dev(mem, max_tokens * max_q * ebytes),
+      v_dev(mem, max_tokens * max_q * ebytes), out_dev(mem, max_tokens * max_q * ebytes);
+  Buffer kv_dev(mem, max_tokens * max_kv);  // the step's K/V in the layer's storage format
+  const size_t max_seqs = max_tokens / size_t(L);
+  Buffer cu_dev(mem, (max_seqs + 1) * 4), used_dev(mem, max_seqs * 4),
+      slots_dev(mem, max_tokens * 8);
+  std::vector<int64_t> slots(max_tokens);
+  std::iota(slots.begin(), slots.end(), 0);  // row t of the contiguous K/V
+  mem.copy_from_host(slots_dev.get(), slots.data(), slots.size() * 8);
+  // fp8 layers' scales (value / scale stored), per tensor or per KV head.
+  std::vector<Buffer> scales(layers.size());
+  std::vector<std::vector<float>> scales_host(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& s = *layers[i].spec;
+    const ScaleGranularity sg = s.kv_scale_granularity;
+    if (sg != ScaleGranularity::kPerTensor && sg != ScaleGranularity::kPerHead) continue;
+    scales_host[i].assign(sg == ScaleGranularity::kPerHead ? size_t(s.num_kv_heads) : 1, kFp8Scale);
+    scales[i] = Buffer(mem, scales_host[i].size() * 4);
+    mem.copy_from_host(scales[i].get(), scales_host[i].data(), scales_host[i].size() * 4);
+  }
+  std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
+
+  const int total_steps = (o.requests + per_step - 1) / per_step;
+  for (int first = 0, step = 0; first < o.requests; first += per_step, ++step) {
+    const int n = std::min(per_step, o.requests - first);
+    std::vector<int32_t> cu(size_t(n) + 1), used(size_t(n), L);
+    for (int i = 0; i <= n; ++i) cu[size_t(i)] = i * L;
+    AttentionBatch hb;
+    hb.num_seqs = n;
+    hb.total_q = n * L;
+    hb.max_seqlen_q = hb.max_seqlen_k = L;
+    hb.cu_seqlens_q = cu.data();
+    hb.seqused_k = used.data();
+    hb.block_table = cu.data();  // the cu_seqlens_k form: sequence s's block starts at its row
+    hb.block_table_stride = 1;
+    mem.copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
+    mem.copy_from_host(used_dev.get(), used.data(), used.size() * 4);
+    for (auto& g : groups) {
+      g.backend->plan(hb, layers[g.layers.front()].params);
+      if (g.backend->workspace_bytes() > g.workspace.bytes())
+        g.workspace = Buffer(mem, g.backend->workspace_bytes());
+    }
+    const bool verify_step = o.verify && (step == 0 || step + 1 == total_steps);
+    const size_t nq = size_t(hb.total_q);
+    for (size_t li = 0; li < layers.size(); ++li) {
+      LayerRun& lr = layers[li];
+      SigGroup& g = groups[lr.group];
+      const LayerSpec& s = *lr.spec;
+      const uint64_t key = (uint64_t(step) << 32) ^ (uint64_t(li) << 4);
+      const size_t q_elems = nq * size_t(s.num_heads) * size_t(s.head_size);
+      const size_t k_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size);
+      const size_t v_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size_v);
+      mem.copy_from_host(q_dev.get(), pool.slice(q_elems, key + 1), q_elems * ebytes);
+      mem.copy_from_host(k_dev.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
+      mem.copy_from_host(v_dev.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
+      // The rows' storage: K, V, then the nvfp4 block scales of each, row after row.
+      KvCacheView view = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(nq), s.num_kv_heads,
+                                            s.head_size, s.head_size_v, 1);
+      auto* base = static_cast<uint8_t*>(kv_dev.get());
+      view.k = base;
+      view.v = base + int64_t(nq) * view.stride_token;
+      if (view.sb_token) {
+        view.k_block_scales = base + int64_t(nq) * (view.stride_token + view.v_stride_token);
+        view.v_block_scales = view.k_block_scales + int64_t(nq) * view.sb_token;
+      }
+      view.scale_granularity = s.kv_scale_granularity;
+      if (scales[li].get())
+        view.k_scale = view.v_scale = static_cast<const float*>(scales[li].get());
+      KvWriteArgs w;
+      w.k = k_dev.get();
+      w.v = v_dev.get();
+      w.dtype = s.dtype;
+      w.num_tokens = int(nq);
+      w.k_stride_head = s.head_size;
+      w.k_stride_token = int64_t(s.num_kv_heads) * s.head_size;
+      w.v_stride_head = s.head_size_v;
+      w.v_stride_token = int64_t(s.num_kv_heads) * s.head_size_v;
+      w.slot_mapping = static_cast<const int64_t*>(slots_dev.get());
+      w.cache = view;
+      g.backend->write_kv(w, mem.stream());
+
+      AttentionArgs a;
+      a.q = q_dev.get();
+      a.q_stride_head = s.head_size;
+      a.q_stride_token = int64_t(s.num_heads) * s.head_size;
+      a.out = out_dev.get();
+      a.out_stride_head = s.head_size_v;
+      a.out_stride_token = int64_t(s.num_heads) * s.head_size_v;
+      a.kv = view;
+      a.kv.block_size = L;
+      a.batch = hb;
+      a.batch.cu_seqlens_q = static_cast<const int32_t*>(cu_dev.get());
+      a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
+      a.batch.block_table = static_cast<const int32_t*>(cu_dev.get());
+      a.layer = lr.params;
+      a.workspace = g.workspace.get();
+      const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
+      mem.fill_nan(out_dev.get(), out_elems * ebytes);  // every row must be overwritten
+      mem.synchronize();
+      const auto t0 = Clock::now();
+      g.backend->run(a, mem.stream());
+      mem.synchronize();
+      g.report.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+
+      // Work required: each query's visible keys (a window limits both sides), each K/V row once.
+      const int wl = lr.params.window_left, wr = lr.params.window_right;
+      double pairs = 0;
+      for (int p = 0; p < L; ++p)
+        pairs +=
+            (wr >= 0 ? std::min(L - 1, p + wr) : L - 1) - (wl >= 0 ? std::max(0, p - wl) : 0) + 1;
+      g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * pairs * n;
+      g.report.kv_bytes +=
+          double(nq) * double(view.stride_token + view.v_stride_token + 2 * view.sb_token);
+      g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
+
+      if (verify_step && li == g.layers.front()) {
+        // The reference reads the same rows as a plain cache of one block per request, written
+        // by the CPU KV write from the host activations.
+        ShadowKv rows;
+        const auto* kh = static_cast<const uint8_t*>(pool.slice(k_elems, key + 2));
+        const auto* vh = static_cast<const uint8_t*>(pool.slice(v_elems, key + 3));
+        const size_t krow = k_elems / nq * ebytes, vrow = v_elems / nq * ebytes;
+        std::vector<size_t> seq_of_row;
+        for (int i = 0; i < n; ++i) {
+          rows.k.emplace_back(kh + size_t(cu[size_t(i)]) * krow,
+                              kh + size_t(cu[size_t(i) + 1]) * krow);
+          rows.v.emplace_back(vh + size_t(cu[size_t(i)]) * vrow,
+                              vh + size_t(cu[size_t(i) + 1]) * vrow);
+          seq_of_row.push_back(size_t(i));
+        }
+        const ShadowCache sc = build_shadow_cache(rows, seq_of_row, used, s, view.scale_granularity,
+                                                  scales_host[li], scales_host[li]);
+        verify_run(a, hb, sc, mem, *reference, q_elems * ebytes, out_elems, g.report, report);
+      }
+    }
+    report.prefill_tokens += int64_t(nq);
+    ++report.prefill_steps;
+    report.steps = step + 1;
+    if (o.progress) o.progress(step + 1, total_steps, int(nq), 0);
+  }
+  for (auto& g : groups) report.groups.push_back(g.report);
+  report.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  return report;
+}
+
 }  // namespace
 
 bool RunReport::ok() const {
@@ -245,14 +538,19 @@ RunReport run_workload(const RunOptions& o) {
   load.kv_cache_dtype = o.kv_cache_dtype;
   load.block_size = o.block_size;
   const ModelSpec model = load_model(o.model, load);
+  const bool encoder_only =
+      !model.attention_layers.empty() &&
+      std::all_of(model.attention_layers.begin(), model.attention_layers.end(),
+                  [](const LayerSpec& l) { return l.attn_type == AttentionType::kEncoderOnly; });
   std::vector<std::string> unserved;
   for (const auto& l : model.attention_layers)
-    if (l.attn_type != AttentionType::kDecoder)
+    if (l.attn_type != AttentionType::kDecoder && !encoder_only)
       unserved.push_back(fmt::format("{}:{}", l.layer_index, to_string(l.attn_type)));
   if (!unserved.empty())
     throw Unsupported(fmt::format(
-        "attnkit run serves decoder self-attention with a paged cache; model {} has {} "
-        "encoder/cross attention layers ({}{}). Use `attnkit plan` for it.",
+        "attnkit run serves decoder self-attention with a paged cache and encoder-only models; "
+        "model {} has {} encoder/cross attention layers of an encoder-decoder model ({}{}). Use "
+        "`attnkit plan` for it.",
         model.name, unserved.size(),
         join({unserved.begin(), unserved.begin() + std::min<size_t>(3, unserved.size())}),
         unserved.size() > 3 ? ", ..." : ""));
@@ -304,6 +602,7 @@ RunReport run_workload(const RunOptions& o) {
     layers[i].group = it->second;
     caps_per_layer.push_back({&native_catalog().find(sel.backend)->caps});
   }
+  if (encoder_only) return run_encoder_only(o, model, device, *mem, groups, layers, t_start);
 
   // KV cache: plan, size it for the workload (or the budget), allocate.
   const int64_t total_len = int64_t(o.prompt_len) + o.decode_steps;
@@ -353,54 +652,16 @@ RunReport run_workload(const RunOptions& o) {
       storage.set_scales(s.layer_index, k, v);
     }
     L.view = storage.view(s.layer_index);
-    AttentionLayerParams& p = L.params;
-    p.num_heads = s.num_heads;
-    p.num_kv_heads = s.num_kv_heads;
-    p.head_size = s.head_size;
-    p.head_size_v = s.head_size_v;
-    p.dtype = s.dtype;
-    p.scale =
-        float(1.0 / std::sqrt(double(s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size)));
-    p.causal = true;
-    p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
-    p.window_right = s.sliding_window ? 0 : -1;
-    p.logits_soft_cap = float(s.logits_soft_cap);
-    if (s.alibi) {
-      auto slopes = alibi_slopes(s.num_heads);
-      L.alibi = Buffer(*mem, slopes.size() * 4);
-      mem->copy_from_host(L.alibi.get(), slopes.data(), slopes.size() * 4);
-      p.alibi_slopes = static_cast<const float*>(L.alibi.get());
-    }
-    if (s.sinks) {
-      std::vector<float> sinks(size_t(s.num_heads));
-      for (auto& x : sinks) x = normal(rng);
-      L.sinks = Buffer(*mem, sinks.size() * 4);
-      mem->copy_from_host(L.sinks.get(), sinks.data(), sinks.size() * 4);
-      p.sinks = static_cast<const float*>(L.sinks.get());
-    }
+    init_layer_params(L, *mem, rng, normal);
   }
   for (auto& g : groups) {
     const LayerRun& first = layers[g.layers.front()];
-    const LayerSpec& s = *first.spec;
     g.report.backend = g.sel.backend;
     g.report.variant = g.sel.variant;
     g.report.num_layers = int(g.layers.size());
     g.report.kv_group = first.kv_group;
     g.report.kernel_block_size = plan.groups[size_t(first.kv_group)].kernel_block_size;
-    std::vector<int> idx;
-    for (size_t li : g.layers) idx.push_back(layers[li].spec->layer_index);
-    std::string where = idx.size() == 1
-                            ? fmt::format("layer {}", idx[0])
-                            : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
-    g.report.description = fmt::format(
-        "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
-        s.num_kv_heads, s.head_size, s.head_size_v,
-        s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
-        s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
-        s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
-        s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",
-        s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32"
-                                                     : to_string(s.resolved_kv_dtype()));
+    g.report.description = describe_group(g, layers, image);
   }
 
   // Fresh blocks are zeroed before the pass that uses them (state pages of hybrid models, or
@@ -651,55 +912,17 @@ RunReport run_workload(const RunOptions& o) {
       g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
 
       if (verify_step && li == g.layers.front()) {
-        std::vector<uint8_t> q_host(q_elems * ebytes), out_host(out_elems * ebytes);
-        std::vector<uint8_t> ref_out(out_elems * ebytes);
-        mem->copy_to_host(q_host.data(), q_dev.get(), q_host.size());
-        mem->copy_to_host(out_host.data(), out_dev.get(), out_host.size());
         std::vector<size_t> seq_of_row;
         for (const auto& b : batch) seq_of_row.push_back(b.seq);
         const KvLayerSpec& root = plan.layer(L.kv_root);
         const bool quantized =
             root.scale_granularity != ScaleGranularity::kNone && root.dtype != KvCacheDType::kNvfp4;
-        ShadowCache sc = build_shadow_cache(
-            shadows.at(L.kv_root), seq_of_row, used, s, root,
+        const ShadowCache sc = build_shadow_cache(
+            shadows.at(L.kv_root), seq_of_row, used, s, root.scale_granularity,
             quantized ? storage.k_scales(L.kv_root) : std::vector<float>{},
             quantized && !s.is_mla() ? storage.v_scales(L.kv_root) : std::vector<float>{});
-        AttentionArgs r = a;
-        std::vector<float> alibi_h, sinks_h;
-        if (a.layer.alibi_slopes) {
-          alibi_h.resize(size_t(s.num_heads));
-          mem->copy_to_host(alibi_h.data(), a.layer.alibi_slopes, alibi_h.size() * 4);
-          r.layer.alibi_slopes = alibi_h.data();
-        }
-        if (a.layer.sinks) {
-          sinks_h.resize(size_t(s.num_heads));
-          mem->copy_to_host(sinks_h.data(), a.layer.sinks, sinks_h.size() * 4);
-          r.layer.sinks = sinks_h.data();
-        }
-        r.q = q_host.data();
-        r.out = ref_out.data();
-        r.kv = sc.view;
-        r.workspace = nullptr;
-        r.batch = s.mm_prefix ? hb_mm : hb;
-        r.batch.block_table = sc.block_table.data();
-        r.batch.block_table_stride = 1;
-        reference->plan(r.batch, r.layer);
-        reference->run(r);
-        double max_err = 0, max_ref = 0;
-        for (size_t e = 0; e < out_elems; ++e) {
-          const double x = decode_element(out_host.data(), adt, e);
-          const double y = decode_element(ref_out.data(), adt, e);
-          max_ref = std::max(max_ref, std::isfinite(y) ? std::fabs(y) : INFINITY);
-          // NaN or inf on either side fails (std::max would drop a NaN).
-          max_err =
-              std::max(max_err, std::isfinite(x) && std::isfinite(y) ? std::fabs(x - y) : INFINITY);
-        }
-        const double tol = tolerance_for(adt, max_ref);
-        g.report.verified_layers += 1;
-        g.report.max_abs_error = std::max(g.report.max_abs_error, max_err);
-        g.report.tolerance = std::max(g.report.tolerance, tol);
-        if (!(max_err <= tol)) g.report.verified_ok = false;
-        report.verified = true;
+        verify_run(a, s.mm_prefix ? hb_mm : hb, sc, *mem, *reference, q_elems * ebytes, out_elems,
+                   g.report, report);
       }
     }
     for (const auto& b : batch) {

@@ -140,7 +140,7 @@ TEST(CliPlan, BadInputExitsTwo) {
 TEST(CliBench, SplitsZeroIsThePlansCount) {
   CliResult r = run_cli("bench --device cpu --suite mla --splits 0");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));  // parsed, then this rule
+  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));  // parsed, then this rule
   r = run_cli("bench --device cuda --splits 129");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--splits"));
@@ -149,7 +149,7 @@ TEST(CliBench, SplitsZeroIsThePlansCount) {
 TEST(CliBench, ChoicesAreCaseInsensitive) {
   CliResult r = run_cli("bench --device CPU --suite MLA");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));
+  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));
   r = run_cli("bench --device cpu --suite prefill --prefill-kv FP8_E4M3");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--prefill-kv and --prefill-image apply to --device cuda only"));
@@ -158,7 +158,10 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   EXPECT_THAT(r.err, HasSubstr("--prefill-image apply to --device cuda only"));
   r = run_cli("bench --device cpu --suite MLA --prefill-kv BFLOAT16 --variant AUTO");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA_MLA"));
+  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));
+  r = run_cli("bench --device cpu --suite ENCODER");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--suite encoder benchmarks CUDA kernels"));
 }
 
 TEST(CliPlan, NoNativeBackendOnRocmExitsThreeListingEveryBackend) {

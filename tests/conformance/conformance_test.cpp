@@ -251,6 +251,40 @@ TEST_P(Conformance, PagedEqualsContiguous) {
       << "paged (block " << paged.block_size << ") vs contiguous (block " << contiguous << ")";
 }
 
+// Encoder self-attention's cu_seqlens_k form (contiguous K/V rows; one block per sequence,
+// starting at its offset) gives what the paged form of the same keys gives, at every declared
+// encoder type, with and without a symmetric window.
+TEST_P(Conformance, ContiguousEncoderFormEqualsPaged) {
+  if (!caps().supports_metadata(MetadataForm::kCuSeqlensK))
+    GTEST_SKIP() << entry().name << " declares no cu_seqlens_k form";
+  if (!entry().runnable()) GTEST_SKIP() << entry().name << " needs a GPU; none present";
+  auto backend = entry().factory();
+  auto memory = entry().make_memory();
+  int tried = 0;
+  for (AttentionType t : {AttentionType::kEncoder, AttentionType::kEncoderOnly})
+    for (bool window : {false, true}) {
+      Cell cell = base_cell();
+      cell.attn_type = t;
+      cell.feature = window ? Feature::kEncoderOnlyWindow : Feature::kNonCausal;
+      cell.window = window ? 17 : 0;
+      if (!contains_type(caps(), t) || (window && t != AttentionType::kEncoderOnly) ||
+          !invalid_reasons(caps(), cell.spec(), entry().device()).empty())
+        continue;
+      CaseConfig cfg = case_for_cell(cell, 7, seed_for(100004 + tried));
+      cfg.seqs = {{97, 97}, {1, 1}, {0, 0}, {130, 130}, {54, 54}};
+      cfg.window_left = cfg.window_right = window ? 16 : -1;
+      cfg.with_lse = true;
+      const HostCase paged = build_case(cfg), contiguous = contiguous_form(paged);
+      const RunOutput want = oracle(paged);
+      EXPECT_EQ(compare(run_case(*backend, paged, *memory), want, tol(paged)), "")
+          << to_string(t) << (window ? " window" : "");
+      EXPECT_EQ(compare(run_case(*backend, contiguous, *memory), want, tol(paged)), "")
+          << "cu_seqlens_k form, " << to_string(t) << (window ? " window" : "");
+      ++tried;
+    }
+  EXPECT_GT(tried, 0) << entry().name << " declares cu_seqlens_k but no encoder type";
+}
+
 // A cell outside the declaration is refused with the reason naming it.
 TEST_P(Conformance, UndeclaredCellsAreRefused) {
   const Cell base = base_cell();

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "attnkit/attention.hpp"
+#include "attnkit/kv.hpp"
 #include "attnkit/numeric.hpp"
 #include "attnkit/types.hpp"
 
@@ -601,6 +602,72 @@ inline HostCase single_sequence(const HostCase& c, int s) {
   r.kd = {c.kd[s]};
   r.vd = {c.vd[s]};
   r.out_elems = std::max<int64_t>(1, q_len * c.out_stride_token);
+  return r;
+}
+
+// The same case with its cache in the cu_seqlens_k form (encoder self-attention): each
+// sequence's rows gathered from the pages into contiguous [total_k, heads, dim] rows, read
+// through contiguous_kv_view's description (block table = cu_seqlens_k, one block per sequence).
+inline HostCase contiguous_form(const HostCase& c) {
+  HostCase r = c;
+  const int n = int(c.cfg.seqs.size()), H = c.cfg.num_kv_heads;
+  std::vector<int32_t> cu_k(size_t(n) + 1, 0);
+  int longest = 1;
+  for (int s = 0; s < n; ++s) {
+    cu_k[size_t(s) + 1] = cu_k[size_t(s)] + c.seqused_k[size_t(s)];
+    longest = std::max(longest, int(c.seqused_k[size_t(s)]));
+  }
+  const KvCacheView v = contiguous_kv_view(c.cfg.kv_dtype, c.cfg.dtype, cu_k[size_t(n)], H,
+                                           c.cfg.head_size, c.cfg.head_size_v, longest);
+  const int64_t kd = kv_bytes_per_head_vector(c.cfg.kv_dtype, c.cfg.dtype, c.cfg.head_size);
+  const int64_t vd = kv_bytes_per_head_vector(c.cfg.kv_dtype, c.cfg.dtype, c.cfg.head_size_v);
+  const int64_t gb = kv_block_scale_bytes_per_head_vector(c.cfg.kv_dtype, c.cfg.head_size);
+  const int64_t rows = v.num_blocks;
+  r.k_cache.assign(size_t(rows * v.stride_token), 0);
+  r.v_cache.assign(c.cfg.mla ? 0 : size_t(rows * v.v_stride_token), 0);
+  if (gb) {
+    r.k_bscales.assign(size_t(rows * v.sb_token), 0);
+    r.v_bscales.assign(c.cfg.mla ? 0 : size_t(rows * v.sb_token), 0);
+  }
+  for (int s = 0; s < n; ++s)
+    for (int j = 0; j < c.seqused_k[size_t(s)]; ++j) {
+      const int64_t b =
+          c.block_table[size_t(s) * size_t(c.block_table_stride) + size_t(j / c.cfg.block_size)];
+      const int64_t o = j % c.cfg.block_size, row = cu_k[size_t(s)] + j;
+      for (int g = 0; g < H; ++g) {
+        auto copy = [](std::vector<uint8_t>& dst, int64_t at, const std::vector<uint8_t>& src,
+                       int64_t from, int64_t bytes) {
+          std::memcpy(dst.data() + at, src.data() + from, size_t(bytes));
+        };
+        copy(r.k_cache, row * v.stride_token + g * v.stride_head, c.k_cache,
+             b * c.stride_block + g * c.stride_head + o * c.stride_token, kd);
+        if (!c.cfg.mla)
+          copy(r.v_cache, row * v.v_stride_token + g * v.v_stride_head, c.v_cache,
+               b * c.v_stride_block + g * c.v_stride_head + o * c.v_stride_token, vd);
+        if (gb) {
+          copy(r.k_bscales, row * v.sb_token + g * v.sb_head, c.k_bscales,
+               b * c.sb_block + g * c.sb_head + o * c.sb_token, gb);
+          if (!c.cfg.mla)
+            copy(r.v_bscales, row * v.sb_token + g * v.sb_head, c.v_bscales,
+                 b * c.sb_block + g * c.sb_head + o * c.sb_token, gb);
+        }
+      }
+    }
+  if (r.v_cache.empty() && !c.cfg.mla) r.v_cache.assign(1, 0);
+  r.cfg.block_size = v.block_size;
+  r.num_blocks = v.num_blocks;
+  r.stride_block = v.stride_block;
+  r.stride_head = v.stride_head;
+  r.stride_token = v.stride_token;
+  r.v_stride_block = v.v_stride_block;
+  r.v_stride_head = v.v_stride_head;
+  r.v_stride_token = v.v_stride_token;
+  r.sb_block = v.sb_block;
+  r.sb_head = v.sb_head;
+  r.sb_token = v.sb_token;
+  r.block_table.assign(cu_k.begin(), cu_k.end() - 1);
+  if (r.block_table.empty()) r.block_table.assign(1, 0);
+  r.block_table_stride = 1;
   return r;
 }
 

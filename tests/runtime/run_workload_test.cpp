@@ -2,6 +2,8 @@
 // layers against CPU_REFERENCE.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "attnkit/error.hpp"
 #include "attnkit/runtime.hpp"
 
@@ -106,12 +108,50 @@ TEST(RunWorkload, ReferenceBackendCanBeChosenExplicitly) {
   EXPECT_EQ(r.groups[0].backend, "CPU_REFERENCE");
 }
 
+// An encoder-only model (BERT): each request is one bidirectional pass over its prompt, K/V
+// contiguous in the cu_seqlens_k form, whole prompts packed per step, no cache, no decode.
+TEST(RunWorkload, EncoderOnlyModelRunsOnePassPerRequest) {
+  RunOptions o = small("snowflake-arctic-embed-m");
+  o.requests = 3;
+  o.max_tokens_per_step = 96;  // two 40-token prompts a step
+  for (auto kv : {std::optional<KvCacheDType>{}, std::optional{KvCacheDType::kFp8E4M3},
+                  std::optional{KvCacheDType::kNvfp4}}) {
+    o.kv_cache_dtype = kv;
+    o.dtype = kv ? std::optional{DType::kBFloat16} : std::nullopt;
+    const RunReport r = run_workload(o);
+    expect_verified(r);
+    EXPECT_EQ(r.prefill_tokens, 120);
+    EXPECT_EQ(r.decode_tokens, 0);
+    EXPECT_EQ(r.steps, 2);
+    EXPECT_EQ(r.kv_blocks_total, 0);
+    ASSERT_EQ(r.groups.size(), 1u);
+    const GroupRunReport& g = r.groups[0];
+    EXPECT_EQ(g.backend, "CPU_FLASH");
+    EXPECT_EQ(g.kv_group, -1);
+    EXPECT_EQ(g.num_layers, 12);
+    EXPECT_EQ(g.verified_layers, 2);  // the first and the last step
+    EXPECT_NE(g.description.find("encoder_only"), std::string::npos) << g.description;
+    // Every query sees all 40 keys of its prompt: 2 * 12 heads * (64 + 64) per pair.
+    EXPECT_DOUBLE_EQ(g.flops, 2.0 * 12 * 128 * 40 * 40 * 3 * 12);
+  }
+  o.kv_cache_dtype.reset();
+  o.dtype.reset();
+  o.max_tokens_per_step = 39;  // a prompt cannot be split
+  try {
+    run_workload(o);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("must be >= --prompt-len (40)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RunWorkload, BadInputsAreRefused) {
   RunOptions o = small("qwen3-0.6b");
   o.requests = 0;
   EXPECT_THROW(run_workload(o), InvalidArgument);
   o = small("t5-small");
-  EXPECT_THROW(run_workload(o), Unsupported);  // encoder / cross layers
+  EXPECT_THROW(run_workload(o), Unsupported);  // an encoder-decoder model
   o = small("qwen3-0.6b");
   o.device = "h100";  // a planning preset, not hardware
   EXPECT_THROW(run_workload(o), InvalidArgument);

@@ -1,7 +1,10 @@
-// `attnkit bench [--device cpu|cuda] [--suite prefill|decode|mla|all] [--quick] [--out FILE]`.
+// `attnkit bench [--device cpu|cuda] [--suite prefill|decode|mla|encoder|all] [--quick]
+// [--out FILE]`.
 #include "bench.hpp"
 
 #include <string>
+
+#include <fmt/format.h>
 
 #include "attnkit/error.hpp"
 #include "commands.hpp"
@@ -17,8 +20,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--device", opts->device, "cpu or cuda")
       ->transform(CLI::IsMember({"cpu", "cuda"}, CLI::ignore_case))
       ->capture_default_str();
-  cmd->add_option("--suite", opts->suite, "prefill, decode, mla (cuda: CUDA_MLA decode) or all")
-      ->transform(CLI::IsMember({"prefill", "decode", "mla", "all"}, CLI::ignore_case))
+  cmd->add_option("--suite", opts->suite,
+                  "prefill, decode, mla (cuda: CUDA_MLA decode), encoder (cuda: encoder-only "
+                  "layers over contiguous K/V) or all")
+      ->transform(CLI::IsMember({"prefill", "decode", "mla", "encoder", "all"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
   cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
@@ -64,9 +69,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
           "--variant, --prefill-kv and --prefill-image apply to --device cuda only (the CPU "
           "suite has its own grid)");
-    if (opts->device != "cuda" && opts->suite == "mla")
+    if (opts->device != "cuda" && (opts->suite == "mla" || opts->suite == "encoder"))
       throw InvalidArgument(
-          "bench: --suite mla benchmarks CUDA_MLA and applies to --device cuda only");
+          fmt::format("bench: --suite {} benchmarks CUDA kernels and applies to --device cuda only",
+                      opts->suite));
     *exit_code = opts->device == "cuda" ? run_cuda_bench(*opts) : run_cpu_bench(*opts);
   });
 }

@@ -153,8 +153,10 @@ float bf16_at(const std::vector<uint16_t>& v, size_t i) { return bf16_bits_to_fl
 
 // One attention problem over a paged cache: bf16 activations, bf16 or fp8 e4m3 KV. MLA shapes
 // (CUDA_MLA) read one latent cache: head 576 (hkv 1), V = the first 512 elements of each row.
+// Encoder shapes read the step's own K/V rows, contiguous [tokens, hkv, head] (the cu_seqlens_k
+// form, docs/semantics.md §2), as an encoder layer gives them.
 struct Shape {
-  std::string kind;  // prefill | decode | mla_decode
+  std::string kind;  // prefill | encoder | decode | mla_decode
   int batch, hq, hkv, head, seq_q, seq_k, page;
   bool causal;
   KvCacheDType kv;
@@ -163,6 +165,7 @@ struct Shape {
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
   int image_of(int seq) const { return std::min(image, len(seq)); }
   bool mla() const { return kind == "mla_decode"; }
+  bool contiguous() const { return kind == "encoder"; }
   int head_v() const { return mla() ? 512 : head; }
   int len(int seq) const { return lens.empty() ? seq_k : lens[seq]; }
   double total_keys() const {
@@ -211,9 +214,20 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         // causal: keys up to the row's own, or the whole image for a row inside it
         const int nk =
             s.causal ? std::max(pos + 1, pos < s.image_of(seq) ? s.image_of(seq) : 0) : s.len(seq);
-        const int pages = (nk + s.page - 1) / s.page;
+        const int pages = s.contiguous() ? 0 : (nk + s.page - 1) / s.page;
         const int64_t head_bytes = int64_t(s.page) * D * elem;
         std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(kb.size());
+        int64_t row_of_key = D;  // elements from one key's row of this head to the next
+        if (s.contiguous()) {    // the sequence's rows, every head
+          row_of_key = int64_t(s.hkv) * D;
+          const int64_t bytes = nk * row_of_key * elem, off = int64_t(seq) * s.seq_k * row_of_key;
+          kb.resize(size_t(bytes));
+          vb.resize(size_t(bytes));
+          ck(cudaMemcpy(kb.data(), A.k.as<uint8_t>() + off * elem, bytes, cudaMemcpyDeviceToHost),
+             "k rows");
+          ck(cudaMemcpy(vb.data(), A.v.as<uint8_t>() + off * elem, bytes, cudaMemcpyDeviceToHost),
+             "v rows");
+        }
         for (int p = 0; p < pages; ++p) {
           const int64_t blk = bt[size_t(seq) * bt_stride + p];
           const int64_t off = (blk * s.hkv + g) * head_bytes;
@@ -226,8 +240,9 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
                "v page");
         }
         if (s.mla()) vb = kb;  // V = the leading Dv elements of each latent row
+        const int64_t head_at = s.contiguous() ? int64_t(g) * D : 0;
         auto val = [&](const std::vector<uint8_t>& b, int j, int d) -> double {
-          const size_t i = size_t(j) * D + d;
+          const size_t i = size_t(j * row_of_key + head_at + d);
           if (elem == 1) return fp8_e4m3_to_float(b[i]);
           uint16_t x;
           std::memcpy(&x, &b[i * 2], 2);
@@ -277,7 +292,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   int64_t blocks = 0;
   for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
   const int64_t head_bytes = int64_t(s.page) * D * elem;
-  const size_t cache_bytes = size_t(blocks) * s.hkv * head_bytes;
+  const size_t cache_bytes = s.contiguous() ? size_t(s.total_keys()) * s.hkv * D * elem
+                                            : size_t(blocks) * s.hkv * head_bytes;
   A.need(A.q, tq * s.hq * D * 2);
   A.need(A.out, tq * s.hq * Dv * 2);
   A.need(A.lse, tq * s.hq * 4);
@@ -301,6 +317,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   for (int64_t i = 0, next = 0; i < s.batch; ++i)
     for (int j = 0; j < (s.len(int(i)) + s.page - 1) / s.page; ++j)
       bt[size_t(i) * pages_per_seq + j] = perm[next++];
+  if (s.contiguous()) bt.assign(cu.begin(), cu.end() - 1);  // sequence i's rows start at cu[i]
   A.need(A.cu, cu.size() * 4);
   A.need(A.used, used.size() * 4);
   A.need(A.bt, bt.size() * 4);
@@ -328,7 +345,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   hb.cu_seqlens_q = cu.data();
   hb.seqused_k = used.data();
   hb.block_table = bt.data();
-  hb.block_table_stride = pages_per_seq;
+  hb.block_table_stride = s.contiguous() ? 1 : pages_per_seq;
   std::vector<int32_t> mm_off, mm_rng;  // the image ranges (--prefill-image)
   if (s.image > 0) {
     for (int i = 0; i < s.batch; ++i) {
@@ -366,22 +383,24 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   a.out_stride_head = Dv;
   a.lse = A.lse.as<float>();
   KvCacheView& kv = a.kv;
-  kv.k = A.k.p;
-  kv.dtype = s.kv;
-  kv.num_blocks = int(blocks);
-  kv.block_size = s.page;
-  kv.num_kv_heads = s.hkv;
-  kv.head_size = D;
-  kv.head_size_v = Dv;
-  kv.stride_token = int64_t(D) * elem;
-  kv.stride_head = head_bytes;
-  kv.stride_block = head_bytes * s.hkv;
-  if (!s.mla()) {
-    kv.v = A.v.p;
+  if (s.contiguous()) {
+    kv = contiguous_kv_view(s.kv, DType::kBFloat16, int(s.total_keys()), s.hkv, D, Dv, s.seq_k);
+  } else {
+    kv.dtype = s.kv;
+    kv.num_blocks = int(blocks);
+    kv.block_size = s.page;
+    kv.num_kv_heads = s.hkv;
+    kv.head_size = D;
+    kv.head_size_v = Dv;
+    kv.stride_token = int64_t(D) * elem;
+    kv.stride_head = head_bytes;
+    kv.stride_block = head_bytes * s.hkv;
     kv.v_stride_token = kv.stride_token;
     kv.v_stride_head = kv.stride_head;
     kv.v_stride_block = kv.stride_block;
   }
+  kv.k = A.k.p;
+  if (!s.mla()) kv.v = A.v.p;
   if (elem == 1) {
     kv.scale_granularity = ScaleGranularity::kPerTensor;
     kv.k_scale = A.scale.as<float>();
@@ -416,7 +435,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"seq_q", s.seq_q},
               {"seq_k", s.seq_k},
               {"causal", s.causal},
-              {"page", s.page},
+              {"page", s.contiguous() ? 0 : s.page},
               {"kv_dtype", std::string(to_string(s.kv))},
               {"splits", cuda_flash_planned_splits(*be)},
               {"split_chunk_keys", cuda_flash_planned_split_chunk(*be)},
@@ -425,7 +444,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"plan_us", plan_us},
               {"check_rel_err", err},
               {"ok", err < 2e-2}};
-  if (s.kind == "prefill") {
+  if (s.kind == "prefill" || s.contiguous()) {
     double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
     if (s.image > 0) {
       row["image"] = s.image;
@@ -618,7 +637,7 @@ int run_cuda_bench(const BenchOptions& o) {
     else
       row["variant"] = o.variant;
     if (!row["ok"].get<bool>()) ++failures;
-    if (s.kind != "prefill") {
+    if (s.kind != "prefill" && !s.contiguous()) {
       const ProbeMs f = read_probe_ms(T, size_t(s.kv_bytes()));
       row["probe_ms"] = f.ms;
       row["probe_ms_clean_l2"] = f.ms_clean_l2;
@@ -648,6 +667,25 @@ int run_cuda_bench(const BenchOptions& o) {
               .image = o.prefill_image},
              20);
         }
+  }
+  if (o.suite == "encoder" || o.suite == "all") {
+    // Encoder-only layers (BERT-base: 12 heads of 64), 32k tokens per batch (16k at 8k tokens),
+    // bidirectional, over the step's contiguous K/V rows.
+    const std::vector<std::pair<int, int> > grid =
+        o.quick ? std::vector<std::pair<int, int> >{{64, 512}}
+                : std::vector<std::pair<int, int> >{{256, 128}, {64, 512}, {16, 2048}, {2, 8192}};
+    for (auto [b, len] : grid)
+      go({.kind = "encoder",
+          .batch = b,
+          .hq = 12,
+          .hkv = 12,
+          .head = 64,
+          .seq_q = len,
+          .seq_k = len,
+          .page = len,
+          .causal = false,
+          .kv = KvCacheDType::kBFloat16},
+         20);
   }
   // A decode batch's shape: uniform batches by their count and length, ragged ones by every
   // sequence's length.

@@ -73,10 +73,13 @@ Capabilities v2_caps() {
   // PrefixLM: the prefill forms' kMm instantiations, at the heads manifest.hpp builds them for.
   c.mm_prefix = true;
   c.per_head_quant_scales = true;
-  // The kernels read keys through a block table and seqused_k only; encoder layers (contiguous
-  // K/V by cu_seqlens_k) have no kernel yet, so they are not declared.
-  c.attn_types = {AttentionType::kDecoder, AttentionType::kCross};
-  c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable);
+  // Encoder self-attention passes contiguous K/V by cu_seqlens_k, which the kernels read as the
+  // paged description of it (docs/semantics.md §2: one block per sequence, starting at its
+  // cu_seqlens_k offset), so the paged kernels serve it with the non-causal mask.
+  c.attn_types = {AttentionType::kDecoder, AttentionType::kEncoder, AttentionType::kEncoderOnly,
+                  AttentionType::kCross};
+  c.metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable) |
+                     unsigned(MetadataForm::kCuSeqlensK);
   c.combination = [](const LayerSpec& spec, const DeviceInfo&) {
     std::vector<std::string> reasons =
         cuda_flash::manifest_reasons(spec, cuda_flash::find_flash_instance);
