@@ -83,11 +83,13 @@ bool is_known_decoder_type(std::string_view t) {
   return kTypes.count(t) > 0;
 }
 
-// Bidirectional encoders with the standard HF attention fields (no window, no cache).
+// Bidirectional encoders with the standard HF attention fields (no cache; ModernBERT's local
+// layers have a symmetric window).
 bool is_encoder_only_type(std::string_view t) {
   static const std::set<std::string, std::less<>> kTypes = {
-      "bert",  "roberta", "xlm-roberta", "camembert",  "electra",       "ernie",    "nomic_bert",
-      "mpnet", "deberta", "deberta-v2",  "distilbert", "data2vec-text", "roformer", "xlm"};
+      "bert",       "roberta",       "xlm-roberta", "camembert", "electra",
+      "ernie",      "nomic_bert",    "mpnet",       "deberta",   "deberta-v2",
+      "distilbert", "data2vec-text", "roformer",    "xlm",       "modernbert"};
   return kTypes.count(t) > 0;
 }
 
@@ -438,10 +440,22 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       kinds.push_back((i + 1) % *interval == 0 ? LayerKind::kFull : LayerKind::kLinear);
     }
   }
-  const std::optional<int> window = encoder_only
-                                        ? std::nullopt
-                                        : effective_window(f, attn_config ? &*attn_config : nullptr,
-                                                           spec.max_position_embeddings);
+  std::optional<int> window = encoder_only
+                                  ? std::nullopt
+                                  : effective_window(f, attn_config ? &*attn_config : nullptr,
+                                                     spec.max_position_embeddings);
+  if (text_type == "modernbert") {
+    // Local layers see the keys within local_attention / 2 on either side (transformers:
+    // |q - k| <= local_attention // 2), so an encoder window of w = that + 1 (semantics §3: w - 1
+    // keys each side); every global_attn_every_n_layers-th layer from layer 0 sees all keys.
+    const int local = f.require_positive("local_attention", "for ModernBERT's local layers");
+    const int every =
+        f.require_positive("global_attn_every_n_layers", "for ModernBERT's global layers");
+    window = local / 2 + 1;
+    if (kinds.empty())
+      for (int i = 0; i < num_layers; ++i)
+        kinds.push_back(i % every == 0 ? LayerKind::kFull : LayerKind::kSliding);
+  }
   if (kinds.empty()) {
     kinds = window ? implied_sliding(f, text_type, num_layers)
                    : std::vector<LayerKind>(num_layers, LayerKind::kFull);

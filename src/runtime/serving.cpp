@@ -269,7 +269,10 @@ std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layer
   return fmt::format(
       "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
       s.num_kv_heads, s.head_size, s.head_size_v,
-      s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
+      !s.sliding_window ? std::string()
+      : s.attn_type == AttentionType::kEncoderOnly
+          ? fmt::format(", window ±{}", *s.sliding_window - 1)
+          : fmt::format(", window {}", *s.sliding_window),
       s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
       s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
       s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",

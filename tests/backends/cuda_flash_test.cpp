@@ -1118,17 +1118,34 @@ TEST_F(CudaFlash, HopperPrefillForm) {
   const size_t short64 = cases.size();  // head 64 over short sequences: v2's form under v3 too
   cases.push_back(
       {.name = "v3 d64 short keys", .head = 64, .hq = 8, .hkv = 2, .block = 16, .seqs = long_seqs});
+  cases.push_back({.name = "v3 d64 non-causal short keys",
+                   .head = 64,
+                   .hq = 4,
+                   .hkv = 4,
+                   .block = 16,
+                   .seqs = {{512, 512}, {129, 1013}},
+                   .causal = false});
+  cases.push_back({.name = "v3 d64 non-causal from 1k keys",
+                   .head = 64,
+                   .hq = 4,
+                   .hkv = 4,
+                   .block = 16,
+                   .seqs = {{300, 300}, {1024, 1024}, {0, 0}, {77, 77}},
+                   .causal = false});
   uint32_t seed = 900;
   for (size_t i = 0; i < cases.size(); ++i) {
     Case c = cases[i];
-    // Head 64 takes the form from kHopperHead64MinKeys keys on.
-    if (c.head == 64 && i != short64) c.seqs.push_back({40, cuda_flash::kHopperHead64MinKeys + 3});
+    // Head 64 takes the form from kHopperHead64MinKeys keys on (non-causal: from
+    // kHopperHead64MinKeysNonCausal); the cases named "short keys" stay below.
+    const bool short_keys = c.name.ends_with("short keys");
+    if (c.head == 64 && !short_keys && c.causal)
+      c.seqs.push_back({40, cuda_flash::kHopperHead64MinKeys + 3});
     int max_k = 0;
     for (auto [q, k] : c.seqs) max_k = std::max(max_k, k);
-    const int want = cuda_flash::hopper_prefill_takes(c.head, c.head, max_k)
+    const int want = cuda_flash::hopper_prefill_takes(c.head, c.head, max_k, c.causal)
                          ? cuda_flash::kHopperPrefillForm
                          : 0;
-    EXPECT_EQ(want, i == short64 ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
+    EXPECT_EQ(want, short_keys ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
     const std::vector<int> forms = run_case(c, seed++);
     ASSERT_EQ(forms.size(), 2u) << c.name;
     EXPECT_EQ(forms[0], 0) << c.name << ": v2 ran a v3 form";
@@ -2147,12 +2164,17 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_TRUE(v3.caps.asymmetric_head_sizes.empty());
   EXPECT_EQ(v3.caps.kv_cache_dtypes, gens[0].caps.kv_cache_dtypes);  // 16-bit and fp8
   // Head 64 takes the form over long sequences only; heads 128 and 256 always.
-  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys - 1));
-  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys));
-  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(128, 128, 1));
-  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(256, 256, 1));
-  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(192, 128, 1 << 20));
-  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(96, 96, 1 << 20));
+  EXPECT_FALSE(
+      cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys - 1, true));
+  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys, true));
+  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(
+      64, 64, cuda_flash::kHopperHead64MinKeysNonCausal - 1, false));
+  EXPECT_TRUE(
+      cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeysNonCausal, false));
+  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(128, 128, 1, true));
+  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(256, 256, 1, false));
+  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(192, 128, 1 << 20, false));
+  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(96, 96, 1 << 20, true));
 
   LayerSpec spec;
   spec.num_heads = 32;

@@ -124,6 +124,13 @@ const std::vector<Golden>& goldens() {
       {"mixtral-8x7b", "mixtral", DType::kBFloat16, 32, 32768, {"32x decoder h32/8 d128/128"}},
       // conv 3 * (64*64 + 2*8*128) * 2 B (bf16) + ssm 64*64*128 * 4 B (mamba_ssm_cache_dtype
       // float32) = 36864 + 2097152.
+      // 22 layers, every third from layer 0 global (8), the rest local: |q - k| <= 128 / 2.
+      {"modernbert-base",
+       "modernbert",
+       DType::kFloat32,
+       22,
+       8192,
+       {"8x encoder_only h12/12 d64/64", "14x encoder_only h12/12 d64/64 win65"}},
       {"nemotron-3-nano-30b-a3b",
        "nemotron_h",
        DType::kBFloat16,
@@ -349,6 +356,35 @@ TEST(ModelBundled, T5LayerNumbering) {
 TEST(ModelBundled, EncoderOnlyIsNonCausal) {
   for (const auto& l : load_model("snowflake-arctic-embed-m").attention_layers) {
     EXPECT_FALSE(l.causal());
+  }
+}
+
+// ModernBERT: layers 0, 3, .., 21 see every key; the others the keys within 64 on either side
+// (window 65: 64 keys each side besides the query's own). A transformers v5 config names the
+// layers in layer_types instead.
+TEST(ModelBundled, ModernBertLocalLayersHaveASymmetricWindow) {
+  const ModelSpec m = load_model("modernbert-base");
+  for (const auto& l : m.attention_layers) {
+    EXPECT_EQ(l.attn_type, AttentionType::kEncoderOnly);
+    EXPECT_FALSE(l.causal());
+    EXPECT_EQ(l.sliding_window, l.layer_index % 3 == 0 ? std::nullopt : std::optional<int>(65))
+        << "layer " << l.layer_index;
+  }
+  const ModelSpec v5 = parse_model_config(
+      R"({"model_type":"modernbert","hidden_size":768,"num_attention_heads":12,)"
+      R"("num_hidden_layers":4,"local_attention":128,"global_attn_every_n_layers":3,)"
+      R"("layer_types":["full_attention","sliding_attention","full_attention","sliding_attention"]})",
+      "modernbert-v5.json");
+  ASSERT_EQ(v5.attention_layers.size(), 4u);
+  EXPECT_EQ(indices(v5, sliding), (std::vector<int>{1, 3}));
+  EXPECT_EQ(v5.attention_layers[1].sliding_window, 65);
+  try {
+    parse_model_config(R"({"model_type":"modernbert","hidden_size":768,"num_attention_heads":12,)"
+                       R"("num_hidden_layers":4,"global_attn_every_n_layers":3})",
+                       "no-local.json");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("local_attention"));
   }
 }
 

@@ -2,6 +2,7 @@
 // layers against CPU_REFERENCE.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 
 #include "attnkit/error.hpp"
@@ -143,6 +144,28 @@ TEST(RunWorkload, EncoderOnlyModelRunsOnePassPerRequest) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("must be >= --prompt-len (40)"), std::string::npos)
         << e.what();
+  }
+}
+
+// ModernBERT: global layers and local ones whose queries see 64 keys on either side. Prompts of
+// 200 tokens, so the window masks; each group's FLOPs count only the pairs it lets through.
+TEST(RunWorkload, ModernBertLocalLayersSeeASymmetricWindow) {
+  RunOptions o = small("modernbert-base");
+  o.requests = 2;
+  o.prompt_len = 200;
+  o.max_tokens_per_step = 400;
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  EXPECT_EQ(r.steps, 1);
+  ASSERT_EQ(r.groups.size(), 2u);
+  double local_pairs = 0;
+  for (int p = 0; p < 200; ++p)
+    for (int j = 0; j < 200; ++j) local_pairs += std::abs(p - j) <= 64;
+  for (const GroupRunReport& g : r.groups) {
+    const bool local = g.description.find("window ±64") != std::string::npos;
+    EXPECT_EQ(g.num_layers, local ? 14 : 8) << g.description;
+    const double pairs = local ? local_pairs : 200.0 * 200;
+    EXPECT_DOUBLE_EQ(g.flops, 2.0 * 12 * 128 * pairs * 2 * g.num_layers) << g.description;
   }
 }
 

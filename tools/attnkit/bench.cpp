@@ -51,6 +51,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "the device's newest, v3 on SM90)")
       ->transform(CLI::IsMember({"auto", "v2", "v3"}, CLI::ignore_case))
       ->capture_default_str();
+  cmd->add_flag("--hopper-any-length", opts->hopper_any_length,
+                "cuda: v3's Hopper prefill form at head 64 whatever the keys (the plan's "
+                "length threshold's A/B)");
   cmd->add_option("--prefill-kv", opts->prefill_kv,
                   "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
       ->transform(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
@@ -64,11 +67,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
          opts->decode_head != 128 || opts->mla_form != "auto" || opts->variant != "auto" ||
-         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0))
+         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
-          "--variant, --prefill-kv and --prefill-image apply to --device cuda only (the CPU "
-          "suite has its own grid)");
+          "--variant, --hopper-any-length, --prefill-kv and --prefill-image apply to --device "
+          "cuda only (the CPU suite has its own grid)");
     if (opts->device != "cuda" && (opts->suite == "mla" || opts->suite == "encoder"))
       throw InvalidArgument(
           fmt::format("bench: --suite {} benchmarks CUDA kernels and applies to --device cuda only",

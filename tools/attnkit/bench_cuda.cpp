@@ -285,7 +285,7 @@ std::string form_name(const Shape& s, int form) {
 }
 
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
-               bool uniform_splits, int mla_form, int generation) {
+               bool uniform_splits, int mla_form, int generation, bool hopper_any_length) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const int64_t tq = int64_t(s.batch) * s.seq_q;
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
@@ -336,6 +336,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   opt.uniform_splits = uniform_splits;
   opt.mla_form = mla_form;
   opt.generation = generation;
+  opt.hopper_any_length = hopper_any_length;
   auto be = s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
   AttentionBatch hb;
   hb.num_seqs = s.batch;
@@ -629,7 +630,7 @@ int run_cuda_bench(const BenchOptions& o) {
                          : o.mla_form == "hopper" ? cuda_mla::kHopperForm
                                                   : 0;
     json row = run_shape(s, A, T, reps, seed++, o.splits, o.uniform_splits, mla_form,
-                         cuda_flash_generation(o.variant));
+                         cuda_flash_generation(o.variant), o.hopper_any_length);
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
     // as asked; "form" is the one that ran
     if (s.mla())

@@ -146,6 +146,11 @@ std::string number(double v) { return fmt::format("{:g}", v); }
 
 std::string window_text(const LayerSpec& s) {
   if (!s.sliding_window) return "full";
+  if (s.attn_type == AttentionType::kEncoderOnly)
+    return fmt::format(
+        "{} keys on either side (symmetric; kernels get window_left = "
+        "window_right = {})",
+        *s.sliding_window - 1, *s.sliding_window - 1);
   return fmt::format("{} tokens (sliding; kernels get window_left {})", *s.sliding_window,
                      *s.sliding_window - 1);
 }

@@ -23,8 +23,9 @@ struct CudaFlashOptions {
   // only, 3 v3 (SM90 only; Unsupported elsewhere): 16-bit prefill at heads 64, 128 and 256 on
   // wgmma (flash_hopper.cuh), v2's forms for everything else.
   int generation = 0;
-  // Tests: v3's Hopper form at head 64 whatever the keys (the plan gives batches shorter than
-  // kHopperHead64MinKeys to v2's form, which generation 2 runs).
+  // Tests: v3's Hopper form at head 64 whatever the keys (the plan gives shorter batches than
+  // kHopperHead64MinKeys, or kHopperHead64MinKeysNonCausal, to v2's form, which generation 2
+  // runs).
   bool hopper_any_length = false;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector

@@ -229,10 +229,14 @@ constexpr int hopper_prefill_tile_keys(int head) { return head <= 128 ? 128 : 64
 // Whether a prefill batch whose longest sequence has max_k keys takes the Hopper form. At head 64
 // the form's per-CTA fixed cost (one CTA per SM) weighs against its faster tiles on short
 // sequences: H200, 16k tokens per batch, 1k keys 316 / 217 TFLOP/s against v2's 295 / 222
-// (non-causal / causal), 4k 420 / 363 against 322 / 289 (bench/results/cuda_s15_r3_*).
+// (non-causal / causal), 4k 420 / 363 against 322 / 289 (bench/results/cuda_s15_r3_*). Without
+// a causal mask it pays from 1k keys (encoder batches of 12 heads, 32k tokens: 2k keys 374
+// against 310, but 512 keys 232 against 259 and 128 keys 90 against 144; cuda_s26_r2_*).
 inline constexpr int kHopperHead64MinKeys = 4096;
-constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k) {
-  return hopper_prefill_head(head_qk, head_v) && (head_qk > 64 || max_k >= kHopperHead64MinKeys);
+inline constexpr int kHopperHead64MinKeysNonCausal = 1024;
+constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k, bool causal) {
+  return hopper_prefill_head(head_qk, head_v) &&
+         (head_qk > 64 || max_k >= (causal ? kHopperHead64MinKeys : kHopperHead64MinKeysNonCausal));
 }
 // Raw fp8 tiles: three slots keep two items in flight while one converts; at head 256 one (each
 // item copied, then converted: three would need 240 KB).
