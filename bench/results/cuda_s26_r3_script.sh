@@ -18,7 +18,7 @@ echo "conformance rc=$? ${SECONDS}s" >> $S; grep -E 'cells checked|FAILED|Failur
 $Z/attnkit_test_runtime > $W/runtime_tests.txt 2>&1
 echo "runtime tests rc=$? $(grep -E '^\[  PASSED|FAILED' $W/runtime_tests.txt | head -3 | tr '\n' ' ') ${SECONDS}s" >> $S
 { $B run --device cuda --verify --quiet --model modernbert-base --dtype bfloat16 --requests 16 --prompt-len 1024 --max-tokens-per-step 4096
-  $B run --device cuda --verify --quiet --model modernbert-base --dtype bfloat16 --requests 4 --prompt-len 8192 --max-tokens-per-step 8192
+  $B run --device cuda --verify --quiet --model modernbert-base --dtype bfloat16 --requests 2 --prompt-len 2048 --max-tokens-per-step 4096
   $B run --device cuda --verify --quiet --model modernbert-base --dtype float16 --kv-cache-dtype fp8_e4m3 --requests 8 --prompt-len 300 --max-tokens-per-step 1200
   $B run --device cuda --verify --quiet --model modernbert-base --variant v2 --dtype bfloat16 --requests 5 --prompt-len 777 --max-tokens-per-step 1600
   $B run --device cuda --verify --quiet --model snowflake-arctic-embed-m --dtype bfloat16 --requests 64 --prompt-len 512 --max-tokens-per-step 4096
