@@ -163,6 +163,7 @@ struct Shape {
   std::vector<int> lens = {};  // a ragged decode batch: each sequence's keys (seq_k: the longest)
   std::string lens_text = {};  // ... as the grid gave it ("1x65536+63x1024"), the rows' batch_lens
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
+  int window = 0;              // encoder: each query sees the keys within this distance (0: all)
   int image_of(int seq) const { return std::min(image, len(seq)); }
   bool mla() const { return kind == "mla_decode"; }
   bool contiguous() const { return kind == "encoder"; }
@@ -248,9 +249,12 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
           std::memcpy(&x, &b[i * 2], 2);
           return bf16_bits_to_float(x);
         };
+        // An encoder window: keys [pos - window, pos + window] only.
+        const int j0 = s.window ? std::max(0, pos - s.window) : 0;
+        const int j1 = s.window ? std::min(nk, pos + s.window + 1) : nk;
         std::vector<double> logit(nk);
         double mx = -INFINITY;
-        for (int j = 0; j < nk; ++j) {
+        for (int j = j0; j < j1; ++j) {
           double acc = 0;
           for (int d = 0; d < D; ++d) acc += double(bf16_at(q, d)) * val(kb, j, d);
           logit[j] = acc * scale * kscale;
@@ -258,7 +262,7 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         }
         double z = 0;
         std::vector<double> ref(Dv, 0.0);
-        for (int j = 0; j < nk; ++j) {
+        for (int j = j0; j < j1; ++j) {
           const double w = std::exp(logit[j] - mx);
           z += w;
           for (int d = 0; d < Dv; ++d) ref[d] += w * val(vb, j, d);
@@ -369,6 +373,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   L.dtype = DType::kBFloat16;
   L.scale = 1.f / std::sqrt(float(s.mla() ? 192 : D));  // MLA: nope + rope of the prefill head
   L.causal = s.causal;
+  if (s.window) L.window_left = L.window_right = s.window;
   const auto p0 = std::chrono::steady_clock::now();
   be->plan(hb, L);
   const double plan_us =
@@ -447,6 +452,13 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"ok", err < 2e-2}};
   if (s.kind == "prefill" || s.contiguous()) {
     double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
+    if (s.window) {  // the pairs the window lets through
+      double pairs = 0;
+      for (int p = 0; p < s.seq_q; ++p)
+        pairs += std::min(s.seq_k - 1, p + s.window) - std::max(0, p - s.window) + 1;
+      flops = 4.0 * s.batch * s.hq * pairs * D;
+      row["window"] = s.window;
+    }
     if (s.image > 0) {
       row["image"] = s.image;
       // Under a causal mask the image's rows also see the image keys after their own.
@@ -670,23 +682,26 @@ int run_cuda_bench(const BenchOptions& o) {
         }
   }
   if (o.suite == "encoder" || o.suite == "all") {
-    // Encoder-only layers (BERT-base: 12 heads of 64), 32k tokens per batch (16k at 8k tokens),
-    // bidirectional, over the step's contiguous K/V rows.
+    // Encoder-only layers (BERT-base, ModernBERT-base: 12 heads of 64), 32k tokens per batch
+    // (16k at 8k tokens), bidirectional, over the step's contiguous K/V rows.
     const std::vector<std::pair<int, int> > grid =
         o.quick ? std::vector<std::pair<int, int> >{{64, 512}}
                 : std::vector<std::pair<int, int> >{{256, 128}, {64, 512}, {16, 2048}, {2, 8192}};
-    for (auto [b, len] : grid)
-      go({.kind = "encoder",
-          .batch = b,
-          .hq = 12,
-          .hkv = 12,
-          .head = 64,
-          .seq_q = len,
-          .seq_k = len,
-          .page = len,
-          .causal = false,
-          .kv = KvCacheDType::kBFloat16},
-         20);
+    // ModernBERT's local layers: the keys within 64 of the query, both sides.
+    for (int window : {0, 64})
+      for (auto [b, len] : grid)
+        go({.kind = "encoder",
+            .batch = b,
+            .hq = 12,
+            .hkv = 12,
+            .head = 64,
+            .seq_q = len,
+            .seq_k = len,
+            .page = len,
+            .causal = false,
+            .kv = KvCacheDType::kBFloat16,
+            .window = window},
+           20);
   }
   // A decode batch's shape: uniform batches by their count and length, ragged ones by every
   // sequence's length.
