@@ -56,7 +56,8 @@ if [ "$tests" = 1 ]; then
   for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
     "--model gpt-oss-20b --requests 2 --prompt-len 200" \
     "--model gemma-4-26b-a4b --requests 2 --prompt-len 300 --decode-steps 8" \
-    "--model deepseek-v3 --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8"; do
+    "--model deepseek-v3 --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
+    "--model modernbert-base --dtype bfloat16 --requests 8 --prompt-len 1024 --max-tokens-per-step 4096"; do
     echo "-- attnkit run --device cuda --verify --quiet $args" >>"$out/run.log"
     # shellcheck disable=SC2086
     "$ATTNKIT" run --device cuda --verify --quiet $args >>"$out/run.log" 2>&1 || status=1

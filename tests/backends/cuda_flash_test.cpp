@@ -1132,20 +1132,31 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .block = 16,
                    .seqs = {{300, 300}, {1024, 1024}, {0, 0}, {77, 77}},
                    .causal = false});
+  cases.push_back({.name = "v3 d64 window over long keys (v2 form)",
+                   .head = 64,
+                   .hq = 8,
+                   .hkv = 2,
+                   .block = 16,
+                   .seqs = {{300, 5000}, {64, 4200}},
+                   .wl = 255});
   uint32_t seed = 900;
   for (size_t i = 0; i < cases.size(); ++i) {
     Case c = cases[i];
-    // Head 64 takes the form from kHopperHead64MinKeys keys on (non-causal: from
-    // kHopperHead64MinKeysNonCausal); the cases named "short keys" stay below.
-    const bool short_keys = c.name.ends_with("short keys");
-    if (c.head == 64 && !short_keys && c.causal)
+    // Head 64 takes the form from kHopperHead64MinKeys keys a CTA visits on (non-causal: from
+    // kHopperHead64MinKeysNonCausal); the cases named "short keys" or "(v2 form)" stay below. A
+    // window bounds the keys a CTA visits: the other head-64 window cases ask for the form.
+    const bool v2_form = c.name.ends_with("short keys") || c.name.ends_with("(v2 form)");
+    if (c.head == 64 && !v2_form && c.causal)
       c.seqs.push_back({40, cuda_flash::kHopperHead64MinKeys + 3});
+    if (c.head == 64 && !v2_form && c.wl >= 0) c.hopper_any_length = true;
     int max_k = 0;
     for (auto [q, k] : c.seqs) max_k = std::max(max_k, k);
-    const int want = cuda_flash::hopper_prefill_takes(c.head, c.head, max_k, c.causal)
-                         ? cuda_flash::kHopperPrefillForm
-                         : 0;
-    EXPECT_EQ(want, short_keys ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
+    const int cta_keys = cuda_flash::hopper_cta_keys(max_k, c.hq / c.hkv, c.causal, c.wl, c.wr);
+    const int want =
+        c.hopper_any_length || cuda_flash::hopper_prefill_takes(c.head, c.head, cta_keys, c.causal)
+            ? cuda_flash::kHopperPrefillForm
+            : 0;
+    EXPECT_EQ(want, v2_form ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
     const std::vector<int> forms = run_case(c, seed++);
     ASSERT_EQ(forms.size(), 2u) << c.name;
     EXPECT_EQ(forms[0], 0) << c.name << ": v2 ran a v3 form";
@@ -2171,6 +2182,12 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
       64, 64, cuda_flash::kHopperHead64MinKeysNonCausal - 1, false));
   EXPECT_TRUE(
       cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeysNonCausal, false));
+  // A window bounded on both sides bounds the keys one CTA visits (128 rows: 64 tokens at GQA 2).
+  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 1, false, -1, -1), 8192);
+  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 1, false, 64, 64), 128 + 128);
+  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 2, true, 127, -1), 64 + 127);
+  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 1, false, 64, -1), 8192);
+  EXPECT_EQ(cuda_flash::hopper_cta_keys(100, 1, true, 4000, -1), 100);
   EXPECT_TRUE(cuda_flash::hopper_prefill_takes(128, 128, 1, true));
   EXPECT_TRUE(cuda_flash::hopper_prefill_takes(256, 256, 1, false));
   EXPECT_FALSE(cuda_flash::hopper_prefill_takes(192, 128, 1 << 20, false));

@@ -58,6 +58,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
       ->transform(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
       ->capture_default_str();
+  cmd->add_option("--prefill-window", opts->prefill_window,
+                  "cuda: the prefill rows' sliding window of N tokens (causal rows see the N "
+                  "keys up to their own, non-causal rows N - 1 on either side; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--prefill-image", opts->prefill_image,
                   "cuda: the prefill rows' sequences open with an image of N tokens that attend to "
                   "each other both ways (PrefixLM ranges [0, N); 0: none)")
@@ -67,11 +72,15 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
          opts->decode_head != 128 || opts->mla_form != "auto" || opts->variant != "auto" ||
-         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length))
+         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
+         opts->prefill_window > 0))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
-          "--variant, --hopper-any-length, --prefill-kv and --prefill-image apply to --device "
-          "cuda only (the CPU suite has its own grid)");
+          "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
+          "apply to --device cuda only (the CPU suite has its own grid)");
+    if (opts->prefill_window > 0 && opts->prefill_image > 0)
+      throw InvalidArgument(
+          "bench: --prefill-window and --prefill-image do not combine (one mask change a run)");
     if (opts->device != "cuda" && (opts->suite == "mla" || opts->suite == "encoder"))
       throw InvalidArgument(
           fmt::format("bench: --suite {} benchmarks CUDA kernels and applies to --device cuda only",

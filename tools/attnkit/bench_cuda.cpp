@@ -163,7 +163,7 @@ struct Shape {
   std::vector<int> lens = {};  // a ragged decode batch: each sequence's keys (seq_k: the longest)
   std::string lens_text = {};  // ... as the grid gave it ("1x65536+63x1024"), the rows' batch_lens
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
-  int window = 0;              // encoder: each query sees the keys within this distance (0: all)
+  int wl = -1, wr = -1;        // prefill, encoder: window_left / window_right as kernels get them
   int image_of(int seq) const { return std::min(image, len(seq)); }
   bool mla() const { return kind == "mla_decode"; }
   bool contiguous() const { return kind == "encoder"; }
@@ -249,9 +249,9 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
           std::memcpy(&x, &b[i * 2], 2);
           return bf16_bits_to_float(x);
         };
-        // An encoder window: keys [pos - window, pos + window] only.
-        const int j0 = s.window ? std::max(0, pos - s.window) : 0;
-        const int j1 = s.window ? std::min(nk, pos + s.window + 1) : nk;
+        // A window: keys [pos - wl, pos + wr] only.
+        const int j0 = s.wl >= 0 ? std::max(0, pos - s.wl) : 0;
+        const int j1 = s.wr >= 0 ? std::min(nk, pos + s.wr + 1) : nk;
         std::vector<double> logit(nk);
         double mx = -INFINITY;
         for (int j = j0; j < j1; ++j) {
@@ -373,7 +373,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   L.dtype = DType::kBFloat16;
   L.scale = 1.f / std::sqrt(float(s.mla() ? 192 : D));  // MLA: nope + rope of the prefill head
   L.causal = s.causal;
-  if (s.window) L.window_left = L.window_right = s.window;
+  L.window_left = s.wl;
+  L.window_right = s.wr;
   const auto p0 = std::chrono::steady_clock::now();
   be->plan(hb, L);
   const double plan_us =
@@ -452,12 +453,16 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"ok", err < 2e-2}};
   if (s.kind == "prefill" || s.contiguous()) {
     double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
-    if (s.window) {  // the pairs the window lets through
+    if (s.wl >= 0 || s.wr >= 0) {  // the pairs a window lets through (seq_q == seq_k)
       double pairs = 0;
       for (int p = 0; p < s.seq_q; ++p)
-        pairs += std::min(s.seq_k - 1, p + s.window) - std::max(0, p - s.window) + 1;
+        pairs += (s.causal    ? p
+                  : s.wr >= 0 ? std::min(s.seq_k - 1, p + s.wr)
+                              : s.seq_k - 1) -
+                 (s.wl >= 0 ? std::max(0, p - s.wl) : 0) + 1;
       flops = 4.0 * s.batch * s.hq * pairs * D;
-      row["window"] = s.window;
+      row["window_left"] = s.wl;
+      row["window_right"] = s.wr;
     }
     if (s.image > 0) {
       row["image"] = s.image;
@@ -667,6 +672,7 @@ int run_cuda_bench(const BenchOptions& o) {
         for (bool causal : {false, true}) {
           if (o.prefill_image > 0 && !cuda_flash::mm_prefix_built(d, d)) continue;  // refused
           const int h = 2048 / d;
+          const int w = o.prefill_window - 1;  // -1: none
           go({.kind = "prefill",
               .batch = 16384 / s,
               .hq = h,
@@ -677,7 +683,9 @@ int run_cuda_bench(const BenchOptions& o) {
               .page = 128,
               .causal = causal,
               .kv = kv,
-              .image = o.prefill_image},
+              .image = o.prefill_image,
+              .wl = w,
+              .wr = causal ? -1 : w},
              20);
         }
   }
@@ -700,7 +708,8 @@ int run_cuda_bench(const BenchOptions& o) {
             .page = len,
             .causal = false,
             .kv = KvCacheDType::kBFloat16,
-            .window = window},
+            .wl = window ? window : -1,
+            .wr = window ? window : -1},
            20);
   }
   // A decode batch's shape: uniform batches by their count and length, ragged ones by every

@@ -232,11 +232,26 @@ constexpr int hopper_prefill_tile_keys(int head) { return head <= 128 ? 128 : 64
 // (non-causal / causal), 4k 420 / 363 against 322 / 289 (bench/results/cuda_s15_r3_*). Without
 // a causal mask it pays from 1k keys (encoder batches of 12 heads, 32k tokens: 2k keys 374
 // against 310, but 512 keys 232 against 259 and 128 keys 90 against 144; cuda_s26_r2_*).
+// The keys counted are those one CTA visits: under a window bounded on both sides (a causal
+// sliding window, an encoder's symmetric one) its rows' tokens plus the window, whatever the
+// sequence's length (ModernBERT's keys within 64: v2 1.10x the Hopper form at 2k and 8k keys,
+// cuda_s26_r4_*).
 inline constexpr int kHopperHead64MinKeys = 4096;
 inline constexpr int kHopperHead64MinKeysNonCausal = 1024;
-constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k, bool causal) {
+constexpr bool hopper_prefill_takes(int head_qk, int head_v, int cta_keys, bool causal) {
   return hopper_prefill_head(head_qk, head_v) &&
-         (head_qk > 64 || max_k >= (causal ? kHopperHead64MinKeys : kHopperHead64MinKeysNonCausal));
+         (head_qk > 64 ||
+          cta_keys >= (causal ? kHopperHead64MinKeys : kHopperHead64MinKeysNonCausal));
+}
+// The keys a Hopper-form CTA of a batch visits at most: max_k, or its rows' tokens (group query
+// heads share a token) plus a window bounded on both sides (right: 0 under a causal mask).
+constexpr int hopper_cta_keys(int max_k, int group, bool causal, int window_left,
+                              int window_right) {
+  const int right = causal ? 0 : window_right;
+  if (window_left < 0 || right < 0) return max_k;
+  const int tokens = (kHopperPrefillRows + group - 1) / group;
+  const int64_t span = int64_t(tokens) + window_left + right;
+  return span < max_k ? int(span) : max_k;
 }
 // Raw fp8 tiles: three slots keep two items in flight while one converts; at head 256 one (each
 // item copied, then converted: three would need 240 KB).
