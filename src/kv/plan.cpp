@@ -437,6 +437,11 @@ KvPlan plan_kv_cache(const ModelSpec& model,
 
 std::vector<std::string> describe_kv_plan(const KvPlan& p) {
   std::vector<std::string> out;
+  if (p.groups.empty()) {  // encoder-only models: every layer reads its step's own K/V
+    out.push_back("KV cache: none");
+    for (const std::string& n : p.notes) out.push_back("  note: " + n);
+    return out;
+  }
   out.push_back(fmt::format(
       "KV cache: {} group(s), {} tensor(s) of one {} page per block ({} per block), zeroing of "
       "fresh blocks {} ({})",
