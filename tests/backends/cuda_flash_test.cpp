@@ -1139,21 +1139,29 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .block = 16,
                    .seqs = {{300, 5000}, {64, 4200}},
                    .wl = 255});
+  cases.push_back({.name = "v3 d64 window of 1.2k keys over 5k (Hopper form by rule)",
+                   .head = 64,
+                   .hq = 8,
+                   .hkv = 2,
+                   .block = 16,
+                   .seqs = {{300, 5000}, {64, 4200}},
+                   .wl = 1200});
   uint32_t seed = 900;
   for (size_t i = 0; i < cases.size(); ++i) {
     Case c = cases[i];
-    // Head 64 takes the form from kHopperHead64MinKeys keys a CTA visits on (non-causal: from
-    // kHopperHead64MinKeysNonCausal); the cases named "short keys" or "(v2 form)" stay below. A
-    // window bounds the keys a CTA visits: the other head-64 window cases ask for the form.
+    // Head 64 takes the form from the keys tiles.hpp hopper_prefill_takes asks a CTA to visit;
+    // the cases named "short keys" or "(v2 form)" stay below. The other head-64 window cases ask
+    // for the form at any length, but for the one that the rule gives it.
     const bool v2_form = c.name.ends_with("short keys") || c.name.ends_with("(v2 form)");
     if (c.head == 64 && !v2_form && c.causal)
-      c.seqs.push_back({40, cuda_flash::kHopperHead64MinKeys + 3});
-    if (c.head == 64 && !v2_form && c.wl >= 0) c.hopper_any_length = true;
+      c.seqs.push_back({40, cuda_flash::kHopperHead64MinKeysCausal + 3});
+    const bool by_rule = c.name.ends_with("(Hopper form by rule)");
+    if (c.head == 64 && !v2_form && !by_rule && c.wl >= 0) c.hopper_any_length = true;
     int max_k = 0;
     for (auto [q, k] : c.seqs) max_k = std::max(max_k, k);
-    const int cta_keys = cuda_flash::hopper_cta_keys(max_k, c.hq / c.hkv, c.causal, c.wl, c.wr);
     const int want =
-        c.hopper_any_length || cuda_flash::hopper_prefill_takes(c.head, c.head, cta_keys, c.causal)
+        c.hopper_any_length || cuda_flash::hopper_prefill_takes(c.head, c.head, max_k, c.hq / c.hkv,
+                                                                c.causal, c.wl, c.wr)
             ? cuda_flash::kHopperPrefillForm
             : 0;
     EXPECT_EQ(want, v2_form ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
@@ -2175,23 +2183,25 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_TRUE(v3.caps.asymmetric_head_sizes.empty());
   EXPECT_EQ(v3.caps.kv_cache_dtypes, gens[0].caps.kv_cache_dtypes);  // 16-bit and fp8
   // Head 64 takes the form over long sequences only; heads 128 and 256 always.
-  EXPECT_FALSE(
-      cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys - 1, true));
-  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeys, true));
-  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(
-      64, 64, cuda_flash::kHopperHead64MinKeysNonCausal - 1, false));
-  EXPECT_TRUE(
-      cuda_flash::hopper_prefill_takes(64, 64, cuda_flash::kHopperHead64MinKeysNonCausal, false));
-  // A window bounded on both sides bounds the keys one CTA visits (128 rows: 64 tokens at GQA 2).
-  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 1, false, -1, -1), 8192);
-  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 1, false, 64, 64), 128 + 128);
-  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 2, true, 127, -1), 64 + 127);
-  EXPECT_EQ(cuda_flash::hopper_cta_keys(8192, 1, false, 64, -1), 8192);
-  EXPECT_EQ(cuda_flash::hopper_cta_keys(100, 1, true, 4000, -1), 100);
-  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(128, 128, 1, true));
-  EXPECT_TRUE(cuda_flash::hopper_prefill_takes(256, 256, 1, false));
-  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(192, 128, 1 << 20, false));
-  EXPECT_FALSE(cuda_flash::hopper_prefill_takes(96, 96, 1 << 20, true));
+  // Head 64: from 4k keys under a causal mask, 1k without; a window narrower than the sequence
+  // counts its CTAs' keys (128 rows: 128 tokens at MHA, 64 at GQA 2) from 1k under either mask.
+  namespace cf = cuda_flash;
+  const int causal_min = cf::kHopperHead64MinKeysCausal, min_keys = cf::kHopperHead64MinKeys;
+  EXPECT_FALSE(cf::hopper_prefill_takes(64, 64, causal_min - 1, 1, true, -1, -1));
+  EXPECT_TRUE(cf::hopper_prefill_takes(64, 64, causal_min, 1, true, -1, -1));
+  EXPECT_FALSE(cf::hopper_prefill_takes(64, 64, min_keys - 1, 1, false, -1, -1));
+  EXPECT_TRUE(cf::hopper_prefill_takes(64, 64, min_keys, 1, false, -1, -1));
+  EXPECT_FALSE(cf::hopper_prefill_takes(64, 64, 8192, 1, false, 64, 64));     // 128 + 128 keys
+  EXPECT_FALSE(cf::hopper_prefill_takes(64, 64, 1 << 20, 2, true, 127, -1));  // 64 + 127
+  EXPECT_TRUE(cf::hopper_prefill_takes(64, 64, 8192, 2, true, min_keys - 64, -1));
+  EXPECT_FALSE(cf::hopper_prefill_takes(64, 64, 8192, 2, true, min_keys - 65, -1));
+  // A window as wide as the sequence bounds nothing: the sequence's rule.
+  EXPECT_FALSE(cf::hopper_prefill_takes(64, 64, 2000, 1, true, 4000, -1));
+  EXPECT_TRUE(cf::hopper_prefill_takes(64, 64, 8192, 1, false, 64, -1));  // one side unbounded
+  EXPECT_TRUE(cf::hopper_prefill_takes(128, 128, 1, 1, true, 0, -1));
+  EXPECT_TRUE(cf::hopper_prefill_takes(256, 256, 1, 1, false, 0, 0));
+  EXPECT_FALSE(cf::hopper_prefill_takes(192, 128, 1 << 20, 1, false, -1, -1));
+  EXPECT_FALSE(cf::hopper_prefill_takes(96, 96, 1 << 20, 1, true, -1, -1));
 
   LayerSpec spec;
   spec.num_heads = 32;

@@ -198,14 +198,11 @@ class CudaFlashBackend final : public AttentionBackend {
     // v3 (SM90): prefill runs the Hopper form. The cache's dtype arrives with run(), so the plan
     // keeps this form's launch shape beside the v2 one; it runs one CTA per SM over either cache
     // kind, so one split count serves both.
-    const bool hopper =
-        hopper_ && !split_keys &&
-        (options_.hopper_any_length
-             ? hopper_prefill_head(layer.head_size, hv)
-             : hopper_prefill_takes(layer.head_size, hv,
-                                    hopper_cta_keys(max_k, group, layer.causal, layer.window_left,
-                                                    layer.window_right),
-                                    layer.causal));
+    const bool hopper = hopper_ && !split_keys &&
+                        (options_.hopper_any_length
+                             ? hopper_prefill_head(layer.head_size, hv)
+                             : hopper_prefill_takes(layer.head_size, hv, max_k, group, layer.causal,
+                                                    layer.window_left, layer.window_right));
     const FlashGeometry geo =
         fam_.geometry
             ? fam_.geometry(layer, cc_, options_.mla_form)

@@ -23,8 +23,8 @@ struct CudaFlashOptions {
   // only, 3 v3 (SM90 only; Unsupported elsewhere): 16-bit prefill at heads 64, 128 and 256 on
   // wgmma (flash_hopper.cuh), v2's forms for everything else.
   int generation = 0;
-  // Tests: v3's Hopper form at head 64 whatever the keys (the plan gives shorter batches than
-  // kHopperHead64MinKeys, or kHopperHead64MinKeysNonCausal, to v2's form, which generation 2
+  // Tests: v3's Hopper form at head 64 whatever the keys (the plan gives batches whose CTAs
+  // visit fewer keys than tiles.hpp hopper_prefill_takes asks to v2's form, which generation 2
   // runs).
   bool hopper_any_length = false;
 };

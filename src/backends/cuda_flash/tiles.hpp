@@ -227,31 +227,29 @@ constexpr bool hopper_prefill_head(int head_qk, int head_v) {
 }
 constexpr int hopper_prefill_tile_keys(int head) { return head <= 128 ? 128 : 64; }
 // Whether a prefill batch whose longest sequence has max_k keys takes the Hopper form. At head 64
-// the form's per-CTA fixed cost (one CTA per SM) weighs against its faster tiles on short
-// sequences: H200, 16k tokens per batch, 1k keys 316 / 217 TFLOP/s against v2's 295 / 222
-// (non-causal / causal), 4k 420 / 363 against 322 / 289 (bench/results/cuda_s15_r3_*). Without
-// a causal mask it pays from 1k keys (encoder batches of 12 heads, 32k tokens: 2k keys 374
-// against 310, but 512 keys 232 against 259 and 128 keys 90 against 144; cuda_s26_r2_*).
-// The keys counted are those one CTA visits: under a window bounded on both sides (a causal
-// sliding window, an encoder's symmetric one) its rows' tokens plus the window, whatever the
-// sequence's length (ModernBERT's keys within 64: v2 1.10x the Hopper form at 2k and 8k keys,
-// cuda_s26_r4_*).
-inline constexpr int kHopperHead64MinKeys = 4096;
-inline constexpr int kHopperHead64MinKeysNonCausal = 1024;
-constexpr bool hopper_prefill_takes(int head_qk, int head_v, int cta_keys, bool causal) {
-  return hopper_prefill_head(head_qk, head_v) &&
-         (head_qk > 64 ||
-          cta_keys >= (causal ? kHopperHead64MinKeys : kHopperHead64MinKeysNonCausal));
-}
-// The keys a Hopper-form CTA of a batch visits at most: max_k, or its rows' tokens (group query
-// heads share a token) plus a window bounded on both sides (right: 0 under a causal mask).
-constexpr int hopper_cta_keys(int max_k, int group, bool causal, int window_left,
-                              int window_right) {
+// the form's per-CTA fixed cost (one CTA per SM) weighs against its faster tiles when a CTA visits
+// few keys. H200, 16k tokens per batch: 1k keys 316 / 217 TFLOP/s against v2's 295 / 222
+// (non-causal / causal), 4k 420 / 363 against 322 / 289 (bench/results/cuda_s15_r3_*); encoder
+// batches (12 heads, 32k tokens): 2k keys 374 against 310, 512 keys 232 against 259
+// (cuda_s26_r2_*). So without a mask it pays from 1k keys, under a causal one (whose CTAs visit
+// half the keys on average) from 4k. A window bounded on both sides (a causal sliding window, an
+// encoder's symmetric one) narrower than the sequence bounds every CTA's keys to its rows' tokens
+// plus the window, and from 1k such keys the form pays under either mask (head 64, causal window
+// over 4k and 16k keys: 1k 262-268 against 244-248, 2k 327-343 against 276-284; 256 117-119
+// against 137-138; keys within 64 of an encoder's query 55-58 against 60-65; cuda_s26_r4_*,
+// _r5_*, _r6_*).
+inline constexpr int kHopperHead64MinKeys = 1024;
+inline constexpr int kHopperHead64MinKeysCausal = 4096;
+constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k, int group, bool causal,
+                                    int window_left, int window_right) {
+  if (!hopper_prefill_head(head_qk, head_v)) return false;
+  if (head_qk > 64) return true;
   const int right = causal ? 0 : window_right;
-  if (window_left < 0 || right < 0) return max_k;
-  const int tokens = (kHopperPrefillRows + group - 1) / group;
-  const int64_t span = int64_t(tokens) + window_left + right;
-  return span < max_k ? int(span) : max_k;
+  if (window_left >= 0 && right >= 0) {
+    const int64_t span = int64_t((kHopperPrefillRows + group - 1) / group) + window_left + right;
+    if (span < max_k) return span >= kHopperHead64MinKeys;
+  }
+  return max_k >= (causal ? kHopperHead64MinKeysCausal : kHopperHead64MinKeys);
 }
 // Raw fp8 tiles: three slots keep two items in flight while one converts; at head 256 one (each
 // item copied, then converted: three would need 240 KB).
