@@ -592,7 +592,18 @@ RunReport run_workload(const RunOptions& o) {
   std::vector<LayerRun> layers(model.attention_layers.size());
   for (size_t i = 0; i < model.attention_layers.size(); ++i) {
     const LayerSpec& spec = model.attention_layers[i];
-    const Selection& sel = selector.select(spec);
+    const Selection& sel = [&]() -> const Selection& {
+      try {
+        return selector.select(spec);
+      } catch (const Unsupported& e) {
+        // Configs of encoders often say float32, which no CUDA kernel runs: say what would.
+        if (device.platform != Platform::kCuda || spec.dtype != DType::kFloat32 || o.dtype) throw;
+        throw Unsupported(fmt::format(
+            "{} (model {} is float32 in its config, and no CUDA backend runs float32: pass "
+            "--dtype bfloat16 or --dtype float16)",
+            e.what(), model.name));
+      }
+    }();
     auto [it, fresh] = group_of_sig.emplace(spec.signature(), groups.size());
     if (fresh) {
       SigGroup g;

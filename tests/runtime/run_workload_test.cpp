@@ -169,6 +169,23 @@ TEST(RunWorkload, ModernBertLocalLayersSeeASymmetricWindow) {
   }
 }
 
+// An fp32 config on a GPU: refused with the selector's reasons and the dtypes that would run.
+TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
+  RunOptions o = small("snowflake-arctic-embed-m");
+  o.device = "cuda";
+  try {
+    run_workload(o);
+    ADD_FAILURE() << "expected Unsupported";
+  } catch (const InvalidArgument& e) {
+    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
+    GTEST_SKIP() << "needs a GPU; none present";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("pass --dtype bfloat16 or --dtype float16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RunWorkload, BadInputsAreRefused) {
   RunOptions o = small("qwen3-0.6b");
   o.requests = 0;
