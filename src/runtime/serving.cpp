@@ -279,6 +279,69 @@ std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layer
       s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32" : to_string(s.resolved_kv_dtype()));
 }
 
+// A write of nq new tokens' K/V rows ([nq, num_kv_heads, head_size] of the model dtype; MLA: the
+// latent rows only) into `cache` through `slots`.
+KvWriteArgs token_rows_write(const LayerSpec& s, const void* k, const void* v, size_t nq,
+                             const int64_t* slots, const KvCacheView& cache) {
+  KvWriteArgs w;
+  w.k = k;
+  w.v = s.is_mla() ? nullptr : v;
+  w.dtype = s.dtype;
+  w.num_tokens = int(nq);
+  w.k_stride_head = s.head_size;
+  w.k_stride_token = int64_t(s.num_kv_heads) * s.head_size;
+  w.v_stride_head = s.head_size_v;
+  w.v_stride_token = int64_t(s.num_kv_heads) * s.head_size_v;
+  w.slot_mapping = slots;
+  w.cache = cache;
+  return w;
+}
+
+// A layer run's arguments over token-major q and out rows; the caller fills the batch's device
+// metadata.
+AttentionArgs token_rows_args(const LayerSpec& s, const void* q, void* out, const KvCacheView& kv,
+                              const AttentionBatch& host_batch, const AttentionLayerParams& params,
+                              void* workspace) {
+  AttentionArgs a;
+  a.q = q;
+  a.q_stride_head = s.head_size;
+  a.q_stride_token = int64_t(s.num_heads) * s.head_size;
+  a.out = out;
+  a.out_stride_head = s.head_size_v;
+  a.out_stride_token = int64_t(s.num_heads) * s.head_size_v;
+  a.kv = kv;
+  a.batch = host_batch;
+  a.layer = params;
+  a.workspace = workspace;
+  return a;
+}
+
+// Runs the layer with its output poisoned first (every row must be overwritten) and adds the
+// run's time, alone on the device, to the group's.
+void timed_run(AttentionBackend& backend, const AttentionArgs& a, size_t out_bytes, RunMemory& mem,
+               GroupRunReport& g) {
+  mem.fill_nan(a.out, out_bytes);
+  mem.synchronize();
+  const auto t0 = Clock::now();
+  backend.run(a, mem.stream());
+  mem.synchronize();
+  g.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Appends each batch sequence's rows of a step's host K/V (token-major, cu row offsets) to its
+// request's rows in `sh` (MLA: K only).
+void append_step_rows(ShadowKv& sh, const std::vector<size_t>& request_of_seq,
+                      const std::vector<int32_t>& cu, const uint8_t* k, const uint8_t* v,
+                      size_t k_row_bytes, size_t v_row_bytes, bool mla) {
+  for (size_t b = 0; b < request_of_seq.size(); ++b) {
+    auto& kr = sh.k[request_of_seq[b]];
+    kr.insert(kr.end(), k + size_t(cu[b]) * k_row_bytes, k + size_t(cu[b + 1]) * k_row_bytes);
+    if (mla) continue;
+    auto& vr = sh.v[request_of_seq[b]];
+    vr.insert(vr.end(), v + size_t(cu[b]) * v_row_bytes, v + size_t(cu[b + 1]) * v_row_bytes);
+  }
+}
+
 // Runs CPU_REFERENCE for the layer run `a` (device pointers) over `cache`, a host copy of the
 // keys the run read, and folds the comparison with the run's output into the group's report.
 void verify_run(const AttentionArgs& a, const AttentionBatch& host_batch, const ShadowCache& cache,
@@ -444,41 +507,18 @@ RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const De
       view.scale_granularity = s.kv_scale_granularity;
       if (scales[li].get())
         view.k_scale = view.v_scale = static_cast<const float*>(scales[li].get());
-      KvWriteArgs w;
-      w.k = k_dev.get();
-      w.v = v_dev.get();
-      w.dtype = s.dtype;
-      w.num_tokens = int(nq);
-      w.k_stride_head = s.head_size;
-      w.k_stride_token = int64_t(s.num_kv_heads) * s.head_size;
-      w.v_stride_head = s.head_size_v;
-      w.v_stride_token = int64_t(s.num_kv_heads) * s.head_size_v;
-      w.slot_mapping = static_cast<const int64_t*>(slots_dev.get());
-      w.cache = view;
-      g.backend->write_kv(w, mem.stream());
+      g.backend->write_kv(token_rows_write(s, k_dev.get(), v_dev.get(), nq,
+                                           static_cast<const int64_t*>(slots_dev.get()), view),
+                          mem.stream());
 
-      AttentionArgs a;
-      a.q = q_dev.get();
-      a.q_stride_head = s.head_size;
-      a.q_stride_token = int64_t(s.num_heads) * s.head_size;
-      a.out = out_dev.get();
-      a.out_stride_head = s.head_size_v;
-      a.out_stride_token = int64_t(s.num_heads) * s.head_size_v;
-      a.kv = view;
+      AttentionArgs a =
+          token_rows_args(s, q_dev.get(), out_dev.get(), view, hb, lr.params, g.workspace.get());
       a.kv.block_size = L;
-      a.batch = hb;
       a.batch.cu_seqlens_q = static_cast<const int32_t*>(cu_dev.get());
       a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
       a.batch.block_table = static_cast<const int32_t*>(cu_dev.get());
-      a.layer = lr.params;
-      a.workspace = g.workspace.get();
       const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
-      mem.fill_nan(out_dev.get(), out_elems * ebytes);  // every row must be overwritten
-      mem.synchronize();
-      const auto t0 = Clock::now();
-      g.backend->run(a, mem.stream());
-      mem.synchronize();
-      g.report.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      timed_run(*g.backend, a, out_elems * ebytes, mem, g.report);
 
       // Work required: each query's visible keys (a window limits both sides), each K/V row once.
       const int wl = lr.params.window_left, wr = lr.params.window_right;
@@ -495,17 +535,14 @@ RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const De
         // The reference reads the same rows as a plain cache of one block per request, written
         // by the CPU KV write from the host activations.
         ShadowKv rows;
-        const auto* kh = static_cast<const uint8_t*>(pool.slice(k_elems, key + 2));
-        const auto* vh = static_cast<const uint8_t*>(pool.slice(v_elems, key + 3));
-        const size_t krow = k_elems / nq * ebytes, vrow = v_elems / nq * ebytes;
-        std::vector<size_t> seq_of_row;
-        for (int i = 0; i < n; ++i) {
-          rows.k.emplace_back(kh + size_t(cu[size_t(i)]) * krow,
-                              kh + size_t(cu[size_t(i) + 1]) * krow);
-          rows.v.emplace_back(vh + size_t(cu[size_t(i)]) * vrow,
-                              vh + size_t(cu[size_t(i) + 1]) * vrow);
-          seq_of_row.push_back(size_t(i));
-        }
+        rows.k.resize(size_t(n));
+        rows.v.resize(size_t(n));
+        std::vector<size_t> seq_of_row(rows.k.size());
+        std::iota(seq_of_row.begin(), seq_of_row.end(), 0);
+        append_step_rows(rows, seq_of_row, cu,
+                         static_cast<const uint8_t*>(pool.slice(k_elems, key + 2)),
+                         static_cast<const uint8_t*>(pool.slice(v_elems, key + 3)),
+                         k_elems / nq * ebytes, v_elems / nq * ebytes, false);
         const ShadowCache sc = build_shadow_cache(rows, seq_of_row, used, s, view.scale_granularity,
                                                   scales_host[li], scales_host[li]);
         verify_run(a, hb, sc, mem, *reference, q_elems * ebytes, out_elems, g.report, report);
@@ -592,18 +629,7 @@ RunReport run_workload(const RunOptions& o) {
   std::vector<LayerRun> layers(model.attention_layers.size());
   for (size_t i = 0; i < model.attention_layers.size(); ++i) {
     const LayerSpec& spec = model.attention_layers[i];
-    const Selection& sel = [&]() -> const Selection& {
-      try {
-        return selector.select(spec);
-      } catch (const Unsupported& e) {
-        // Configs of encoders often say float32, which no CUDA kernel runs: say what would.
-        if (device.platform != Platform::kCuda || spec.dtype != DType::kFloat32 || o.dtype) throw;
-        throw Unsupported(fmt::format(
-            "{} (model {} is float32 in its config, and no CUDA backend runs float32: pass "
-            "--dtype bfloat16 or --dtype float16)",
-            e.what(), model.name));
-      }
-    }();
+    const Selection& sel = selector.select(spec);
     auto [it, fresh] = group_of_sig.emplace(spec.signature(), groups.size());
     if (fresh) {
       SigGroup g;
@@ -797,7 +823,11 @@ RunReport run_workload(const RunOptions& o) {
       mem->copy_from_host(mm_rng_dev.get(), mm_rng.data(), mm_rng.size() * 4);
     }
     std::vector<RequestId> ids;
-    for (const auto& b : batch) ids.push_back(seqs[b.seq].id);
+    std::vector<size_t> request_of_seq;  // the batch's sequences' indices into seqs
+    for (const auto& b : batch) {
+      ids.push_back(seqs[b.seq].id);
+      request_of_seq.push_back(b.seq);
+    }
     std::vector<bool> filled(plan.groups.size(), false);
     for (const auto& L : layers) {
       KvGroupStep& g = kvg[size_t(L.kv_group)];
@@ -858,40 +888,18 @@ RunReport run_workload(const RunOptions& o) {
         mem->copy_from_host(k_dev.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
         if (!s.is_mla())
           mem->copy_from_host(v_dev.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
-        KvWriteArgs w;
-        w.k = k_dev.get();
-        w.v = s.is_mla() ? nullptr : v_dev.get();
-        w.dtype = s.dtype;
-        w.num_tokens = int(nq);
-        w.k_stride_head = s.head_size;
-        w.k_stride_token = int64_t(s.num_kv_heads) * s.head_size;
-        w.v_stride_head = s.head_size_v;
-        w.v_stride_token = int64_t(s.num_kv_heads) * s.head_size_v;
-        w.slot_mapping = static_cast<const int64_t*>(kg.slots_dev.get());
-        w.cache = L.view;
-        g.backend->write_kv(w, mem->stream());
-        if (auto sh = shadows.find(s.layer_index); sh != shadows.end()) {
-          const auto* kh = static_cast<const uint8_t*>(pool.slice(k_elems, key + 2));
-          const auto* vh = static_cast<const uint8_t*>(pool.slice(v_elems, key + 3));
-          const size_t krow = k_elems / nq * ebytes, vrow = v_elems / nq * ebytes;
-          for (size_t b = 0; b < batch.size(); ++b) {
-            auto& kr = sh->second.k[batch[b].seq];
-            kr.insert(kr.end(), kh + size_t(cu[b]) * krow, kh + size_t(cu[b + 1]) * krow);
-            if (s.is_mla()) continue;
-            auto& vr = sh->second.v[batch[b].seq];
-            vr.insert(vr.end(), vh + size_t(cu[b]) * vrow, vh + size_t(cu[b + 1]) * vrow);
-          }
-        }
+        g.backend->write_kv(
+            token_rows_write(s, k_dev.get(), v_dev.get(), nq,
+                             static_cast<const int64_t*>(kg.slots_dev.get()), L.view),
+            mem->stream());
+        if (auto sh = shadows.find(s.layer_index); sh != shadows.end())
+          append_step_rows(sh->second, request_of_seq, cu,
+                           static_cast<const uint8_t*>(pool.slice(k_elems, key + 2)),
+                           static_cast<const uint8_t*>(pool.slice(v_elems, key + 3)),
+                           k_elems / nq * ebytes, v_elems / nq * ebytes, s.is_mla());
       }
-      AttentionArgs a;
-      a.q = q_dev.get();
-      a.q_stride_head = s.head_size;
-      a.q_stride_token = int64_t(s.num_heads) * s.head_size;
-      a.out = out_dev.get();
-      a.out_stride_head = s.head_size_v;
-      a.out_stride_token = int64_t(s.num_heads) * s.head_size_v;
-      a.kv = L.view;
-      a.batch = hb;
+      AttentionArgs a =
+          token_rows_args(s, q_dev.get(), out_dev.get(), L.view, hb, L.params, g.workspace.get());
       a.batch.cu_seqlens_q = static_cast<const int32_t*>(cu_dev.get());
       a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
       a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
@@ -900,15 +908,8 @@ RunReport run_workload(const RunOptions& o) {
         a.batch.mm_prefix_offsets = static_cast<const int32_t*>(mm_off_dev.get());
         a.batch.mm_prefix_ranges = static_cast<const int32_t*>(mm_rng_dev.get());
       }
-      a.layer = L.params;
-      a.workspace = g.workspace.get();
       const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
-      mem->fill_nan(out_dev.get(), out_elems * ebytes);  // every row must be overwritten
-      mem->synchronize();
-      const auto t0 = Clock::now();
-      g.backend->run(a, mem->stream());
-      mem->synchronize();
-      g.report.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      timed_run(*g.backend, a, out_elems * ebytes, *mem, g.report);
 
       // Work actually required: visible (query, key) pairs and the K/V bytes they span.
       const int64_t tok_bytes = plan.layer(L.kv_root).bytes_per_token();
@@ -926,13 +927,11 @@ RunReport run_workload(const RunOptions& o) {
       g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
 
       if (verify_step && li == g.layers.front()) {
-        std::vector<size_t> seq_of_row;
-        for (const auto& b : batch) seq_of_row.push_back(b.seq);
         const KvLayerSpec& root = plan.layer(L.kv_root);
         const bool quantized =
             root.scale_granularity != ScaleGranularity::kNone && root.dtype != KvCacheDType::kNvfp4;
         const ShadowCache sc = build_shadow_cache(
-            shadows.at(L.kv_root), seq_of_row, used, s, root.scale_granularity,
+            shadows.at(L.kv_root), request_of_seq, used, s, root.scale_granularity,
             quantized ? storage.k_scales(L.kv_root) : std::vector<float>{},
             quantized && !s.is_mla() ? storage.v_scales(L.kv_root) : std::vector<float>{});
         verify_run(a, s.mm_prefix ? hb_mm : hb, sc, *mem, *reference, q_elems * ebytes, out_elems,

@@ -144,10 +144,25 @@ Selection Selector::select_uncached(const LayerSpec& spec) const {
                                      ? fmt::format("the {} stack has no backend for platform {}",
                                                    catalog_.name, to_string(device_.platform))
                                      : fmt::format("tried [{}]", join(sel.candidates));
-      throw Unsupported(fmt::format("No valid attention backend found for {} with layer {} ({}). "
-                                    "Reasons: {}.",
-                                    where, spec.signature(), walked, format_reasons(catalog_, all)),
-                        as_map(all));
+      // A dtype no backend of the priority list declares (configs often say float32, which no
+      // GPU kernel runs): name the dtypes that would run.
+      std::vector<std::string> runs;
+      for (const auto& name : sel.candidates)
+        for (DType d : catalog_.find(name)->caps.dtypes)
+          if (std::find(runs.begin(), runs.end(), to_string(d)) == runs.end())
+            runs.emplace_back(to_string(d));
+      const std::string dtypes =
+          runs.empty() || std::find(runs.begin(), runs.end(), to_string(spec.dtype)) != runs.end()
+              ? ""
+              : fmt::format(
+                    " No backend of the {} priority list runs {}; they run {}: choose one "
+                    "of those dtypes.",
+                    to_string(device_.platform), to_string(spec.dtype), join(runs));
+      throw Unsupported(
+          fmt::format("No valid attention backend found for {} with layer {} ({}). "
+                      "Reasons: {}.{}",
+                      where, spec.signature(), walked, format_reasons(catalog_, all), dtypes),
+          as_map(all));
     }
     if (spec.block_size) {
       std::vector<std::string> precluded;

@@ -220,6 +220,32 @@ TEST_F(SelectorTest, NoneValidListsEveryBackendWithReasons) {
   }
 }
 
+// A dtype that no backend of the priority list runs (configs often say float32, which no GPU
+// kernel runs): the error names the dtypes that would.
+TEST_F(SelectorTest, DtypeNoBackendRunsNamesTheDtypesThatWould) {
+  for (auto& b : catalog.backends) std::erase(b.caps.dtypes, DType::kFloat32);
+  Selector s(catalog, gpu(9, 0));
+  LayerSpec l = standard();
+  l.dtype = DType::kFloat32;
+  try {
+    s.select(l);
+    FAIL() << "expected Unsupported";
+  } catch (const Unsupported& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("No backend of the cuda priority list runs float32; they run float16, "
+                          "bfloat16: choose one of those dtypes."));
+  }
+  // Where some backend runs the dtype, the reasons stand alone.
+  l = standard();
+  l.mla = MlaDims{512, 128, 64, 128};
+  try {
+    Selector(catalog, cpu()).select(l);
+    FAIL() << "expected Unsupported";
+  } catch (const Unsupported& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::Not(HasSubstr("priority list runs")));
+  }
+}
+
 TEST_F(SelectorTest, EmptyPriorityListSaysThePlatformHasNoBackend) {
   DeviceInfo rocm = gpu(9, 4);
   rocm.platform = Platform::kRocm;
