@@ -121,7 +121,8 @@ class AttentionBackend {
   virtual void plan(const AttentionBatch& host_batch, const AttentionLayerParams& layer) = 0;
   virtual size_t workspace_bytes() const { return 0; }
   // Runs one layer for the planned step: no allocation, no host sync. `stream` is a
-  // cudaStream_t for CUDA backends and ignored on the CPU.
+  // cudaStream_t for CUDA backends and ignored on the CPU; what a CUDA backend may read before
+  // the stream's previous kernel has finished: docs/semantics.md §7.
   virtual void run(const AttentionArgs& args, void* stream = nullptr) = 0;
   virtual void write_kv(const KvWriteArgs& args, void* stream = nullptr) = 0;
 };

@@ -1590,6 +1590,41 @@ TEST_F(CudaFlash, GraphCaptureDecodeSplits) {
   }
 }
 
+// Layers of a model step: one plan, one workspace, back-to-back decode calls on one stream with
+// no synchronization between them. On SM90 each decode kernel is a programmatic dependent of the
+// previous call's combine kernel and may start while that one still reads the shared workspace:
+// it must not write partials (or read Q and the cache) before the combine is done.
+TEST_F(CudaFlash, BackToBackDecodeCallsShareTheWorkspace) {
+  for (const KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3}) {
+    const Case c{.name = std::string("back to back ") + std::string(to_string(kv)),
+                 .kv = kv,
+                 .hq = 32,
+                 .hkv = 4,
+                 .seqs = {{1, 9000}, {1, 4000}},
+                 .force_splits = 16};
+    constexpr int kLayers = 4;
+    std::vector<std::unique_ptr<PreparedCase>> layers;
+    for (int i = 0; i < kLayers; ++i) layers.push_back(std::make_unique<PreparedCase>(c, 40 + i));
+    AttentionBackend& be = *layers[0]->be;  // its plan and workspace serve every layer
+    cudaStream_t s = nullptr;
+    ck(cudaStreamCreate(&s));
+    for (int round = 0; round < 2; ++round) {
+      for (auto& l : layers) l->r.poison_out();
+      for (auto& l : layers) {
+        AttentionArgs a = l->r.args;
+        a.workspace = layers[0]->r.ws.p;
+        be.run(a, s);
+      }
+      ck(cudaStreamSynchronize(s));
+      for (int i = 0; i < kLayers; ++i)
+        compare(layers[size_t(i)]->P, reference(layers[size_t(i)]->P), layers[size_t(i)]->r.out,
+                layers[size_t(i)]->r.lse,
+                c.name + " layer " + std::to_string(i) + " round " + std::to_string(round));
+    }
+    ck(cudaStreamDestroy(s));
+  }
+}
+
 // A decode batch of one long sequence among short ones fills the GPU with one split each, so the
 // plan gives each sequence its own split count (the long one several, the short ones one): sinks
 // are counted once per sequence, unsplit sequences are written by the flash kernel and split ones

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "attnkit/error.hpp"
 #include "backends/cuda_flash/capabilities.hpp"
@@ -493,6 +494,13 @@ class CudaFlashBackend final : public AttentionBackend {
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
     p.form = hopper ? kHopperPrefillForm : plan_.form;
+    // SM90: the decode form as a programmatic dependent (docs/semantics.md §7; off with
+    // ATTNKIT_CUDA_PDL=0).
+    static const bool pdl_off = [] {
+      const char* e = std::getenv("ATTNKIT_CUDA_PDL");
+      return e && std::string_view(e) == "0";
+    }();
+    p.pdl = cc_major_ >= 9 && !pdl_off;
     run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);

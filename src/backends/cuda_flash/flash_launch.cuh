@@ -4,8 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
 #include <utility>
 
+#include "attnkit/error.hpp"
 #include "backends/cuda_flash/flash_fwd.cuh"
 #include "backends/cuda_flash/flash_wide.cuh"
 #include "backends/cuda_flash/manifest.hpp"
@@ -55,14 +57,38 @@ struct FlashInstanceKernel {
   template <bool kSplit, bool kRagged = false, bool kMm = false>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
-    dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
+    const dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
+    // The decode form goes out as a programmatic dependent of the stream's previous kernel on
+    // SM90 (p.pdl, pdl.cuh), so that its launch and metadata reads overlap that kernel's tail.
+    auto go = [&](auto* k) {
+      if constexpr (kSplit) {
+        if (p.pdl) {
+          cudaLaunchConfig_t cfg{};
+          cfg.gridDim = grid;
+          cfg.blockDim = dim3(kThreads);
+          cfg.dynamicSmemBytes = kSmem;
+          cfg.stream = stream;
+          cudaLaunchAttribute attr{};
+          attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+          attr.val.programmaticStreamSerializationAllowed = 1;
+          cfg.attrs = &attr;
+          cfg.numAttrs = 1;
+          const cudaError_t e = cudaLaunchKernelEx(&cfg, k, p);
+          if (e != cudaSuccess)
+            throw Error(std::string("CUDA_FLASH: decode kernel launch failed: ") +
+                        cudaGetErrorString(e));
+          return;
+        }
+      }
+      k<<<grid, kThreads, kSmem, stream>>>(p);
+    };
     if constexpr (kPerFormat<kSplit>) {
       if (p.kv_e5m2)
-        kernel<kSplit, 2, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
+        go(kernel<kSplit, 2, kRagged>());
       else
-        kernel<kSplit, 1, kRagged>()<<<grid, kThreads, kSmem, stream>>>(p);
+        go(kernel<kSplit, 1, kRagged>());
     } else {
-      kernel<kSplit, 0, kRagged, kMm>()<<<grid, kThreads, kSmem, stream>>>(p);
+      go(kernel<kSplit, 0, kRagged, kMm>());
     }
   }
   // PrefixLM ranges (p.mm_offsets) take the prefill form's kMm kernel; launch_flash checks that

@@ -81,6 +81,9 @@ struct FlashParams {
   // some row; a prefill form's kMm instantiation then runs. nullptr: plain masks.
   const int32_t* mm_offsets = nullptr;
   const int32_t* mm_ranges = nullptr;
+  // SM90: the decode form is launched as a programmatic dependent of the stream's previous kernel
+  // (pdl.cuh).
+  int pdl = 0;
 };
 
 inline constexpr int kUnboundedWindow = 1 << 29;

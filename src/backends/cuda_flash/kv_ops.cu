@@ -6,6 +6,7 @@
 #include <cuda_fp8.h>
 
 #include "backends/cuda_flash/launch.hpp"
+#include "backends/cuda_flash/pdl.cuh"
 
 namespace attnkit::cuda_flash {
 namespace {
@@ -46,6 +47,7 @@ __device__ __forceinline__ void store_converted(char* dst, int64_t i, float x, i
 
 // One CTA per token; threads stride over (tensor, head, element).
 __global__ void kv_write_kernel(const KvWriteLaunch p) {
+  pdl_launch_dependents();  // the attention call that reads these rows waits for completion
   const int tok = blockIdx.x;
   const int64_t slot = p.slot_mapping[tok];
   if (slot < 0) return;

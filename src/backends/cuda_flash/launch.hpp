@@ -15,6 +15,8 @@ void prepare_flash_kernels(int cc);
 // Launches manifest entry `instance` over grid (m_blocks, num_kv_heads, num_seqs * num_splits).
 // p.form kHopperPrefillForm (tiles.hpp) runs v3's Hopper prefill form; otherwise split_keys picks
 // v2's decode form (16-row tiles, warps split the keys; see flash_fwd.cuh) or its prefill form.
+// With p.pdl (SM90) the decode form is a programmatic dependent of the stream's previous kernel
+// (pdl.cuh, docs/semantics.md §7).
 void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_keys, void* stream);
 bool flash_has_split_keys(int instance);
 // Merges split partials into out/lse for `rows` = total_q capacity * num_heads rows. pdl (SM90+):
