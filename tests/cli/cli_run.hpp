@@ -24,13 +24,15 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// Runs the CLI binary with `args` (shell words), without the user's backend override.
-inline CliResult run_cli(const std::string& args) {
+// Runs the CLI binary with `args` (shell words), without the user's backend override; with
+// timeout_s > 0 a run still going after that many seconds is stopped (rc 124).
+inline CliResult run_cli(const std::string& args, int timeout_s = 0) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string tag = std::to_string(::getpid());
   const auto out = dir / ("attnkit_cli_out_" + tag), err = dir / ("attnkit_cli_err_" + tag);
-  const std::string cmd = std::string("env -u ATTNKIT_ATTENTION_BACKEND ") + ATTNKIT_CLI_PATH +
-                          " " + args + " >" + out.string() + " 2>" + err.string();
+  const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
+  const std::string cmd = limit + "env -u ATTNKIT_ATTENTION_BACKEND " + ATTNKIT_CLI_PATH + " " +
+                          args + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -696,6 +696,18 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
       {R"({"model_type":"gemma2","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":2,)"
        R"("attn_logit_softcapping":-1})",
        {"/tmp/bad/config.json", "'attn_logit_softcapping' must be >= 0"}},
+      // Layer counts past 65536: refused before a layer is built (2^31 - 1 kept `plan` busy).
+      {R"({"model_type":"llama","hidden_size":64,"num_attention_heads":2,)"
+       R"("num_hidden_layers":2147483647})",
+       {"/tmp/bad/config.json", "field 'num_hidden_layers' is 2147483647; expected at most 65536"}},
+      {R"({"model_type":"gpt2","n_embd":64,"n_head":2,"n_layer":65537})",
+       {"/tmp/bad/config.json", "field 'n_layer' is 65537; expected at most 65536"}},
+      {R"({"model_type":"t5","d_model":512,"num_heads":8,"d_kv":64,"num_layers":6,)"
+       R"("num_decoder_layers":100000})",
+       {"/tmp/bad/config.json", "field 'num_decoder_layers' is 100000"}},
+      {R"({"model_type":"bart","d_model":64,"encoder_layers":70000,"decoder_layers":2,)"
+       R"("encoder_attention_heads":2,"decoder_attention_heads":2})",
+       {"/tmp/bad/config.json", "field 'encoder_layers' is 70000"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.json);
