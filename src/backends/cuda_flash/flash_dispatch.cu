@@ -55,31 +55,23 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
 }
 
 void launch_combine(DType dtype, const FlashParams& p, int64_t rows, bool pdl, void* stream) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(rows));  // one CTA per (token, head) row
-  cfg.blockDim = dim3(kThreads);
-  cfg.stream = static_cast<cudaStream_t>(stream);
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  cudaError_t e = cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(rows));  // one CTA per (token, head) row
+  const auto st = static_cast<cudaStream_t>(stream);
   switch (dtype) {
     case DType::kBFloat16:
-      e = p.split_chunk ? cudaLaunchKernelEx(&cfg, flash_combine_kernel<__nv_bfloat16, true>, p)
-                        : cudaLaunchKernelEx(&cfg, flash_combine_kernel<__nv_bfloat16, false>, p);
-      break;
+      return p.split_chunk ? launch_kernel(flash_combine_kernel<__nv_bfloat16, true>, grid,
+                                           kThreads, 0, st, p, pdl, "combine")
+                           : launch_kernel(flash_combine_kernel<__nv_bfloat16, false>, grid,
+                                           kThreads, 0, st, p, pdl, "combine");
     case DType::kFloat16:
-      e = p.split_chunk ? cudaLaunchKernelEx(&cfg, flash_combine_kernel<__half, true>, p)
-                        : cudaLaunchKernelEx(&cfg, flash_combine_kernel<__half, false>, p);
-      break;
+      return p.split_chunk ? launch_kernel(flash_combine_kernel<__half, true>, grid, kThreads, 0,
+                                           st, p, pdl, "combine")
+                           : launch_kernel(flash_combine_kernel<__half, false>, grid, kThreads, 0,
+                                           st, p, pdl, "combine");
     default:
       throw Unsupported("CUDA_FLASH: dtype " + std::string(to_string(dtype)) +
                         " has no combine kernel; expected float16 or bfloat16");
   }
-  if (e != cudaSuccess)
-    throw Error(std::string("CUDA_FLASH: combine kernel launch failed: ") + cudaGetErrorString(e));
 }
 
 }  // namespace attnkit::cuda_flash

@@ -23,6 +23,26 @@ struct FlashKernelEntry {
   bool has_mm = false;  // the prefill form is also built for PrefixLM ranges (kMm)
 };
 
+// Launches k(p) over `grid`; with `dependent` as a programmatic dependent of the stream's
+// previous kernel (pdl.cuh: the kernel waits for it with pdl_wait_primary()).
+template <typename Kernel>
+void launch_kernel(Kernel* k, dim3 grid, int threads, int smem, cudaStream_t stream,
+                   const FlashParams& p, bool dependent, const char* what) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.dynamicSmemBytes = size_t(smem);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, k, p);
+  if (e != cudaSuccess)
+    throw Error(std::string("CUDA kernel launch failed (") + what + "): " + cudaGetErrorString(e));
+}
+
 template <DType D>
 struct CudaElem;
 template <>
@@ -59,28 +79,9 @@ struct FlashInstanceKernel {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     const dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
     // The decode form goes out as a programmatic dependent of the stream's previous kernel on
-    // SM90 (p.pdl, pdl.cuh), so that its launch and metadata reads overlap that kernel's tail.
+    // SM90 (p.pdl), so that its launch and metadata reads overlap that kernel's tail.
     auto go = [&](auto* k) {
-      if constexpr (kSplit) {
-        if (p.pdl) {
-          cudaLaunchConfig_t cfg{};
-          cfg.gridDim = grid;
-          cfg.blockDim = dim3(kThreads);
-          cfg.dynamicSmemBytes = kSmem;
-          cfg.stream = stream;
-          cudaLaunchAttribute attr{};
-          attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-          attr.val.programmaticStreamSerializationAllowed = 1;
-          cfg.attrs = &attr;
-          cfg.numAttrs = 1;
-          const cudaError_t e = cudaLaunchKernelEx(&cfg, k, p);
-          if (e != cudaSuccess)
-            throw Error(std::string("CUDA_FLASH: decode kernel launch failed: ") +
-                        cudaGetErrorString(e));
-          return;
-        }
-      }
-      k<<<grid, kThreads, kSmem, stream>>>(p);
+      launch_kernel(k, grid, kThreads, kSmem, stream, p, kSplit && p.pdl, "decode");
     };
     if constexpr (kPerFormat<kSplit>) {
       if (p.kv_e5m2)

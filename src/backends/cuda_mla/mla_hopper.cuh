@@ -47,26 +47,39 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   __shared__ int ring_rows[3];
 
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
-  pdl_launch_dependents();
   CtaWork w;
   if (!cta_work<kBM, kBN, kRagged, kHopperThreads>(p, w)) return;
   const int G = p.group;
+
+  // Tile nb's ring entry: this thread's row (tid < kBN) as an offset from the KV head's base,
+  // and the tile's row count.
+  struct RingEntry {
+    int64_t row;
+    int n;
+  };
+  auto ring_entry = [&](int nb) {
+    RingEntry e{0, nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0};
+    if (tid < e.n) {
+      const int tok = nb * kBN + tid, b = p.bdiv.div(tok);
+      const int blk = p.block_table[int64_t(w.seq) * p.block_table_stride + b];
+      e.row = blk * p.k_stride_block + p.bdiv.mod(tok, b) * p.k_stride_token;
+    }
+    return e;
+  };
+  auto put_ring = [&](int slot, const RingEntry& e) {
+    if (tid < kBN) ring[slot][tid] = uint32_t(e.row >> 4);
+    if (tid == 0) ring_rows[slot] = e.n;
+  };
+  auto fill_ring = [&](int slot, int nb) { put_ring(slot, ring_entry(nb)); };
+  // A programmatic dependent of the stream's previous kernel (SM90, as CUDA_FLASH's decode form,
+  // pdl.cuh): the metadata and the first two tiles' block-table entries are requested before the
+  // wait, everything else read after it.
+  const RingEntry first[2] = {ring_entry(w.my_lo), ring_entry(w.my_lo + 1)};
+  pdl_wait_primary();
+  pdl_launch_dependents();
   const CtaScales cs = cta_scales(p, w.kvh);
   const float sc = cs.lp.scale_log2;  // plain logits: the scale rides in exp2's argument
 
-  auto fill_ring = [&](int slot, int nb) {
-    const int n = nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0;
-    if (tid < kBN) {
-      int64_t row = 0;
-      if (tid < n) {
-        const int tok = nb * kBN + tid, b = p.bdiv.div(tok);
-        const int blk = p.block_table[int64_t(w.seq) * p.block_table_stride + b];
-        row = blk * p.k_stride_block + p.bdiv.mod(tok, b) * p.k_stride_token;
-      }
-      ring[slot][tid] = uint32_t(row >> 4);
-    }
-    if (tid == 0) ring_rows[slot] = n;
-  };
   const char* k_base = p.k + w.kvh * p.k_stride_head;
   auto load_k = [&](int stage, int slot) {
     unsigned char* dst = stage_base + stage * kStageBytes;
@@ -98,8 +111,8 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
       cp_async16(smem_addr(sQ + sw_chunk(r, j)), src, ok);
     }
   }
-  fill_ring(0, w.my_lo);
-  fill_ring(1, w.my_lo + 1);
+  put_ring(0, first[0]);
+  put_ring(1, first[1]);
   __syncthreads();
   load_k(0, 0);
   cp_async_commit();

@@ -29,8 +29,11 @@ struct MlaKernel {
   static void launch(const FlashParams& p, int grid_m, cudaStream_t stream) {
     const dim3 grid(grid_m, p.num_kv_heads,
                     p.split_chunk ? p.grid_items : p.num_seqs * p.num_splits);
+    // The Hopper form as a programmatic dependent of the stream's previous kernel (p.pdl, SM90),
+    // as CUDA_FLASH's decode form.
     if (p.form == kHopperForm)
-      (p.split_chunk ? kHopperRagged : kHopper)<<<grid, kHopperThreads, kHopperSmem, stream>>>(p);
+      launch_kernel(p.split_chunk ? kHopperRagged : kHopper, grid, kHopperThreads, kHopperSmem,
+                    stream, p, p.pdl != 0, "MLA decode");
     else
       kWide<<<grid, kThreads, kSmem, stream>>>(p);
   }
