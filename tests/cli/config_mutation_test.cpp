@@ -1,9 +1,11 @@
-// Hostile config.json files, planned by the CLI as a user would: every bundled config with one to
-// three of its fields (any depth) replaced by a value of another kind or size (zero, negative,
-// fractional, near and past INT_MAX, strings, null, booleans, containers) or removed. Each plan
-// must end within the time limit with a plan (exit 0) or a named refusal (exit 2 or 3, "error:" on
-// stderr): no crash, no hang, no uncaught exception. A fixed seed keeps every run the same (a
-// failure names its file, kept in the temp directory).
+// Hostile and unusual config.json files, through the CLI as a user would run it. Planning: every
+// bundled config with one to three of its fields (any depth) replaced by a value of another kind
+// or size (zero, negative, fractional, near and past INT_MAX, strings, null, booleans, containers)
+// or removed must end within the time limit with a plan (exit 0) or a named refusal (exit 2 or 3,
+// "error:" on stderr): no crash, no hang, no uncaught exception. Serving: configs whose numbers
+// (head counts, sizes, windows, layer counts...) are set to other small values must run on the
+// CPU and verify against CPU_REFERENCE, or be refused by name. Fixed seeds keep every run the
+// same (a failure names its file, kept in the temp directory).
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -98,6 +100,54 @@ TEST(ConfigMutation, EveryMutatedBundledConfigPlansOrIsRefused) {
   // The mutations reach the checks: many configs are refused, not all.
   EXPECT_GT(refused, kCases / 5);
   EXPECT_LT(refused, kCases);
+}
+
+// Numbers (any depth) of a bundled config, for the serving case below.
+void collect_numbers(const json& v, const json::json_pointer& at,
+                     std::vector<json::json_pointer>& out) {
+  if (v.is_number() && !v.is_boolean()) out.push_back(at);
+  if (v.is_object())
+    for (const auto& [k, child] : v.items()) collect_numbers(child, at / k, out);
+  if (v.is_array())
+    for (size_t i = 0; i < v.size(); ++i) collect_numbers(v[i], at / i, out);
+}
+
+TEST(ConfigMutation, ModelsWithOtherSmallDimensionsServeVerifiedOrAreRefused) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> models;
+  for (const auto& e : fs::directory_iterator(fs::path(ATTNKIT_SOURCE_DIR) / "models"))
+    if (e.path().extension() == ".json") models.push_back(e.path());
+  std::sort(models.begin(), models.end());
+  const std::vector<int> values = {1, 2, 3, 4, 5, 7, 8, 16, 24, 48, 64, 80, 96, 100, 128, 160, 256};
+  std::mt19937 rng(2027);
+  auto pick = [&](size_t n) { return size_t(rng() % n); };
+  constexpr int kCases = 16;
+  int served = 0;
+  for (int c = 0; c < kCases; ++c) {
+    const fs::path& src = models[pick(models.size())];
+    std::ifstream in(src);
+    json cfg = json::parse(in);
+    std::vector<json::json_pointer> at;
+    collect_numbers(cfg, json::json_pointer(), at);
+    for (int e = 1 + int(pick(3)); e > 0 && !at.empty(); --e)
+      cfg[at[pick(at.size())]] = values[pick(values.size())];
+    const fs::path file =
+        fs::temp_directory_path() / ("attnkit_resized_" + std::to_string(c) + ".json");
+    std::ofstream(file) << cfg.dump(1);
+    const auto r = run_cli("run --model " + file.string() +
+                               " --device cpu --requests 2 --prompt-len 33 --decode-steps 2 "
+                               "--memory 512MiB --verify --quiet",
+                           120);
+    const bool verified = r.rc == 0 && r.out.find("verification: OK") != std::string::npos;
+    const bool refused = (r.rc == 2 || r.rc == 3) && r.err.find("error:") != std::string::npos;
+    EXPECT_TRUE(verified || refused)
+        << "case " << c << " (" << src.filename() << ", " << file << "): rc " << r.rc
+        << ", stdout: " << r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0)
+        << ", stderr: " << r.err.substr(0, 400);
+    served += verified;
+    if (verified || refused) fs::remove(file);
+  }
+  EXPECT_GT(served, kCases / 2);  // most resized models still serve
 }
 
 }  // namespace
