@@ -1,6 +1,7 @@
 // KV planning: specs per layer, KV sharing validation, grouping, block-size negotiation per group,
 // hybrid (attention + state) alignment, page unification, zeroing policy and memory budget.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -196,8 +197,11 @@ KvPlan plan_kv_cache(const ModelSpec& model,
         "the KV plan needs a context length: {} has no max_position_embeddings in its config "
         "and no max_model_len was given",
         model.source.empty() ? model.name : model.source));
+  // Encoder lengths are ints: a context length past INT_MAX (some configs state 2^63 - 1) caps.
   plan.max_encoder_len =
-      options.max_encoder_len > 0 ? options.max_encoder_len : int(plan.max_model_len);
+      options.max_encoder_len > 0
+          ? options.max_encoder_len
+          : int(std::min<int64_t>(plan.max_model_len, std::numeric_limits<int>::max()));
 
   // Specs, by layer index.
   std::map<int, KvLayerSpec> specs;

@@ -1,6 +1,7 @@
 // KV specs (page bytes per dtype), block-size negotiation and KV planning.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "attnkit/error.hpp"
@@ -178,6 +179,20 @@ TEST(KvPlan, Llama8bBytesPerTokenAndBudget) {
   EXPECT_EQ(p.num_scale_values, 64);
   EXPECT_EQ(p.scale_bytes, 256);
   EXPECT_EQ(p.num_blocks, int64_t(((80ull << 30) - 256) / (1 << 20)));
+}
+
+// A context length past INT_MAX (max_position_embeddings 2^63 - 1) keeps the encoder length a
+// valid int: it used to wrap to -1, and every request was then refused ("encoder length must be
+// in [0, -1]").
+TEST(KvPlan, ContextLengthPastIntMaxCapsTheEncoderLength) {
+  const Capabilities fa = caps("CUDA_FLASH", {BlockSizeEntry::multiple_of(16)}, 16);
+  ModelSpec m = kvtest::llama_8b();
+  m.max_position_embeddings = std::numeric_limits<int64_t>::max();
+  KvPlanOptions o;
+  o.memory_bytes = 1ull << 30;
+  const KvPlan p = plan_kv_cache(m, kvtest::same_backend(m, fa), o);
+  EXPECT_EQ(p.max_model_len, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(p.max_encoder_len, std::numeric_limits<int>::max());
 }
 
 TEST(KvPlan, NemotronHybridRaisesAttentionBlockAndPadsState) {
