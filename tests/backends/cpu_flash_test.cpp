@@ -360,6 +360,12 @@ std::vector<Case> cases() {
   f32rows.hkv = 1, f32rows.d = f32rows.dv = 64, f32rows.wl = 40;
   f32rows.seqs = {{2, 150}, {1, 33}};
   v.push_back(f32rows);
+  // A softcap far above the logits: s / cap ~ 1e-6, where tanh's (1 - e) / (1 + e) cancels (the
+  // SIMD forms' logits were off by percents).
+  Case bigcap{"fp32_softcap_far_above_the_logits"};
+  bigcap.dt = DType::kFloat32, bigcap.kv = KvCacheDType::kAuto, bigcap.cap = 1e6f;
+  bigcap.seqs = {{17, 60}, {1, 200}};
+  v.push_back(bigcap);
   Case empty{"empty_rows_sinks"};
   empty.sinks = true, empty.seqs = {{4, 0}, {6, 3}};  // causal q_len > k_len: first rows empty
   v.push_back(empty);

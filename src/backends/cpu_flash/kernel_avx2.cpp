@@ -73,12 +73,20 @@ struct Simd {
     p = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
     return _mm256_andnot_ps(under, p);
   }
+  // As the AVX-512 form (simd_avx512.hpp): the Taylor polynomial below |x| = 1/4.
   static F tanh(F x) {
     const F sign = _mm256_and_ps(x, _mm256_set1_ps(-0.f));
-    const F e = exp(_mm256_mul_ps(abs(x), _mm256_set1_ps(-2.f)));
+    const F ax = abs(x);
+    const F e = exp(_mm256_mul_ps(ax, _mm256_set1_ps(-2.f)));
     const F t =
         _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), e), _mm256_add_ps(_mm256_set1_ps(1.f), e));
-    return _mm256_or_ps(t, sign);
+    const F x2 = _mm256_mul_ps(ax, ax);
+    F p = _mm256_fmadd_ps(_mm256_set1_ps(62.f / 2835), x2, _mm256_set1_ps(-17.f / 315));
+    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.f / 15));
+    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.f / 3));
+    const F small = _mm256_fmadd_ps(_mm256_mul_ps(p, x2), ax, ax);
+    const F r = _mm256_blendv_ps(t, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.25f), _CMP_LT_OQ));
+    return _mm256_or_ps(r, sign);
   }
   static F mask_range(F key, float lo, float hi, F x) {
     const F in = _mm256_and_ps(_mm256_cmp_ps(key, _mm256_set1_ps(lo), _CMP_GE_OQ),
