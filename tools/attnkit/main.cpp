@@ -1,6 +1,7 @@
 // attnkit: plan, explain, run and benchmark attention for a Hugging Face model config.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "attnkit/error.hpp"
 #include "commands.hpp"
@@ -15,9 +16,10 @@ int main(int argc, char** argv) {
       "  attnkit explain --model deepseek-v3 --device b200 --kv-cache-dtype fp8\n"
       "  attnkit backends --markdown\n"
       "Environment: ATTNKIT_ATTENTION_BACKEND (backend when --backend is not given), "
-      "ATTNKIT_MODELS_DIR (bundled model configs)\n"
+      "ATTNKIT_MODELS_DIR (bundled model configs), ATTNKIT_CUDA_PDL=0 (no programmatic "
+      "dependent launch of the CUDA decode kernels)\n"
       "Exit codes: 0 success, 2 bad usage or input, 3 unsupported (no valid backend, invalid "
-      "explicit choice)\n");
+      "explicit choice, out of memory)\n");
   int exit_code = kExitOk;
   add_plan_commands(app, &exit_code);
   add_backends_command(app, &exit_code);
@@ -39,6 +41,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   } catch (const attnkit::OutOfMemory& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitUnsupported;
+  } catch (const std::bad_alloc&) {
+    // A host allocation past what the machine has (e.g. a config with a million heads: its
+    // activation rows alone), refused like any other budget.
+    std::fprintf(stderr,
+                 "error: out of host memory: an allocation this model or workload needs failed "
+                 "(std::bad_alloc); check the config's dimensions or ask for a smaller workload\n");
     return kExitUnsupported;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
