@@ -8,6 +8,7 @@
 // same (a failure names its file, kept in the temp directory).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -38,12 +39,19 @@ void collect(const json& v, const json::json_pointer& at, std::vector<json::json
   }
 }
 
-TEST(ConfigMutation, EveryMutatedBundledConfigPlansOrIsRefused) {
-  namespace fs = std::filesystem;
+namespace fs = std::filesystem;
+
+// The bundled configs, in a fixed order.
+std::vector<fs::path> bundled_configs() {
   std::vector<fs::path> models;
   for (const auto& e : fs::directory_iterator(fs::path(ATTNKIT_SOURCE_DIR) / "models"))
     if (e.path().extension() == ".json") models.push_back(e.path());
   std::sort(models.begin(), models.end());
+  return models;
+}
+
+TEST(ConfigMutation, EveryMutatedBundledConfigPlansOrIsRefused) {
+  const std::vector<fs::path> models = bundled_configs();
   ASSERT_GE(models.size(), 10u);
   const std::vector<json> values = {0,
                                     -1,
@@ -113,11 +121,8 @@ void collect_numbers(const json& v, const json::json_pointer& at,
 }
 
 TEST(ConfigMutation, ModelsWithOtherSmallDimensionsServeVerifiedOrAreRefused) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> models;
-  for (const auto& e : fs::directory_iterator(fs::path(ATTNKIT_SOURCE_DIR) / "models"))
-    if (e.path().extension() == ".json") models.push_back(e.path());
-  std::sort(models.begin(), models.end());
+  const std::vector<fs::path> models = bundled_configs();
+  ASSERT_GE(models.size(), 10u);
   const std::vector<int> values = {1, 2, 3, 4, 5, 7, 8, 16, 24, 48, 64, 80, 96, 100, 128, 160, 256};
   std::mt19937 rng(2027);
   auto pick = [&](size_t n) { return size_t(rng() % n); };
