@@ -87,7 +87,7 @@ std::optional<std::string> ConfigFields::get_string(std::string_view key) const 
   return v->get<std::string>();
 }
 
-int ConfigFields::to_positive(std::string_view key, const json& v) const {
+int ConfigFields::to_positive(std::string_view key, const json& v, int most) const {
   bool ok = false;
   int64_t n = 0;
   if (v.is_number_integer()) {
@@ -102,11 +102,16 @@ int ConfigFields::to_positive(std::string_view key, const json& v) const {
   if (n <= 0 || n > std::numeric_limits<int>::max()) {
     fail(fmt::format("field '{}' must be a positive integer, got {}", name(key), n));
   }
+  if (n > most)
+    fail(
+        fmt::format("field '{}' is {}; expected at most {} (a value this large is taken for a "
+                    "corrupt config)",
+                    name(key), n, most));
   return int(n);
 }
 
 int ConfigFields::require_positive(std::initializer_list<std::string_view> keys,
-                                   std::string_view why) const {
+                                   std::string_view why, int most) const {
   std::string_view found;
   const json* v = find_any(keys, &found);
   if (!v) {
@@ -118,13 +123,13 @@ int ConfigFields::require_positive(std::initializer_list<std::string_view> keys,
     fail(fmt::format("field '{}' is missing (needed {}; also looked for {})", name(*keys.begin()),
                      why, also));
   }
-  return to_positive(found, *v);
+  return to_positive(found, *v, most);
 }
 
-std::optional<int> ConfigFields::get_positive(std::string_view key) const {
+std::optional<int> ConfigFields::get_positive(std::string_view key, int most) const {
   const json* v = find(key);
   if (!v) return std::nullopt;
-  return to_positive(key, *v);
+  return to_positive(key, *v, most);
 }
 
 std::string ConfigFields::require_string(std::string_view key, std::string_view why) const {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,12 +41,16 @@ class ConfigFields {
   std::optional<std::string> get_string(std::string_view key) const;
 
   // A positive integer under the first present key of `keys`; missing: names the first key and
-  // says what it is needed for.
-  int require_positive(std::initializer_list<std::string_view> keys, std::string_view why) const;
-  int require_positive(std::string_view key, std::string_view why) const {
-    return require_positive({key}, why);
+  // says what it is needed for. Values above `most` are refused as a corrupt config's (counts
+  // that something is built per unit of, such as layers).
+  int require_positive(std::initializer_list<std::string_view> keys, std::string_view why,
+                       int most = std::numeric_limits<int>::max()) const;
+  int require_positive(std::string_view key, std::string_view why,
+                       int most = std::numeric_limits<int>::max()) const {
+    return require_positive({key}, why, most);
   }
-  std::optional<int> get_positive(std::string_view key) const;
+  std::optional<int> get_positive(std::string_view key,
+                                  int most = std::numeric_limits<int>::max()) const;
   std::string require_string(std::string_view key, std::string_view why) const;
 
   [[noreturn]] void fail(std::string_view message) const;
@@ -54,7 +59,7 @@ class ConfigFields {
                               std::string_view expected) const;
 
  private:
-  int to_positive(std::string_view key, const json& v) const;
+  int to_positive(std::string_view key, const json& v, int most) const;
 
   const json& obj_;
   std::string source_;

@@ -158,39 +158,27 @@ int head_size_from_hidden(const ConfigFields& f, int heads, std::string_view hea
   return hidden / heads;
 }
 
-// Every layer gets an entry of its own, so a layer count is checked before anything is built for
-// it: past kMaxLayers (published models have at most a few hundred) the config is taken for a
-// corrupt one (2^31 - 1 layers kept `attnkit plan` busy for minutes).
+// Every layer gets an entry of its own, so layer counts are bounded where they are read: past
+// kMaxLayers (published models have at most a few hundred) the config is taken for a corrupt one
+// (2^31 - 1 layers kept `attnkit plan` busy for minutes).
 constexpr int kMaxLayers = 1 << 16;
-int checked_layers(const ConfigFields& f, std::string_view key, int n) {
-  if (n > kMaxLayers)
-    f.fail(
-        fmt::format("field '{}' is {}; expected at most {} layers (a count this large is taken "
-                    "for a corrupt config)",
-                    f.name(key), n, kMaxLayers));
-  return n;
-}
 
 // ---- encoder-decoder -------------------------------------------------------------------------
 
 void build_encoder_decoder(const ConfigFields& f, bool t5, const Builder& b, ModelSpec& spec) {
   int enc_layers, dec_layers, enc_heads, dec_heads, enc_head, dec_head;
   if (t5) {
-    enc_layers = checked_layers(
-        f, "num_layers", f.require_positive("num_layers", "for the number of encoder layers"));
+    enc_layers = f.require_positive("num_layers", "for the number of encoder layers", kMaxLayers);
     // T5Config: num_decoder_layers defaults to num_layers.
-    dec_layers = checked_layers(f, "num_decoder_layers",
-                                f.get_positive("num_decoder_layers").value_or(enc_layers));
+    dec_layers = f.get_positive("num_decoder_layers", kMaxLayers).value_or(enc_layers);
     enc_heads = dec_heads = f.require_positive("num_heads", "for the number of attention heads");
     // T5 states the head size (d_kv) independently of d_model.
     enc_head = dec_head = f.require_positive("d_kv", "for the head size");
   } else {
     enc_layers =
-        checked_layers(f, "encoder_layers",
-                       f.require_positive("encoder_layers", "for the number of encoder layers"));
+        f.require_positive("encoder_layers", "for the number of encoder layers", kMaxLayers);
     dec_layers =
-        checked_layers(f, "decoder_layers",
-                       f.require_positive("decoder_layers", "for the number of decoder layers"));
+        f.require_positive("decoder_layers", "for the number of decoder layers", kMaxLayers);
     enc_heads = f.require_positive("encoder_attention_heads", "for the encoder's heads");
     dec_heads = f.require_positive("decoder_attention_heads", "for the decoder's heads");
     enc_head = head_size_from_hidden(f, enc_heads, "encoder_attention_heads");
@@ -375,12 +363,9 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     attn_config.emplace(*ac, f.source(), f.name("attn_config."));
   }
 
-  std::string_view layers_key = "num_hidden_layers";
-  f.find_any({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, &layers_key);
   const int num_layers =
-      checked_layers(f, layers_key,
-                     f.require_positive({"num_hidden_layers", "n_layer", "n_layers", "num_layers"},
-                                        "for the number of layers"));
+      f.require_positive({"num_hidden_layers", "n_layer", "n_layers", "num_layers"},
+                         "for the number of layers", kMaxLayers);
   std::string_view heads_key = "num_attention_heads";
   f.find_any({"num_attention_heads", "n_head", "n_heads", "num_heads"}, &heads_key);
   const int heads = f.require_positive({"num_attention_heads", "n_head", "n_heads", "num_heads"},

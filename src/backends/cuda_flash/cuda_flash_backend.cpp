@@ -130,6 +130,10 @@ class CudaFlashBackend final : public AttentionBackend {
       throw Unsupported(fmt::format("{} v3 (Hopper) needs compute capability 9.0; {} is {}.{}",
                                     fam_.name, prop.name, prop.major, prop.minor));
     hopper_ = !fam_.geometry && cc_ == 90 && options_.generation != 2;
+    // SM90: the decode kernels as programmatic dependents (docs/semantics.md §7; off with
+    // ATTNKIT_CUDA_PDL=0).
+    const char* pdl_env = std::getenv("ATTNKIT_CUDA_PDL");
+    pdl_ = cc_major_ >= 9 && !(pdl_env && std::string_view(pdl_env) == "0");
     fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
@@ -494,13 +498,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
     p.form = hopper ? kHopperPrefillForm : plan_.form;
-    // SM90: the decode form as a programmatic dependent (docs/semantics.md §7; off with
-    // ATTNKIT_CUDA_PDL=0).
-    static const bool pdl_off = [] {
-      const char* e = std::getenv("ATTNKIT_CUDA_PDL");
-      return e && std::string_view(e) == "0";
-    }();
-    p.pdl = cc_major_ >= 9 && !pdl_off;
+    p.pdl = pdl_;
     run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
     if (splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
@@ -601,6 +599,7 @@ class CudaFlashBackend final : public AttentionBackend {
   int run_chunk_ = 0;    // the last run's keys per split of a ragged plan (0: uniform)
   int run_form_ = -1;    // the form the last run() launched (-1: none since the plan)
   bool hopper_ = false;  // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
+  bool pdl_ = false;     // decode kernels launched as programmatic dependents (pdl.cuh)
 };
 
 const FlashFamily& flash_family() {
