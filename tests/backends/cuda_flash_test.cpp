@@ -1507,6 +1507,7 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   AttentionBackend& be = *pc.be;
   DeviceRun& r = pc.r;
   CapturedRun g(be, r.args);
+  EXPECT_EQ(cuda_flash_planned_parts(be), 1);  // chunk, decode, chunk: one part
   g.replay();
   compare(P, reference(P), r.out, r.lse, "graph replay 1");
 
@@ -1523,6 +1524,127 @@ TEST_F(CudaFlash, GraphCaptureReplanReplay) {
   g.replay();
   Outputs ref = reference(P);
   compare(P, ref, r.out, r.lse, "graph replay 2 (replanned)");
+}
+
+// Chunked-prefill steps: a batch of decodes (at most 16 packed rows a sequence) then prefill
+// chunks, or chunks then decodes, runs each kind as its own part (its own form and split count);
+// other orders, and one kind, stay one part. Every generation the device has, 16-bit and fp8
+// caches, forced and planned splits, a ragged decode part, the features.
+TEST_F(CudaFlash, MixedBatchesRunEachKindAsItsOwnPart) {
+  struct Mixed {
+    Case c;
+    int parts;
+    bool ragged_main = false;  // the main part (most query tokens) takes a count per sequence
+  };
+  const Seqs decodes_first = {{1, 1013}, {1, 0}, {1, 54}, {1, 300}, {0, 20}, {37, 600}, {129, 129}};
+  Seqs long_and_short(39, {1, 64});  // one long decode among short ones, then a chunk
+  long_and_short.insert(long_and_short.begin() + 7, {1, 16384});
+  long_and_short.push_back({8, 900});
+  const std::vector<Mixed> cases = {
+      {{.name = "decodes first bf16 d128 32/8", .hq = 32, .hkv = 8, .seqs = decodes_first}, 2},
+      {{.name = "decodes first fp8 e4m3 d128 32/4 splits 3",
+        .kv = KvCacheDType::kFp8E4M3,
+        .gran = ScaleGranularity::kPerTensor,
+        .hq = 32,
+        .hkv = 4,
+        .seqs = decodes_first,
+        .force_splits = 3},
+       2},
+      // {4, 800} at 4 heads a KV head is 16 packed rows: a speculative decode, decode-sized.
+      {{.name = "chunk first fp16 fp8 e5m2 per-head d128",
+        .dtype = DType::kFloat16,
+        .kv = KvCacheDType::kFp8E5M2,
+        .gran = ScaleGranularity::kPerHead,
+        .hq = 16,
+        .hkv = 4,
+        .seqs = {{200, 1013}, {1, 97}, {1, 1}, {4, 800}}},
+       2},
+      {{.name = "decodes first fp8 e4m3 d256",
+        .kv = KvCacheDType::kFp8E4M3,
+        .gran = ScaleGranularity::kPerTensor,
+        .head = 256,
+        .hq = 16,
+        .hkv = 4,
+        .seqs = {{1, 2000}, {1, 64}, {300, 300}}},
+       2},
+      {{.name = "decodes first bf16 d256",
+        .head = 256,
+        .hq = 8,
+        .hkv = 2,
+        .seqs = {{1, 700}, {1, 1013}, {33, 100}}},
+       2},
+      {{.name = "features: window, softcap, ALiBi, sinks",
+        .hq = 8,
+        .hkv = 2,
+        .seqs = {{1, 1013}, {1, 97}, {50, 400}},
+        .wl = 100,
+        .softcap = 30.f,
+        .alibi = true,
+        .sinks = true},
+       2},
+      {{.name = "ragged decode part", .hq = 32, .hkv = 8, .seqs = long_and_short}, 2, true},
+      {{.name = "decode, chunk, decode: one part",
+        .hq = 8,
+        .hkv = 2,
+        .seqs = {{1, 97}, {40, 200}, {1, 54}}},
+       1},
+      {{.name = "decodes only", .hq = 8, .hkv = 2, .seqs = {{1, 97}, {0, 5}, {2, 300}}}, 1},
+      {{.name = "awkward prefill lengths, a one-token sequence first",
+        .hq = 8,
+        .hkv = 2,
+        .seqs = kAwkwardPrefill},
+       2},
+  };
+  uint32_t seed = 300;
+  for (const Mixed& m : cases) {
+    const std::vector<int> gens = device_cc() == 90 ? std::vector{2, 3} : std::vector{2};
+    for (int gen : gens) {
+      Case c = m.c;
+      c.generation = gen;
+      PreparedCase pc(c, seed);
+      EXPECT_EQ(cuda_flash_planned_parts(*pc.be), m.parts) << c.name;
+      pc.be->run(pc.r.args, nullptr);
+      ck(cudaDeviceSynchronize());
+      if (m.ragged_main) EXPECT_GT(cuda_flash_planned_split_chunk(*pc.be), 0) << c.name;
+      compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+              c.name + " (generation " + std::to_string(gen) + ", splits " +
+                  std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+    }
+    ++seed;
+  }
+}
+
+// The same for a batch of two parts (decodes, then a chunk): each part's kernels find their
+// sequences and tokens through the offset metadata and their own first token, so the replayed
+// graph serves the next step's lengths.
+TEST_F(CudaFlash, GraphCaptureTwoPartsReplanReplay) {
+  const std::vector<int> gens = device_cc() == 90 ? std::vector{2, 3} : std::vector{2};
+  for (int gen : gens)
+    for (int splits : {0, 3}) {
+      Case c{.name =
+                 "graph two parts gen " + std::to_string(gen) + " splits " + std::to_string(splits),
+             .hq = 8,
+             .hkv = 2,
+             .seqs = {{1, 900}, {1, 300}, {24, 600}},
+             .force_splits = splits,
+             .generation = gen};
+      PreparedCase pc(c, 12);
+      Problem& P = pc.P;
+      CapturedRun g(*pc.be, pc.r.args);
+      EXPECT_EQ(cuda_flash_planned_parts(*pc.be), 2) << c.name;
+      g.replay();
+      compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 1");
+      P.cu = {0, 1, 2, 22};
+      P.used = {899, 250, 590};
+      P.total_q = 22;
+      P.c.seqs = {{1, 899}, {1, 250}, {20, 590}};
+      pc.be->plan(host_batch(P), layer_of(P, true));
+      ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.cu.size() * 4, cudaMemcpyHostToDevice));
+      ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+      pc.r.poison_out();
+      g.replay();
+      compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 2 (replanned)");
+    }
 }
 
 // A PrefixLM batch captured in a graph (v2's prefill form, and v3's Hopper form on SM90), with

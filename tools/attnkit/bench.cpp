@@ -22,8 +22,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--suite", opts->suite,
                   "prefill, decode, mla (cuda: CUDA_MLA decode), encoder (cuda: encoder-only "
-                  "layers over contiguous K/V) or all")
-      ->transform(CLI::IsMember({"prefill", "decode", "mla", "encoder", "all"}, CLI::ignore_case))
+                  "layers over contiguous K/V), mixed (cuda: chunked-prefill steps, decodes and "
+                  "a prefill chunk in one batch) or all")
+      ->transform(
+          CLI::IsMember({"prefill", "decode", "mla", "encoder", "mixed", "all"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "a small grid (smoke runs, CI)");
   cmd->add_option("--out", opts->out_path, "also write the rows to this file (JSON lines)");
@@ -81,7 +83,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(
           "bench: --prefill-window and --prefill-image do not combine (one mask change a run)");
-    if (opts->device != "cuda" && (opts->suite == "mla" || opts->suite == "encoder"))
+    if (opts->device != "cuda" &&
+        (opts->suite == "mla" || opts->suite == "encoder" || opts->suite == "mixed"))
       throw InvalidArgument(
           fmt::format("bench: --suite {} benchmarks CUDA kernels and applies to --device cuda only",
                       opts->suite));

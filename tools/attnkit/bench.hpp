@@ -9,7 +9,7 @@ namespace attnkit::cli {
 
 struct BenchOptions {
   std::string device = "cpu";           // cpu | cuda
-  std::string suite = "all";            // prefill | decode | mla | all
+  std::string suite = "all";            // prefill | decode | mla | encoder | mixed | all
   bool quick = false;                   // a small grid (smoke runs, CI)
   std::optional<std::string> out_path;  // also write the rows to this file
   int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)

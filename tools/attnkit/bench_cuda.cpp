@@ -156,7 +156,7 @@ float bf16_at(const std::vector<uint16_t>& v, size_t i) { return bf16_bits_to_fl
 // Encoder shapes read the step's own K/V rows, contiguous [tokens, hkv, head] (the cu_seqlens_k
 // form, docs/semantics.md §2), as an encoder layer gives them.
 struct Shape {
-  std::string kind;  // prefill | encoder | decode | mla_decode
+  std::string kind;  // prefill | encoder | decode | mla_decode | mixed
   int batch, hq, hkv, head, seq_q, seq_k, page;
   bool causal;
   KvCacheDType kv;
@@ -164,7 +164,15 @@ struct Shape {
   std::string lens_text = {};  // ... as the grid gave it ("1x65536+63x1024"), the rows' batch_lens
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
   int wl = -1, wr = -1;        // prefill, encoder: window_left / window_right as kernels get them
+  // mixed (a chunked-prefill step): each sequence's query tokens, decodes first (seq_q: the most)
+  std::vector<int> qlens = {};
   int image_of(int seq) const { return std::min(image, len(seq)); }
+  int q_of(int seq) const { return qlens.empty() ? seq_q : qlens[seq]; }
+  std::vector<int32_t> cu_seqlens_q() const {
+    std::vector<int32_t> cu(size_t(batch) + 1, 0);
+    for (int i = 0; i < batch; ++i) cu[size_t(i) + 1] = cu[size_t(i)] + q_of(i);
+    return cu;
+  }
   bool mla() const { return kind == "mla_decode"; }
   bool contiguous() const { return kind == "encoder"; }
   int head_v() const { return mla() ? 512 : head; }
@@ -199,11 +207,12 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
                      int elem, float scale, float kscale, float vscale) {
   double worst = 0;
   const int D = s.head, Dv = s.head_v();
+  const std::vector<int32_t> cu = s.cu_seqlens_q();
   for (int seq : {0, s.batch - 1})
-    for (int qi : {0, s.seq_q - 1})
+    for (int qi : {0, s.q_of(seq) - 1})
       for (int h : {0, s.hq - 1}) {
         const int g = h / (s.hq / s.hkv);
-        const int64_t tok = int64_t(seq) * s.seq_q + qi;
+        const int64_t tok = cu[size_t(seq)] + qi;
         std::vector<uint16_t> q(D), o(Dv);
         ck(cudaMemcpy(q.data(), A.q.as<uint16_t>() + (tok * s.hq + h) * D, D * 2,
                       cudaMemcpyDeviceToHost),
@@ -211,7 +220,7 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         ck(cudaMemcpy(o.data(), A.out.as<uint16_t>() + (tok * s.hq + h) * Dv, Dv * 2,
                       cudaMemcpyDeviceToHost),
            "out row");
-        const int pos = s.len(seq) - s.seq_q + qi;
+        const int pos = s.len(seq) - s.q_of(seq) + qi;
         // causal: keys up to the row's own, or the whole image for a row inside it
         const int nk =
             s.causal ? std::max(pos + 1, pos < s.image_of(seq) ? s.image_of(seq) : 0) : s.len(seq);
@@ -291,7 +300,8 @@ std::string form_name(const Shape& s, int form) {
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
                bool uniform_splits, int mla_form, int generation, bool hopper_any_length) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
-  const int64_t tq = int64_t(s.batch) * s.seq_q;
+  const std::vector<int32_t> cu = s.cu_seqlens_q();
+  const int64_t tq = cu.back();
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
   int64_t blocks = 0;
   for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
@@ -310,8 +320,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   if (!s.mla())
     cuda_flash::launch_fill_random(A.v.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
                                    elem == 1 ? 4.f : 1.f, st);
-  std::vector<int32_t> cu(s.batch + 1), used(s.batch);
-  for (int i = 0; i <= s.batch; ++i) cu[i] = int32_t(i * s.seq_q);
+  std::vector<int32_t> used(s.batch);
   for (int i = 0; i < s.batch; ++i) used[i] = s.len(i);
   std::vector<int32_t> perm(blocks);
   std::iota(perm.begin(), perm.end(), 0);
@@ -451,6 +460,73 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"plan_us", plan_us},
               {"check_rel_err", err},
               {"ok", err < 2e-2}};
+  if (s.kind == "mixed") {
+    // A chunked-prefill step: the decodes (the first sequences) and the prefill chunks after them,
+    // in one call (above), and as two calls on the same buffers, one per part, each planned on
+    // its own (the sub-batch's offsets rebased to 0): what the step costs when the parts run the
+    // forms a batch of only that part would.
+    int nd = 0;
+    while (nd < s.batch && s.q_of(nd) == 1) ++nd;
+    struct Part {
+      std::unique_ptr<AttentionBackend> be;
+      AttentionArgs a;
+      std::vector<int32_t> cu;
+      std::unique_ptr<Buf> cu_dev, ws;
+    };
+    auto part = [&](int first, int n) {
+      Part pt{make_cuda_flash_backend(opt), a, {}, nullptr, nullptr};
+      const int32_t t0 = cu[size_t(first)];
+      for (int i = first; i <= first + n; ++i) pt.cu.push_back(cu[size_t(i)] - t0);
+      pt.cu_dev = std::make_unique<Buf>(pt.cu.size() * 4);
+      put(*pt.cu_dev, pt.cu);
+      AttentionBatch ph = hb;
+      ph.num_seqs = n;
+      ph.total_q = pt.cu.back();
+      ph.max_seqlen_q = 0;
+      for (int i = 0; i < n; ++i)
+        ph.max_seqlen_q = std::max(ph.max_seqlen_q, pt.cu[size_t(i) + 1] - pt.cu[size_t(i)]);
+      ph.cu_seqlens_q = pt.cu.data();
+      ph.seqused_k = used.data() + first;
+      ph.block_table = bt.data() + size_t(first) * pages_per_seq;
+      pt.be->plan(ph, L);
+      pt.ws = std::make_unique<Buf>(pt.be->workspace_bytes());
+      pt.a.q = A.q.as<uint16_t>() + int64_t(t0) * s.hq * D;
+      pt.a.out = A.out.as<uint16_t>() + int64_t(t0) * s.hq * Dv;
+      pt.a.lse = A.lse.as<float>() + int64_t(t0) * s.hq;
+      pt.a.batch.num_seqs = n;
+      pt.a.batch.total_q = ph.total_q;
+      pt.a.batch.max_seqlen_q = ph.max_seqlen_q;
+      pt.a.batch.cu_seqlens_q = pt.cu_dev->as<int32_t>();
+      pt.a.batch.seqused_k = A.used.as<int32_t>() + first;
+      pt.a.batch.block_table = A.bt.as<int32_t>() + size_t(first) * pages_per_seq;
+      pt.a.workspace = pt.ws->p;
+      row[first == 0 ? "decode_part_splits" : "prefill_part_splits"] =
+          cuda_flash_planned_splits(*pt.be);
+      return pt;
+    };
+    Part dec = part(0, nd), pre = part(nd, s.batch - nd);
+    const auto both = [&](cudaStream_t st) {
+      dec.be->run(dec.a, st);
+      pre.be->run(pre.a, st);
+    };
+    ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
+    both(nullptr);
+    ck(cudaDeviceSynchronize(), "check run");
+    const double err_parts = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+    row["decodes"] = nd;
+    row["parts"] = cuda_flash_planned_parts(*be);
+    row["check_rel_err_parts"] = err_parts;
+    row["ok"] = err < 2e-2 && err_parts < 2e-2;
+    row["ms_clean_l2"] = T.median_ms(call, reps, L2::kClean);
+    row["ms_two_calls"] = T.median_ms(both, reps);
+    row["ms_two_calls_clean_l2"] = T.median_ms(both, reps, L2::kClean);
+    row["ms_decode_part"] = T.median_ms([&](cudaStream_t st) { dec.be->run(dec.a, st); }, reps);
+    row["ms_prefill_part"] = T.median_ms([&](cudaStream_t st) { pre.be->run(pre.a, st); }, reps);
+    row["form_decode_part"] = form_name(s, cuda_flash_planned_form(*dec.be));
+    row["form_prefill_part"] = form_name(s, cuda_flash_planned_form(*pre.be));
+    row["GBps"] = s.kv_bytes() / ms / 1e6;
+    return row;
+  }
   if (s.kind == "prefill" || s.contiguous()) {
     double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
     if (s.wl >= 0 || s.wr >= 0) {  // the pairs a window lets through (seq_q == seq_k)
@@ -735,6 +811,30 @@ int run_cuda_bench(const BenchOptions& o) {
         for (const DecodeBatch& d : grid)
           for (int page : pages)
             go(decode_shape("decode", d, 32, hkv, o.decode_head, page, kv), 50);
+  }
+  if (o.suite == "mixed" || o.suite == "all") {
+    // Chunked-prefill steps (vLLM's order: the decodes first, then the chunks): nd decodes over
+    // ctx keys each, then one chunk of `chunk` new tokens whose sequence then holds `pctx` keys.
+    struct Mixed {
+      int nd, ctx, chunk, pctx;
+    };
+    const std::vector<Mixed> grid = o.quick ? std::vector<Mixed>{{63, 4096, 512, 4096}}
+                                            : std::vector<Mixed>{{63, 4096, 512, 4096},
+                                                                 {255, 2048, 2048, 2048},
+                                                                 {15, 8192, 1024, 8192},
+                                                                 {7, 32768, 256, 1024}};
+    for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
+      for (int hkv : {8, 4})
+        for (const Mixed& m : grid) {
+          Shape s{"mixed", m.nd + 1, 32, hkv, o.decode_head, m.chunk, std::max(m.ctx, m.pctx),
+                  16,      true,     kv};
+          s.lens.assign(size_t(m.nd), m.ctx);
+          s.lens.push_back(m.pctx);
+          s.lens_text = fmt::format("{}x{}+1x{}", m.nd, m.ctx, m.pctx);
+          s.qlens.assign(size_t(m.nd), 1);
+          s.qlens.push_back(m.chunk);
+          go(s, 30);
+        }
   }
   if (o.suite == "mla" || o.suite == "all") {
     // CUDA_MLA decode over a DeepSeek-V3 latent cache (page 64): 128 heads (one GPU) and 16 (the

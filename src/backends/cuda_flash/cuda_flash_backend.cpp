@@ -36,6 +36,7 @@ std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions
 int cuda_flash_planned_splits(const AttentionBackend&) { return 0; }
 int cuda_flash_planned_split_chunk(const AttentionBackend&) { return 0; }
 int cuda_flash_planned_form(const AttentionBackend&) { return -1; }
+int cuda_flash_planned_parts(const AttentionBackend&) { return 0; }
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*>, int64_t, int, void*) {
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
@@ -101,6 +102,42 @@ CacheTensors cache_tensors(const KvCacheView& c) {
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 class CudaFlashBackend final : public AttentionBackend {
+  // The launch of the decode form that exists for fp8 caches only (heads 129..256).
+  struct Fp8Decode {
+    bool on = false;
+    int tile_keys = 64, splits = 1;
+    int splits_paged = 1;  // over pages that hold whole tiles (fp8_decode_paged_count)
+    RaggedSplits ragged;
+  };
+  // One part's launch (part_runs).
+  struct Plan {
+    bool mm_widens = false;  // PrefixLM ranges widen some row: a prefill form's kMm kernel runs
+    int grid_m = 1, splits = 1;
+    int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
+    bool split_keys = false;
+    int form = 0;  // FlashGeometry::form
+    // v3's Hopper prefill form (16-bit or fp8 cache): its grid rows and split count
+    bool hopper = false;
+    int grid_m_hopper = 1, splits_hopper = 1;
+    RaggedSplits ragged;  // decode form: a split count per sequence (chunk_tiles > 0)
+    Fp8Decode fp8;        // heads 129..256: the decode form over an fp8 cache
+    int ws_splits = 1;    // the most splits any of its launches takes
+  };
+  // Sequences [seq0, seq0 + seqs), query tokens [tok0, tok0 + toks).
+  struct Part {
+    int seq0 = 0, seqs = 0, tok0 = 0, toks = 0;
+    Plan plan;
+  };
+  struct BatchPlan {
+    bool valid = false;
+    bool mm = false;  // the batch gives PrefixLM ranges
+    int num_seqs = 0, total_q = 0, head_qk = 0, head_v = 0, num_heads = 0;
+    int ws_splits = 1;              // the workspace's split extent
+    bool per_token_counts = false;  // a ragged part: the combine reads each token's count
+    size_t workspace = 0;
+    std::vector<Part> parts;
+  };
+
  public:
   CudaFlashBackend(const FlashFamily& fam, const CudaFlashOptions& options)
       : fam_(fam), options_(options) {
@@ -181,6 +218,76 @@ class CudaFlashBackend final : public AttentionBackend {
             fmt::format("{} plan: seqused_k[{}] = {} must be >= 0", fam_.name, s, b.seqused_k[s]));
     }
     check_mm_prefix(b, layer);
+    const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
+    BatchPlan bp;
+    bp.num_seqs = b.num_seqs;
+    bp.mm = b.mm_prefix_offsets != nullptr;
+    bp.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
+    bp.head_qk = layer.head_size;
+    bp.head_v = hv;
+    bp.num_heads = layer.num_heads;
+    for (const auto& [s0, s1] : part_runs(b, layer)) {
+      Part part{s0, s1 - s0, b.cu_seqlens_q[s0], b.cu_seqlens_q[s1] - b.cu_seqlens_q[s0], {}};
+      part.plan = plan_part(sub_batch(b, s0, s1), layer);
+      bp.ws_splits = std::max(bp.ws_splits, part.plan.ws_splits);
+      bp.per_token_counts |= part.plan.ragged.chunk_tiles || part.plan.fp8.ragged.chunk_tiles;
+      bp.parts.push_back(part);
+    }
+    // Split partials and LSEs of every part at one split extent, rows by absolute token: the
+    // parts' slots never overlap.
+    bp.workspace = (bp.ws_splits > 1 ? size_t(bp.ws_splits) * bp.total_q * layer.num_heads *
+                                           (hv + 1) * sizeof(float)
+                                     : 0) +
+                   (bp.per_token_counts ? size_t(bp.total_q) * sizeof(int) : 0);
+    bp.valid = true;
+    plan_ = std::move(bp);
+    run_splits_ = 0;
+    run_chunk_ = 0;
+    run_form_ = -1;
+  }
+
+  // A chunked-prefill step mixes decodes (a few packed rows a sequence) with prefill chunks.
+  // Planned as one batch it runs a prefill form for every sequence, a 64- or 128-row CTA for each
+  // decode's few rows, and one split count for both kinds: up to 3.7x slower than the two kinds
+  // as separate calls on the H200 (bench/NOTES.md, session 28). So a batch whose decodes come
+  // first (vLLM's order) or last runs as two parts, each planned and launched on its own. Other
+  // orders stay one part: splitting a prefill run around a decode would leave each piece fewer
+  // CTAs. Sequences with no query rows join the run before them.
+  std::vector<std::pair<int, int> > part_runs(const AttentionBatch& b,
+                                              const AttentionLayerParams& layer) const {
+    const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
+    const int group = layer.num_heads / layer.num_kv_heads;
+    const bool decode_form =
+        has_decode_form(layer.head_size, hv, false) || has_decode_form(layer.head_size, hv, true);
+    if (fam_.geometry || !decode_form || b.num_seqs == 0) return {{0, b.num_seqs}};
+    std::vector<std::pair<int, int> > runs;
+    int kind = -1;  // of the current run: 1 decode-sized, 0 not
+    for (int s = 0; s < b.num_seqs; ++s) {
+      const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
+      const int k = rows == 0 && kind >= 0 ? kind : int(rows <= kBlockMDecode);
+      if (k != kind) runs.push_back({s, s});
+      kind = k;
+      runs.back().second = s + 1;
+    }
+    if (runs.size() > 2) return {{0, b.num_seqs}};
+    return runs;
+  }
+
+  // Sequences [s0, s1) of b: the metadata from s0 on, token offsets as they are (the kernels
+  // index q and out by absolute token; the combine finds its first token at cu_seqlens_q[0]).
+  static AttentionBatch sub_batch(const AttentionBatch& b, int s0, int s1) {
+    AttentionBatch sub = b;
+    sub.num_seqs = s1 - s0;
+    sub.cu_seqlens_q = b.cu_seqlens_q + s0;
+    sub.seqused_k = b.seqused_k + s0;
+    if (b.block_table) sub.block_table = b.block_table + int64_t(s0) * b.block_table_stride;
+    if (b.mm_prefix_offsets) sub.mm_prefix_offsets = b.mm_prefix_offsets + s0;
+    sub.total_q = b.cu_seqlens_q[s1] - b.cu_seqlens_q[s0];
+    return sub;
+  }
+
+  // One part's launch: its form, grid and split counts.
+  Plan plan_part(const AttentionBatch& b, const AttentionLayerParams& layer) const {
     // Ranges that widen no row (decode under a causal mask: the query is the last key) leave the
     // plan as it is; the others run a prefill form's kMm kernel (v2's, or v3's Hopper form).
     const bool mm_widens = mm_prefix_widens(b, layer);
@@ -303,32 +410,21 @@ class CudaFlashBackend final : public AttentionBackend {
     if (int64_t(b.num_seqs) * uniform_most > 65535)
       throw Unsupported(fmt::format("{} plan: num_seqs x splits = {} exceeds 65535", fam_.name,
                                     int64_t(b.num_seqs) * uniform_most));
-    const int most = std::max({uniform_most, ragged.max_splits, fp8.ragged.max_splits});
-    plan_.num_seqs = b.num_seqs;
-    plan_.mm = b.mm_prefix_offsets != nullptr;
-    plan_.mm_widens = mm_widens;
-    plan_.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
-    plan_.grid_m = v2.grid_m;
-    plan_.split_keys = split_keys;
-    plan_.form = geo.form;
-    plan_.splits = splits;
-    plan_.splits_paged = splits_paged;
-    plan_.hopper = hopper;
-    plan_.splits_hopper = splits_hopper;
-    plan_.grid_m_hopper = grid_m_hopper;
-    plan_.tile_keys = geo.tile_keys;
-    plan_.head_qk = layer.head_size;
-    plan_.head_v = hv;
-    plan_.num_heads = layer.num_heads;
-    plan_.ragged = ragged;
-    plan_.fp8 = fp8;
-    plan_.workspace =
-        (most > 1 ? size_t(most) * plan_.total_q * layer.num_heads * (hv + 1) * sizeof(float) : 0) +
-        (ragged.chunk_tiles || fp8.ragged.chunk_tiles ? size_t(plan_.total_q) * sizeof(int) : 0);
-    run_splits_ = 0;
-    run_chunk_ = 0;
-    run_form_ = -1;
-    plan_.valid = true;
+    Plan pl;
+    pl.mm_widens = mm_widens;
+    pl.grid_m = v2.grid_m;
+    pl.split_keys = split_keys;
+    pl.form = geo.form;
+    pl.splits = splits;
+    pl.splits_paged = splits_paged;
+    pl.hopper = hopper;
+    pl.splits_hopper = splits_hopper;
+    pl.grid_m_hopper = grid_m_hopper;
+    pl.tile_keys = geo.tile_keys;
+    pl.ragged = ragged;
+    pl.fp8 = fp8;
+    pl.ws_splits = std::max({uniform_most, ragged.max_splits, fp8.ragged.max_splits});
+    return pl;
   }
 
   size_t workspace_bytes() const override { return plan_.workspace; }
@@ -450,13 +546,9 @@ class CudaFlashBackend final : public AttentionBackend {
       throw InvalidArgument(fmt::format("{} run: {} storage takes no scales (got {})", fam_.name,
                                         to_string(kv.dtype), to_string(kv.scale_granularity)));
     }
-    p.cu_seqlens_q = a.batch.cu_seqlens_q;
-    p.seqused_k = a.batch.seqused_k;
-    p.block_table = a.batch.block_table;
     p.block_table_stride = a.batch.block_table_stride;
     p.block_size = kv.block_size;
     p.bdiv = make_fast_div(uint32_t(kv.block_size));
-    p.num_seqs = a.batch.num_seqs;
     p.num_heads = L.num_heads;
     p.num_kv_heads = L.num_kv_heads;
     p.group = L.num_heads / L.num_kv_heads;
@@ -470,52 +562,61 @@ class CudaFlashBackend final : public AttentionBackend {
     int right = L.window_right >= 0 ? L.window_right : kUnboundedWindow;
     if (L.causal) right = std::min(right, 0);
     p.window_right = right;
-    if (plan_.mm_widens) {
-      p.mm_offsets = a.batch.mm_prefix_offsets;
-      p.mm_ranges = a.batch.mm_prefix_ranges;
-    }
-    const bool fp8_decode = plan_.fp8.on && kind == KvKind::kFp8;
-    const bool hopper = plan_.hopper && !fp8_decode;
-    const bool split_form = (plan_.split_keys || fp8_decode) && fam_.has_split_keys(inst);
-    const RaggedSplits& planned_ragged = fp8_decode ? plan_.fp8.ragged : plan_.ragged;
-    const bool ragged = planned_ragged.chunk_tiles > 0 && (fam_.geometry || split_form);
-    // Pages that hold whole tiles may take their own uniform count (kLoneCtaTilesPaged).
-    const int splits = [&] {
-      if (hopper) return plan_.splits_hopper;
-      if (ragged) return planned_ragged.max_splits;
-      if (fp8_decode)
-        return kv.block_size % plan_.fp8.tile_keys == 0 ? plan_.fp8.splits_paged : plan_.fp8.splits;
-      return kind != KvKind::kFp8 && kv.block_size % plan_.tile_keys == 0 ? plan_.splits_paged
-                                                                          : plan_.splits;
-    }();
-    run_splits_ = splits;
-    run_chunk_ =
-        ragged ? planned_ragged.chunk_tiles * (fp8_decode ? plan_.fp8.tile_keys : plan_.tile_keys)
-               : 0;
-    p.num_splits = splits;
-    p.split_chunk = run_chunk_;
-    p.grid_items = ragged ? planned_ragged.items : 0;
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
-    p.form = hopper ? kHopperPrefillForm : plan_.form;
     p.pdl = pdl_;
-    run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
-    if (splits > 1) {
+    if (plan_.ws_splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
-      p.ws_lse = p.ws_o + size_t(splits) * plan_.total_q * L.num_heads * hv;
-      if (ragged)
-        p.ws_nsplit =
-            reinterpret_cast<int*>(p.ws_lse + size_t(splits) * plan_.total_q * L.num_heads);
+      p.ws_lse = p.ws_o + size_t(plan_.ws_splits) * plan_.total_q * L.num_heads * hv;
+      if (plan_.per_token_counts)
+        p.ws_nsplit = reinterpret_cast<int*>(p.ws_lse +
+                                             size_t(plan_.ws_splits) * plan_.total_q * L.num_heads);
     }
-    fam_.launch(inst, p,
-                hopper       ? plan_.grid_m_hopper
-                : fp8_decode ? 1
-                             : plan_.grid_m,
-                split_form, stream);
-    check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
-    if (splits > 1) {
-      launch_combine(L.dtype, p, int64_t(plan_.total_q) * L.num_heads, cc_major_ >= 9, stream);
-      check_cuda(cudaGetLastError(), "combine kernel launch", fam_.name);
+    int reported_toks = -1;
+    for (const Part& part : plan_.parts) {
+      const Plan& pl = part.plan;
+      p.cu_seqlens_q = a.batch.cu_seqlens_q + part.seq0;
+      p.seqused_k = a.batch.seqused_k + part.seq0;
+      p.block_table = a.batch.block_table + int64_t(part.seq0) * a.batch.block_table_stride;
+      p.num_seqs = part.seqs;
+      p.mm_offsets = pl.mm_widens ? a.batch.mm_prefix_offsets + part.seq0 : nullptr;
+      p.mm_ranges = pl.mm_widens ? a.batch.mm_prefix_ranges : nullptr;
+      const bool fp8_decode = pl.fp8.on && kind == KvKind::kFp8;
+      const bool hopper = pl.hopper && !fp8_decode;
+      const bool split_form = (pl.split_keys || fp8_decode) && fam_.has_split_keys(inst);
+      const RaggedSplits& planned_ragged = fp8_decode ? pl.fp8.ragged : pl.ragged;
+      const bool ragged = planned_ragged.chunk_tiles > 0 && (fam_.geometry || split_form);
+      // Pages that hold whole tiles may take their own uniform count (kLoneCtaTilesPaged).
+      const int splits = [&] {
+        if (hopper) return pl.splits_hopper;
+        if (ragged) return planned_ragged.max_splits;
+        if (fp8_decode)
+          return kv.block_size % pl.fp8.tile_keys == 0 ? pl.fp8.splits_paged : pl.fp8.splits;
+        return kind != KvKind::kFp8 && kv.block_size % pl.tile_keys == 0 ? pl.splits_paged
+                                                                         : pl.splits;
+      }();
+      p.num_splits = splits;
+      p.split_chunk =
+          ragged ? planned_ragged.chunk_tiles * (fp8_decode ? pl.fp8.tile_keys : pl.tile_keys) : 0;
+      p.grid_items = ragged ? planned_ragged.items : 0;
+      p.form = hopper ? kHopperPrefillForm : pl.form;
+      // What planned_splits() and planned_form() report: the part with the most query tokens.
+      if (part.toks > reported_toks) {
+        reported_toks = part.toks;
+        run_splits_ = splits;
+        run_chunk_ = p.split_chunk;
+        run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
+      }
+      fam_.launch(inst, p,
+                  hopper       ? pl.grid_m_hopper
+                  : fp8_decode ? 1
+                               : pl.grid_m,
+                  split_form, stream);
+      check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
+      if (splits > 1) {
+        launch_combine(L.dtype, p, int64_t(part.toks) * L.num_heads, cc_major_ >= 9, stream);
+        check_cuda(cudaGetLastError(), "combine kernel launch", fam_.name);
+      }
     }
   }
 
@@ -555,46 +656,36 @@ class CudaFlashBackend final : public AttentionBackend {
     check_cuda(cudaGetLastError(), "kv write kernel launch", fam_.name);
   }
 
+  // Before a run(): the part with the most query tokens.
+  const Plan* main_part() const {
+    const Part* best = nullptr;
+    for (const Part& part : plan_.parts)
+      if (!best || part.toks > best->toks) best = &part;
+    return best ? &best->plan : nullptr;
+  }
   int planned_splits() const {
     if (run_splits_) return run_splits_;
-    return plan_.ragged.chunk_tiles ? plan_.ragged.max_splits : plan_.splits;
+    const Plan* pl = main_part();
+    return !pl ? 0 : pl->ragged.chunk_tiles ? pl->ragged.max_splits : pl->splits;
   }
   int planned_split_chunk() const {
-    return run_splits_ ? run_chunk_ : plan_.ragged.chunk_tiles * plan_.tile_keys;
+    if (run_splits_) return run_chunk_;
+    const Plan* pl = main_part();
+    return pl ? pl->ragged.chunk_tiles * pl->tile_keys : 0;
   }
   int planned_form() const {
     if (!plan_.valid) return -1;
     if (run_form_ >= 0) return run_form_;
-    return plan_.hopper ? kHopperPrefillForm : plan_.split_keys ? kV2DecodeForm : plan_.form;
+    const Plan* pl = main_part();
+    return !pl ? -1 : pl->hopper ? kHopperPrefillForm : pl->split_keys ? kV2DecodeForm : pl->form;
   }
+  int planned_parts() const { return int(plan_.parts.size()); }
 
  private:
-  // The launch of the decode form that exists for fp8 caches only (heads 129..256).
-  struct Fp8Decode {
-    bool on = false;
-    int tile_keys = 64, splits = 1;
-    int splits_paged = 1;  // over pages that hold whole tiles (fp8_decode_paged_count)
-    RaggedSplits ragged;
-  };
-  struct Plan {
-    bool valid = false;
-    bool mm = false;         // the batch gives PrefixLM ranges
-    bool mm_widens = false;  // ... and they widen some row: a prefill form's kMm kernel runs
-    int num_seqs = 0, total_q = 0, grid_m = 1, splits = 1, head_qk = 0, head_v = 0, num_heads = 0;
-    int splits_paged = 1, tile_keys = 64;  // kLoneCtaTilesPaged's count; the 16-bit tile
-    bool split_keys = false;
-    int form = 0;  // FlashGeometry::form
-    // v3's Hopper prefill form (16-bit or fp8 cache): its grid rows and split count
-    bool hopper = false;
-    int grid_m_hopper = 1, splits_hopper = 1;
-    RaggedSplits ragged;  // decode form: a split count per sequence (chunk_tiles > 0)
-    Fp8Decode fp8;        // heads 129..256: the decode form over an fp8 cache
-    size_t workspace = 0;
-  };
   const FlashFamily& fam_;
   CudaFlashOptions options_;
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0, cc_ = 0;
-  Plan plan_;
+  BatchPlan plan_;
   int run_splits_ = 0;   // the count the last run() launched with (0: none since the plan)
   int run_chunk_ = 0;    // the last run's keys per split of a ragged plan (0: uniform)
   int run_form_ = -1;    // the form the last run() launched (-1: none since the plan)
@@ -698,6 +789,11 @@ int cuda_flash_planned_split_chunk(const AttentionBackend& b) {
 int cuda_flash_planned_form(const AttentionBackend& b) {
   auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
   return c ? c->planned_form() : -1;
+}
+
+int cuda_flash_planned_parts(const AttentionBackend& b) {
+  auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
+  return c ? c->planned_parts() : 0;
 }
 
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*> tensors, int64_t page_bytes,

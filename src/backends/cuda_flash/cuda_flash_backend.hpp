@@ -63,6 +63,11 @@ int cuda_flash_planned_split_chunk(const AttentionBackend& b);
 // prefill forms), or -1 if `b` is neither or has no plan. Before a run, a plan reports the form a
 // 16-bit cache takes (at heads 129..256 an fp8 cache takes the decode form, kV2DecodeForm).
 int cuda_flash_planned_form(const AttentionBackend& b);
+// How many parts the plan launches: 2 for a batch of decodes (at most 16 packed query rows a
+// sequence) then prefill chunks, or chunks then decodes, each kind planned and launched on its
+// own; else 1. The three functions above report the part with the most query tokens. 0 if `b` is
+// not CUDA_FLASH.
+int cuda_flash_planned_parts(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout
 // (tensor j's block b, 0 <= b < num_blocks, is the page_bytes at tensors[j] + b * page_bytes):

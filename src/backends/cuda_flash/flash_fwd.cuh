@@ -1541,7 +1541,9 @@ __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashPara
   // The next layer's decode kernel may launch now and read its metadata; it waits for this
   // kernel's completion before it touches anything this kernel reads or writes.
   pdl_launch_dependents();
-  const int64_t row = blockIdx.x;  // < total_q_capacity x num_heads: the workspace holds it
+  // One part of a batch (the backend's part_runs) combines its own tokens, the first of them at
+  // cu_seqlens_q[0]; row < total_q_capacity x num_heads: the workspace holds it.
+  const int64_t row = int64_t(p.cu_seqlens_q[0]) * p.num_heads + blockIdx.x;
   const int tok = int(row / p.num_heads);
   if (tok >= p.cu_seqlens_q[p.num_seqs]) return;  // metadata, not the flash kernel's results
   pdl_wait_primary();
