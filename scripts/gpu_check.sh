@@ -55,6 +55,7 @@ if [ "$tests" = 1 ]; then
   echo "== attnkit run --device cuda --verify"
   for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
     "--model gpt-oss-20b --requests 2 --prompt-len 200" \
+    "--model qwen3-8b --requests 8 --prompt-len 1000 --decode-steps 8 --max-tokens-per-step 512" \
     "--model gemma-4-26b-a4b --requests 2 --prompt-len 300 --decode-steps 8" \
     "--model deepseek-v3 --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
     "--model modernbert-base --dtype bfloat16 --requests 8 --prompt-len 1024 --max-tokens-per-step 4096"; do
