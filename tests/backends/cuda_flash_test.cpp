@@ -853,6 +853,58 @@ TEST_F(CudaFlash, Fp8DecodeFormWideHeads) {
     for (int form : run_case(c, seed++)) EXPECT_EQ(form, cuda_flash::kV2DecodeForm) << c.name;
 }
 
+// Speculative decodes (1 + k query tokens a sequence) of 17..32 packed rows at heads up to 128:
+// over fp8 caches the decode form takes them as two 16-row blocks; over 16-bit caches a prefill
+// form stays. Masks, features, page 1, forced and per-sequence split counts.
+TEST_F(CudaFlash, Fp8SpeculativeDecodeTakesTheDecodeForm) {
+  Seqs long_and_short(15, {8, 64});
+  long_and_short.push_back({8, 20000});
+  const std::vector<Case> fp8 = {
+      {.name = "spec e4m3 per-tensor bf16 d128 32/4 x4 tokens",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerTensor,
+       .hq = 32,
+       .hkv = 4,
+       .seqs = {{4, 1013}, {4, 4}, {3, 54}, {4, 97}, {2, 300}}},
+      {.name = "spec e5m2 per-head fp16 d64 GQA 5 x5 tokens window softcap alibi sinks splits 3",
+       .dtype = DType::kFloat16,
+       .kv = KvCacheDType::kFp8E5M2,
+       .gran = ScaleGranularity::kPerHead,
+       .head = 64,
+       .hq = 10,
+       .hkv = 2,
+       .seqs = {{5, 700}, {5, 5}, {4, 130}},
+       .wl = 100,
+       .softcap = 30.f,
+       .alibi = true,
+       .sinks = true,
+       .force_splits = 3},
+      {.name = "spec e4m3 per-head bf16 d96 MHA page 1 x32 tokens",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerHead,
+       .head = 96,
+       .hq = 4,
+       .hkv = 4,
+       .block = 1,
+       .seqs = {{32, 300}, {17, 17}}},
+      {.name = "spec e4m3 per-tensor bf16 d128 32/8 x8 tokens, one long sequence",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerTensor,
+       .hq = 32,
+       .hkv = 8,
+       .seqs = long_and_short}};
+  uint32_t seed = 700;
+  for (const Case& c : fp8) {
+    for (int form : run_case(c, seed)) EXPECT_EQ(form, cuda_flash::kV2DecodeForm) << c.name;
+    Case b = c;  // the same batch over a cache of the model's dtype: a prefill form
+    b.name += " (16-bit cache)";
+    b.kv = c.dtype == DType::kFloat16 ? KvCacheDType::kFloat16 : KvCacheDType::kBFloat16;
+    b.gran = ScaleGranularity::kNone;
+    for (int form : run_case(b, seed)) EXPECT_NE(form, cuda_flash::kV2DecodeForm) << b.name;
+    ++seed;
+  }
+}
+
 // The prefill form stages O in shared memory and stores whole rows: 16 bytes at a time when the
 // output rows are 16-byte aligned, 4 otherwise (an output stride of head + 2 elements), and never
 // into the per-head padding. Head 64 runs 128-key tiles; GQA groups of 3 make the packed rows of a

@@ -39,6 +39,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--decode-grid", opts->decode_grid,
                   "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192; '+' "
                   "joins a ragged batch's parts, e.g. 1x65536+63x1024");
+  cmd->add_option("--decode-q", opts->decode_q,
+                  "cuda: query tokens per sequence of the decode rows (speculative decoding "
+                  "verifies 1 + k tokens a step)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--decode-head", opts->decode_head,
                   "cuda: head size of the decode rows (32 query heads over 8 or 4 KV heads)")
       ->check(CLI::IsMember({64, 80, 96, 128, 192, 256, 512}))
@@ -73,11 +78,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
-         opts->decode_head != 128 || opts->mla_form != "auto" || opts->variant != "auto" ||
-         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
-         opts->prefill_window > 0))
+         opts->decode_head != 128 || opts->decode_q != 1 || opts->mla_form != "auto" ||
+         opts->variant != "auto" || opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 ||
+         opts->hopper_any_length || opts->prefill_window > 0))
       throw InvalidArgument(
-          "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --mla-form, "
+          "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-q, "
+          "--mla-form, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
           "apply to --device cuda only (the CPU suite has its own grid)");
     if (opts->prefill_window > 0 && opts->prefill_image > 0)

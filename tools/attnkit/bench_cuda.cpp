@@ -790,9 +790,10 @@ int run_cuda_bench(const BenchOptions& o) {
   }
   // A decode batch's shape: uniform batches by their count and length, ragged ones by every
   // sequence's length.
-  auto decode_shape = [](const std::string& kind, const DecodeBatch& d, int hq, int hkv, int head,
-                         int page, KvCacheDType kv) {
-    Shape s{kind, int(d.lens.size()), hq, hkv, head, 1, d.longest(), page, true, kv};
+  auto decode_shape = [&o](const std::string& kind, const DecodeBatch& d, int hq, int hkv, int head,
+                           int page, KvCacheDType kv) {
+    const int q = kind == "decode" ? o.decode_q : 1;
+    Shape s{kind, int(d.lens.size()), hq, hkv, head, q, d.longest(), page, true, kv};
     if (d.ragged()) {
       s.lens = d.lens;
       s.lens_text = d.text;

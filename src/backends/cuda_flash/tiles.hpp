@@ -11,6 +11,9 @@ namespace attnkit::cuda_flash {
 
 inline constexpr int kThreads = 128;      // 4 warps
 inline constexpr int kBlockMDecode = 16;  // rows per CTA when the warps split the keys (decode)
+// Packed rows a sequence up to which fp8 caches at heads up to 128 take the decode form (as
+// kBlockMDecode-row blocks) where 16-bit ones run a prefill form (the backend's plan).
+inline constexpr int kFp8DecodeRows = 2 * kBlockMDecode;
 inline constexpr int kMaxSplits = 128;
 
 // Wide heads (either side over 256): 16 rows x head_v of O no longer fit one warp's registers, so
