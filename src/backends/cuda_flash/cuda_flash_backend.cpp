@@ -389,9 +389,9 @@ class CudaFlashBackend final : public AttentionBackend {
     // sequence with its own tiles and shared memory; at heads up to 128, speculative decodes of
     // up to 32 packed rows as two 16-row blocks, whose CTAs read the same K/V lines (the second
     // from L2), planned as the 16-bit decode form would be. There the prefill forms dequantize
-    // each fp8 tile into shared memory for a 64- or 128-row tile; the decode form ran 1.13-1.25x
-    // faster at 32 rows, 0.7-0.9x at 64 rows (4 blocks), and over 16-bit caches the Hopper form
-    // stays 1.15-1.6x faster than it (bench/NOTES.md, session 28, r4).
+    // each fp8 tile into shared memory for a 64- or 128-row tile; on the H200 the decode form ran
+    // 1.13-1.24x faster at 32 rows and 0.69-0.89x at 64 (four blocks), while over 16-bit caches
+    // the Hopper form stayed 1.11-2.1x faster than it (bench/NOTES.md, session 28, r4).
     Fp8Decode fp8;
     const bool fp8_wide_heads =
         has_decode_form(layer.head_size, hv, true) && !has_decode_form(layer.head_size, hv, false);
