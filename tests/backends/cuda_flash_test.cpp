@@ -2252,6 +2252,26 @@ TEST(CudaFlashHost, SkewedBatchSplitsUniformlyWithoutRaggedForm) {
 // A split count per sequence only where one count for all would leave a long sequence's CTAs
 // running alone: 1x64k among 63x1k (32/8, 64-key tiles, 132 SMs) splits the long one, never a
 // short one; uniform and near-uniform batches keep the uniform plan.
+// A chunked-prefill batch's parts: decodes then chunks, or the reverse, make two; any other
+// order, and one kind, one; sequences without query rows go with the next run.
+TEST(CudaFlashHost, BatchPartsSplitDecodesFromChunks) {
+  using Runs = std::vector<std::pair<int, int>>;
+  auto parts = [](const std::vector<int>& q_lens, int group) {
+    std::vector<int32_t> cu(1, 0);
+    for (int q : q_lens) cu.push_back(cu.back() + q);
+    return cuda_flash::batch_parts(cu.data(), int(q_lens.size()), group);
+  };
+  EXPECT_EQ(parts({1, 1, 1, 512}, 4), (Runs{{0, 3}, {3, 4}}));  // vLLM's order
+  EXPECT_EQ(parts({300, 1, 1}, 8), (Runs{{0, 1}, {1, 3}}));     // chunks first
+  EXPECT_EQ(parts({4, 4, 5}, 4), (Runs{{0, 2}, {2, 3}}));       // 16 rows decode, 20 do not
+  EXPECT_EQ(parts({1, 1, 1}, 8), (Runs{{0, 3}}));
+  EXPECT_EQ(parts({64, 300}, 1), (Runs{{0, 2}}));
+  EXPECT_EQ(parts({1, 40, 1}, 4), (Runs{{0, 3}}));  // decode, chunk, decode: one part
+  EXPECT_EQ(parts({0, 1, 1, 0, 37, 0}, 4), (Runs{{0, 3}, {3, 6}}));
+  EXPECT_EQ(parts({0, 0}, 4), (Runs{{0, 2}}));
+  EXPECT_EQ(parts({}, 4), (Runs{{0, 0}}));
+}
+
 TEST(CudaFlashHost, RaggedSplitsOnlyForUnequalLengths) {
   using cuda_flash::ragged_splits;
   std::vector<int> tiles(64, 16);

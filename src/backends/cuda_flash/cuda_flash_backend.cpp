@@ -102,7 +102,8 @@ CacheTensors cache_tensors(const KvCacheView& c) {
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 class CudaFlashBackend final : public AttentionBackend {
-  // The launch of the decode form that exists for fp8 caches only (heads 129..256).
+  // The decode form's launch over fp8 caches where the 16-bit plan runs a prefill form (heads
+  // 129..256; speculative decodes of 17..32 packed rows at heads up to 128).
   struct Fp8Decode {
     bool on = false;
     int tile_keys = 64, splits = 1, grid_m = 1;
@@ -120,12 +121,12 @@ class CudaFlashBackend final : public AttentionBackend {
     bool hopper = false;
     int grid_m_hopper = 1, splits_hopper = 1;
     RaggedSplits ragged;  // decode form: a split count per sequence (chunk_tiles > 0)
-    Fp8Decode fp8;        // heads 129..256: the decode form over an fp8 cache
+    Fp8Decode fp8;        // the decode form over an fp8 cache (fp8.on)
     int ws_splits = 1;    // the most splits any of its launches takes
   };
-  // Sequences [seq0, seq0 + seqs), query tokens [tok0, tok0 + toks).
+  // Sequences [seq0, seq0 + seqs), `toks` query tokens.
   struct Part {
-    int seq0 = 0, seqs = 0, tok0 = 0, toks = 0;
+    int seq0 = 0, seqs = 0, toks = 0;
     Plan plan;
   };
   struct BatchPlan {
@@ -227,7 +228,7 @@ class CudaFlashBackend final : public AttentionBackend {
     bp.head_v = hv;
     bp.num_heads = layer.num_heads;
     for (const auto& [s0, s1] : part_runs(b, layer)) {
-      Part part{s0, s1 - s0, b.cu_seqlens_q[s0], b.cu_seqlens_q[s1] - b.cu_seqlens_q[s0], {}};
+      Part part{s0, s1 - s0, b.cu_seqlens_q[s1] - b.cu_seqlens_q[s0], {}};
       part.plan = plan_part(sub_batch(b, s0, s1), layer);
       bp.ws_splits = std::max(bp.ws_splits, part.plan.ws_splits);
       bp.per_token_counts |= part.plan.ragged.chunk_tiles || part.plan.fp8.ragged.chunk_tiles;
@@ -246,31 +247,15 @@ class CudaFlashBackend final : public AttentionBackend {
     run_form_ = -1;
   }
 
-  // A chunked-prefill step mixes decodes (a few packed rows a sequence) with prefill chunks.
-  // Planned as one batch it runs a prefill form for every sequence, a 64- or 128-row CTA for each
-  // decode's few rows, and one split count for both kinds: up to 3.7x slower than the two kinds
-  // as separate calls on the H200 (bench/NOTES.md, session 28). So a batch whose decodes come
-  // first (vLLM's order) or last runs as two parts, each planned and launched on its own. Other
-  // orders stay one part: splitting a prefill run around a decode would leave each piece fewer
-  // CTAs. Sequences with no query rows join the run before them.
+  // The batch's parts (tiles.hpp batch_parts) where the layer has a decode form to send the
+  // decodes to; CUDA_MLA's forms take every batch as one.
   std::vector<std::pair<int, int> > part_runs(const AttentionBatch& b,
                                               const AttentionLayerParams& layer) const {
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
-    const int group = layer.num_heads / layer.num_kv_heads;
     const bool decode_form =
         has_decode_form(layer.head_size, hv, false) || has_decode_form(layer.head_size, hv, true);
     if (fam_.geometry || !decode_form || b.num_seqs == 0) return {{0, b.num_seqs}};
-    std::vector<std::pair<int, int> > runs;
-    int kind = -1;  // of the current run: 1 decode-sized, 0 not
-    for (int s = 0; s < b.num_seqs; ++s) {
-      const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
-      const int k = rows == 0 && kind >= 0 ? kind : int(rows <= kBlockMDecode);
-      if (k != kind) runs.push_back({s, s});
-      kind = k;
-      runs.back().second = s + 1;
-    }
-    if (runs.size() > 2) return {{0, b.num_seqs}};
-    return runs;
+    return batch_parts(b.cu_seqlens_q, b.num_seqs, layer.num_heads / layer.num_kv_heads);
   }
 
   // Sequences [s0, s1) of b: the metadata from s0 on, token offsets as they are (the kernels
@@ -628,7 +613,7 @@ class CudaFlashBackend final : public AttentionBackend {
                                : pl.grid_m,
                   split_form, stream);
       check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
-      if (splits > 1) {
+      if (splits > 1 && part.toks > 0) {  // (a grid of no rows is no launch)
         launch_combine(L.dtype, p, int64_t(part.toks) * L.num_heads, cc_major_ >= 9, stream);
         check_cuda(cudaGetLastError(), "combine kernel launch", fam_.name);
       }

@@ -39,7 +39,9 @@ int cuda_flash_generation(std::string_view variant);
 // every length from device memory. A CUDA graph captured from run() therefore stays valid for
 // later steps whose metadata (updated in place on the device) has the same num_seqs, no more
 // query rows per sequence and no more total_q than the captured plan; decode-form plans (every
-// sequence's q_len x group <= 16) need decode-shaped batches at replay. A decode plan with a split
+// sequence's q_len x group <= 16) need decode-shaped batches at replay, and a two-part plan
+// (decodes, then prefill chunks, or the reverse: cuda_flash_planned_parts) needs every sequence
+// to keep its kind (at most 16 packed rows, or more) at its position. A decode plan with a split
 // count per sequence re-derives the counts from the replayed lengths on the device (capped at the
 // captured plan's grid and workspace).
 //
@@ -47,7 +49,7 @@ int cuda_flash_generation(std::string_view variant);
 // kMmPrefixHeads; Unsupported elsewhere). plan() reads them from the host batch: ranges that
 // widen no row (a decode step under a causal mask without window) keep the plan and kernels of a
 // batch without them; otherwise the prefill form's PrefixLM kernel runs (v2's, or v3's Hopper
-// form), for the whole batch. run() reads the ranges from device memory and must get them exactly
+// form), for the whole batch (or the part whose rows they widen). run() reads the ranges from device memory and must get them exactly
 // when plan() did; a graph replay must keep the captured plan's answer to whether they widen a row.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 

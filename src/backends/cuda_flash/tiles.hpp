@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda_flash/flash_params.hpp"  // ATTNKIT_HD
 
@@ -451,6 +453,31 @@ inline int skewed_uniform_splits(const int* tiles, int num_seqs, int ctas_per_it
       best_cost = c;
     }
   return double(best_cost) < kSkewedGain * double(uniform) ? best : uniform_splits;
+}
+
+// Chunked-prefill steps mix decodes (at most kBlockMDecode packed rows a sequence) with prefill
+// chunks. Planned as one batch, a prefill form runs every sequence (a 64- or 128-row CTA for each
+// decode's few rows) with one split count for both kinds: up to 3.7x slower than the two kinds as
+// separate calls on the H200 (bench/NOTES.md, session 28). So a batch whose decodes come first
+// (vLLM's order) or last is planned and launched as two parts, [0, k) and [k, n); other orders
+// stay one part, as splitting a prefill run around a decode would leave each piece fewer CTAs.
+// Sequences with no query rows go with the next run (trailing ones with the last). `group`:
+// query heads per KV head (packed rows = query tokens x group).
+inline std::vector<std::pair<int, int> > batch_parts(const int32_t* cu_seqlens_q, int num_seqs,
+                                                     int group) {
+  std::vector<std::pair<int, int> > runs;
+  int kind = -1;  // of the current run: 1 decode-sized, 0 not
+  for (int s = 0; s < num_seqs; ++s) {
+    const int64_t rows = int64_t(cu_seqlens_q[s + 1] - cu_seqlens_q[s]) * group;
+    if (rows == 0) continue;  // joins a run: runs start where the previous one ended
+    const int k = int(rows <= kBlockMDecode);
+    if (k != kind) runs.push_back({runs.empty() ? 0 : runs.back().second, s});
+    kind = k;
+    runs.back().second = s + 1;
+  }
+  if (runs.empty() || runs.size() > 2) return {{0, num_seqs}};
+  runs.back().second = num_seqs;
+  return runs;
 }
 
 }  // namespace attnkit::cuda_flash
