@@ -49,8 +49,9 @@ int cuda_flash_generation(std::string_view variant);
 // kMmPrefixHeads; Unsupported elsewhere). plan() reads them from the host batch: ranges that
 // widen no row (a decode step under a causal mask without window) keep the plan and kernels of a
 // batch without them; otherwise the prefill form's PrefixLM kernel runs (v2's, or v3's Hopper
-// form), for the whole batch (or the part whose rows they widen). run() reads the ranges from device memory and must get them exactly
-// when plan() did; a graph replay must keep the captured plan's answer to whether they widen a row.
+// form), for the whole batch (or the part whose rows they widen). run() reads the ranges from
+// device memory and must get them exactly when plan() did; a graph replay must keep the captured
+// plan's answer to whether they widen a row.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
