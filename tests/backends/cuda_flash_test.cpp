@@ -2179,6 +2179,17 @@ TEST(CudaFlashHost, DecodeFormHeadsByCacheKind) {
     EXPECT_EQ(cf::ctas_per_sm(227 * 1024, smem), 2) << qk << "/" << v << ": " << smem << " bytes";
     EXPECT_LE(smem, 163 * 1024) << qk << "/" << v;
   }
+  // Where the 16-bit plan runs a prefill form, fp8 caches take the decode form: heads 129..256
+  // up to 16 packed rows (16-bit caches have no decode form there), heads up to 128 for 17..32
+  // rows (speculative decodes; up to 16 the 16-bit decode form already runs); never head 512.
+  for (auto [qk, v] : cf::kFlashHeadPairs) {
+    const int h = std::max(qk, v);
+    const std::string hs = std::to_string(qk) + "/" + std::to_string(v);
+    for (int rows : {1, 16, 17, 32, 33, 64})
+      EXPECT_EQ(cf::fp8_side_decode(qk, v, rows),
+                h <= 128 ? rows > 16 && rows <= 32 : h <= 256 && rows <= 16)
+          << hs << " rows " << rows;
+  }
 }
 
 // The split heuristic: one split once the CTAs fill the GPU, never an empty split (the kernel's

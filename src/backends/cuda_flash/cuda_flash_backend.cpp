@@ -368,29 +368,22 @@ class CudaFlashBackend final : public AttentionBackend {
     // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
     // hold whole tiles is kept beside the default one, and the workspace fits either.
     const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
-    // Where the 16-bit plan runs a prefill form, fp8 caches may still take the decode form, planned
-    // beside it (the plan does not know the cache dtype; run() picks): at heads 129..256, which
-    // have a decode form over fp8 caches only (tiles.hpp has_decode_form), one 16-row block per
-    // sequence with its own tiles and shared memory; at heads up to 128, speculative decodes of
-    // up to 32 packed rows as two 16-row blocks, whose CTAs read the same K/V lines (the second
-    // from L2), planned as the 16-bit decode form would be. There the prefill forms dequantize
-    // each fp8 tile into shared memory for a 64- or 128-row tile; on the H200 the decode form ran
-    // 1.13-1.24x faster at 32 rows and 0.69-0.89x at 64 (four blocks), while over 16-bit caches
-    // the Hopper form stayed 1.11-2.1x faster than it (bench/NOTES.md, session 28, r4).
+    // Where the 16-bit plan runs a prefill form, fp8 caches may still take the decode form
+    // (tiles.hpp fp8_side_decode), planned beside it: the plan does not know the cache dtype, and
+    // run() picks.
     Fp8Decode fp8;
-    const bool fp8_wide_heads =
-        has_decode_form(layer.head_size, hv, true) && !has_decode_form(layer.head_size, hv, false);
-    const bool fp8_spec_rows = has_decode_form(layer.head_size, hv, false) &&
-                               max_rows > kBlockMDecode && max_rows <= kFp8DecodeRows;
     if (!fam_.geometry && !split_keys && !mm_widens &&
-        ((fp8_wide_heads && max_rows <= kBlockMDecode) || fp8_spec_rows)) {
+        fp8_side_decode(layer.head_size, hv, max_rows)) {
+      // Speculative rows (heads up to 128) are planned as the 16-bit decode form would be: its
+      // tiles and shared memory (the fp8 kernel converts in registers), as measured.
+      const bool spec_rows = has_decode_form(layer.head_size, hv, false);
       fp8.on = true;
-      fp8.tile_keys = tile_keys(layer.head_size, hv, fp8_wide_heads, true);
+      fp8.tile_keys = tile_keys(layer.head_size, hv, !spec_rows, true);
       const Launch f = launch_of(
           kBlockMDecode, fp8.tile_keys,
           ctas_per_sm(smem_per_sm_,
-                      flash_smem_bytes(layer.head_size, hv, fp8_wide_heads, true) +
-                          flash_static_smem_bytes(layer.head_size, hv, fp8_wide_heads, true)));
+                      flash_smem_bytes(layer.head_size, hv, !spec_rows, true) +
+                          flash_static_smem_bytes(layer.head_size, hv, !spec_rows, true)));
       fp8.grid_m = f.grid_m;
       fp8.splits = splits_of(f, kLoneCtaTiles);
       fp8.splits_paged = fp8_decode_paged_count(layer.head_size, hv)
@@ -398,7 +391,7 @@ class CudaFlashBackend final : public AttentionBackend {
                              : fp8.splits;
       // Speculative rows keep one count for every sequence: a ragged plan of two row blocks a
       // sequence has not yet run on a GPU (session 28 ran out of device time).
-      if (!fp8_spec_rows && options_.force_num_splits <= 0 && !options_.uniform_splits &&
+      if (!spec_rows && options_.force_num_splits <= 0 && !options_.uniform_splits &&
           b.num_seqs > 1) {
         fp8.ragged = ragged_splits(visible_tiles(fp8.tile_keys).data(), b.num_seqs,
                                    f.grid_m * layer.num_kv_heads, sm_count_, f.per_sm, fp8.splits);

@@ -14,7 +14,7 @@ namespace attnkit::cuda_flash {
 inline constexpr int kThreads = 128;      // 4 warps
 inline constexpr int kBlockMDecode = 16;  // rows per CTA when the warps split the keys (decode)
 // Packed rows a sequence up to which fp8 caches at heads up to 128 take the decode form (as
-// kBlockMDecode-row blocks) where 16-bit ones run a prefill form (the backend's plan).
+// kBlockMDecode-row blocks) where 16-bit ones run a prefill form (fp8_side_decode).
 inline constexpr int kFp8DecodeRows = 2 * kBlockMDecode;
 inline constexpr int kMaxSplits = 128;
 
@@ -56,6 +56,21 @@ constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
 // wide form has one form for every batch.
 constexpr bool has_decode_form(int head_qk, int head_v, bool fp8) {
   return !is_wide(head_qk, head_v) && (fp8 || block_n(head_qk, head_v) == 64);
+}
+
+// Whether a batch whose 16-bit plan runs a prefill form (its sequences' most packed rows:
+// `max_rows`) runs the decode form over an fp8 cache, planned beside it: at heads 129..256, which
+// have a decode form over fp8 caches only, one kBlockMDecode-row block a sequence; at heads up to
+// 128, speculative decodes of up to kFp8DecodeRows rows as two blocks, whose CTAs read the same
+// K/V lines (the second from L2). There the prefill forms dequantize each fp8 tile into shared
+// memory for a 64- or 128-row tile; on the H200 the decode form ran 1.13-1.24x faster at 32 rows
+// and 0.69-0.89x at 64 (four blocks), while over 16-bit caches the Hopper form stayed 1.11-2.1x
+// faster than it (bench/NOTES.md, session 28, r4).
+constexpr bool fp8_side_decode(int head_qk, int head_v, int max_rows) {
+  if (!has_decode_form(head_qk, head_v, true)) return false;
+  return has_decode_form(head_qk, head_v, false)
+             ? max_rows > kBlockMDecode && max_rows <= kFp8DecodeRows
+             : max_rows <= kBlockMDecode;
 }
 
 // Prefill over 16-bit caches with heads 129..256: FA2's schedule. K and V are single-buffered and
