@@ -855,7 +855,8 @@ TEST_F(CudaFlash, Fp8DecodeFormWideHeads) {
 
 // Speculative decodes (1 + k query tokens a sequence) of 17..32 packed rows at heads up to 128:
 // over fp8 caches the decode form takes them as two 16-row blocks; over 16-bit caches a prefill
-// form stays. Masks, features, page 1, forced and per-sequence split counts.
+// form stays. Masks, features, page 1, forced splits, one long sequence among short ones (one
+// split count for every sequence on this path).
 TEST_F(CudaFlash, Fp8SpeculativeDecodeTakesTheDecodeForm) {
   Seqs long_and_short(15, {8, 64});
   long_and_short.push_back({8, 20000});
