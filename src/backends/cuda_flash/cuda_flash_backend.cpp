@@ -254,12 +254,13 @@ class CudaFlashBackend final : public AttentionBackend {
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     const bool decode_form =
         has_decode_form(layer.head_size, hv, false) || has_decode_form(layer.head_size, hv, true);
-    if (fam_.geometry || !decode_form || b.num_seqs == 0) return {{0, b.num_seqs}};
+    if (fam_.geometry || !decode_form) return {{0, b.num_seqs}};
     return batch_parts(b.cu_seqlens_q, b.num_seqs, layer.num_heads / layer.num_kv_heads);
   }
 
-  // Sequences [s0, s1) of b: the metadata from s0 on, token offsets as they are (the kernels
-  // index q and out by absolute token; the combine finds its first token at cu_seqlens_q[0]).
+  // Sequences [s0, s1) of b, host or device metadata alike: the per-sequence pointers from s0 on,
+  // token offsets as they are (the kernels index q and out by absolute token; the combine finds
+  // its first token at cu_seqlens_q[0]), total_q the whole batch's (the workspace's row extent).
   static AttentionBatch sub_batch(const AttentionBatch& b, int s0, int s1) {
     AttentionBatch sub = b;
     sub.num_seqs = s1 - s0;
@@ -267,7 +268,6 @@ class CudaFlashBackend final : public AttentionBackend {
     sub.seqused_k = b.seqused_k + s0;
     if (b.block_table) sub.block_table = b.block_table + int64_t(s0) * b.block_table_stride;
     if (b.mm_prefix_offsets) sub.mm_prefix_offsets = b.mm_prefix_offsets + s0;
-    sub.total_q = b.cu_seqlens_q[s1] - b.cu_seqlens_q[s0];
     return sub;
   }
 
@@ -568,12 +568,13 @@ class CudaFlashBackend final : public AttentionBackend {
     int reported_toks = -1;
     for (const Part& part : plan_.parts) {
       const Plan& pl = part.plan;
-      p.cu_seqlens_q = a.batch.cu_seqlens_q + part.seq0;
-      p.seqused_k = a.batch.seqused_k + part.seq0;
-      p.block_table = a.batch.block_table + int64_t(part.seq0) * a.batch.block_table_stride;
-      p.num_seqs = part.seqs;
-      p.mm_offsets = pl.mm_widens ? a.batch.mm_prefix_offsets + part.seq0 : nullptr;
-      p.mm_ranges = pl.mm_widens ? a.batch.mm_prefix_ranges : nullptr;
+      const AttentionBatch sub = sub_batch(a.batch, part.seq0, part.seq0 + part.seqs);
+      p.cu_seqlens_q = sub.cu_seqlens_q;
+      p.seqused_k = sub.seqused_k;
+      p.block_table = sub.block_table;
+      p.num_seqs = sub.num_seqs;
+      p.mm_offsets = pl.mm_widens ? sub.mm_prefix_offsets : nullptr;
+      p.mm_ranges = pl.mm_widens ? sub.mm_prefix_ranges : nullptr;
       const bool fp8_decode = pl.fp8.on && kind == KvKind::kFp8;
       const bool hopper = pl.hopper && !fp8_decode;
       const bool split_form = (pl.split_keys || fp8_decode) && fam_.has_split_keys(inst);
