@@ -115,6 +115,10 @@ struct Case {
   int mla_form = 0;    // CudaFlashOptions::mla_form
   int generation = 0;  // CudaFlashOptions::generation (0: every one the device has, run_case)
   bool hopper_any_length = false;  // CudaFlashOptions::hopper_any_length
+  bool one_part = false;           // CudaFlashOptions::one_part
+  // CudaFlashOptions::part_min_decode_bytes; 0 (not the library's default): every decode run of
+  // these small batches is a part of its own
+  int64_t part_min_decode_bytes = 0;
   // PrefixLM ranges per sequence ({start, end} key positions); empty: none given.
   std::vector<std::vector<std::pair<int, int>>> mm;
 };
@@ -468,6 +472,8 @@ struct PreparedCase {
     opt.mla_form = c.mla_form;
     opt.generation = c.generation;
     opt.hopper_any_length = c.hopper_any_length;
+    opt.one_part = c.one_part;
+    opt.part_min_decode_bytes = c.part_min_decode_bytes;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
@@ -855,8 +861,8 @@ TEST_F(CudaFlash, Fp8DecodeFormWideHeads) {
 
 // Speculative decodes (1 + k query tokens a sequence) of 17..32 packed rows at heads up to 128:
 // over fp8 caches the decode form takes them as two 16-row blocks; over 16-bit caches a prefill
-// form stays. Masks, features, page 1, forced splits, one long sequence among short ones (one
-// split count for every sequence on this path).
+// form stays. Masks, features, page 1, forced splits, one long sequence among short ones (a split
+// count per sequence, two row blocks each).
 TEST_F(CudaFlash, Fp8SpeculativeDecodeTakesTheDecodeForm) {
   Seqs long_and_short(15, {8, 64});
   long_and_short.push_back({8, 20000});
@@ -904,6 +910,7 @@ TEST_F(CudaFlash, Fp8SpeculativeDecodeTakesTheDecodeForm) {
     for (int form : run_case(b, seed)) EXPECT_NE(form, cuda_flash::kV2DecodeForm) << b.name;
     ++seed;
   }
+  EXPECT_GT(run_planned(fp8.back(), seed).chunk, 0) << fp8.back().name;
 }
 
 // The prefill form stages O in shared memory and stores whole rows: 16 bytes at a time when the
@@ -1489,6 +1496,64 @@ TEST_F(CudaFlash, MlaGraphCaptureDecodeSplits) {
   }
 }
 
+// CUDA_MLA's chunked-prefill steps: decodes (up to four of the form's row blocks a sequence) and
+// chunks run as two parts under both forms, over 16-bit and fp8 latent caches; other orders stay
+// one part.
+TEST_F(CudaFlash, MlaMixedBatchesRunAsTwoParts) {
+  struct Mixed {
+    Case c;
+    int parts;
+  };
+  const Case base{.head = 576, .head_v = 512, .hkv = 1, .block = 64, .mla = true};
+  std::vector<Mixed> cases;
+  Case c = base;
+  c.name = "mla decodes first bf16 128 heads";
+  c.hq = 128;
+  c.seqs = {{1, 1013}, {1, 0}, {1, 300}, {0, 20}, {40, 600}};
+  cases.push_back({c, 2});
+  c.name += ", the wide form";
+  c.mla_form = cuda_mla::kWideForm;
+  cases.push_back({c, 2});
+  c.name = "mla decodes first bf16 128 heads, planned as one part (one_part)";
+  c.mla_form = 0;
+  c.one_part = true;
+  cases.push_back({c, 1});
+  c = base;
+  c.name = "mla chunk first fp8 e4m3 16 heads page 16 splits 3";
+  c.kv = KvCacheDType::kFp8E4M3;
+  c.gran = ScaleGranularity::kPerTensor;
+  c.hq = 16;
+  c.block = 16;
+  c.seqs = {{100, 1013}, {1, 97}, {1, 1}, {2, 500}};
+  c.force_splits = 3;
+  cases.push_back({c, 2});
+  c = base;
+  c.name = "mla decodes first fp16 fp8 e5m2 64 heads, one long decode";
+  c.dtype = DType::kFloat16;
+  c.kv = KvCacheDType::kFp8E5M2;
+  c.gran = ScaleGranularity::kPerTensor;
+  c.hq = 64;
+  c.seqs = Seqs(30, {1, 64});
+  c.seqs[5] = {1, 9000};
+  c.seqs.push_back({17, 200});
+  cases.push_back({c, 2});
+  c = base;
+  c.name = "mla decode, chunk, decode: one part";
+  c.hq = 128;
+  c.seqs = {{1, 97}, {9, 200}, {1, 54}};
+  cases.push_back({c, 1});
+  uint32_t seed = 320;
+  for (const Mixed& m : cases) {
+    PreparedCase pc(m.c, seed++);
+    EXPECT_EQ(cuda_flash_planned_parts(*pc.be), m.parts) << m.c.name;
+    pc.be->run(pc.r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+            m.c.name + " (form " + std::to_string(cuda_flash_planned_form(*pc.be)) + ", splits " +
+                std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
+  }
+}
+
 TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
   Case c{.name = "one long decode (heuristic splits)", .hq = 8, .hkv = 1, .seqs = {{1, 5000}}};
   run_case(c, 10);
@@ -1642,6 +1707,20 @@ TEST_F(CudaFlash, MixedBatchesRunEachKindAsItsOwnPart) {
         .seqs = {{1, 97}, {40, 200}, {1, 54}}},
        1},
       {{.name = "decodes only", .hq = 8, .hkv = 2, .seqs = {{1, 97}, {0, 5}, {2, 300}}}, 1},
+      // Under the default threshold (32 MiB at 16 bits): two decodes reading 7.9 MiB ride along
+      // in the chunk's launch; 10000 keys at 8 KV heads (39 MiB) are a part of their own.
+      {{.name = "small decode run, default threshold: one part",
+        .hq = 32,
+        .hkv = 8,
+        .seqs = {{1, 1013}, {1, 1013}, {64, 300}},
+        .part_min_decode_bytes = CudaFlashOptions{}.part_min_decode_bytes},
+       1},
+      {{.name = "large decode run, default threshold: two parts",
+        .hq = 32,
+        .hkv = 8,
+        .seqs = {{1, 10000}, {1, 54}, {64, 300}},
+        .part_min_decode_bytes = CudaFlashOptions{}.part_min_decode_bytes},
+       2},
       {{.name = "awkward prefill lengths, a one-token sequence first",
         .hq = 8,
         .hkv = 2,
@@ -2072,6 +2151,14 @@ TEST(CudaMlaHost, FormByDeviceAndLogits) {
   EXPECT_EQ(mla_geometry(L, 90, kWideForm).form, kWideForm);
   EXPECT_EQ(mla_geometry(L, 90, kWideForm).block_m, cuda_flash::kWideBlockM);
   EXPECT_THROW(mla_geometry(L, 80, kHopperForm), Unsupported);
+  // Decodes (a token at 128 heads) and chunks run as two parts under either form.
+  const std::vector<int32_t> cu = {0, 1, 2, 3, 515}, used = {1000, 1000, 1000, 2000};
+  for (int form : {kHopperForm, kWideForm}) {
+    const int rows = mla_geometry(L, 90, form).part_rows;
+    EXPECT_EQ(cuda_flash::batch_parts(cu.data(), used.data(), 4, 128, rows, 1152, 0),
+              (std::vector<std::pair<int, int> >{{0, 3}, {3, 4}}))
+        << form;
+  }
   const float sinks[128] = {};
   for (int feature = 0; feature < 3; ++feature) {
     AttentionLayerParams f = L;
@@ -2268,10 +2355,13 @@ TEST(CudaFlashHost, SkewedBatchSplitsUniformlyWithoutRaggedForm) {
 // order, and one kind, one; sequences without query rows go with the next run.
 TEST(CudaFlashHost, BatchPartsSplitDecodesFromChunks) {
   using Runs = std::vector<std::pair<int, int>>;
+  // Every sequence holds 100 keys of one byte each, no least decode run: the rows decide.
   auto parts = [](const std::vector<int>& q_lens, int group) {
     std::vector<int32_t> cu(1, 0);
     for (int q : q_lens) cu.push_back(cu.back() + q);
-    return cuda_flash::batch_parts(cu.data(), int(q_lens.size()), group);
+    const std::vector<int32_t> used(q_lens.size(), 100);
+    return cuda_flash::batch_parts(cu.data(), used.data(), int(q_lens.size()), group,
+                                   cuda_flash::kBlockMDecode, 1, 0);
   };
   EXPECT_EQ(parts({1, 1, 1, 512}, 4), (Runs{{0, 3}, {3, 4}}));  // vLLM's order
   EXPECT_EQ(parts({300, 1, 1}, 8), (Runs{{0, 1}, {1, 3}}));     // chunks first
@@ -2282,6 +2372,19 @@ TEST(CudaFlashHost, BatchPartsSplitDecodesFromChunks) {
   EXPECT_EQ(parts({0, 1, 1, 0, 37, 0}, 4), (Runs{{0, 3}, {3, 6}}));
   EXPECT_EQ(parts({0, 0}, 4), (Runs{{0, 2}}));
   EXPECT_EQ(parts({}, 4), (Runs{{0, 0}}));
+  // A decode run reading less than the least stays in the one launch, first or last; the chunks'
+  // keys do not count.
+  const std::vector<int32_t> cu = {0, 1, 2, 514}, used = {1000, 3000, 9000};
+  auto least = [&](int64_t min_bytes, bool decodes_first) {
+    const std::vector<int32_t> c = decodes_first ? cu : std::vector<int32_t>{0, 512, 513, 514};
+    const std::vector<int32_t> u = decodes_first ? used : std::vector<int32_t>{9000, 1000, 3000};
+    return cuda_flash::batch_parts(c.data(), u.data(), 3, 8, cuda_flash::kBlockMDecode, 1024,
+                                   min_bytes);
+  };
+  EXPECT_EQ(least(4000 * 1024, true), (Runs{{0, 2}, {2, 3}}));
+  EXPECT_EQ(least(4000 * 1024 + 1, true), (Runs{{0, 3}}));
+  EXPECT_EQ(least(4000 * 1024, false), (Runs{{0, 1}, {1, 3}}));
+  EXPECT_EQ(least(4000 * 1024 + 1, false), (Runs{{0, 3}}));
 }
 
 TEST(CudaFlashHost, RaggedSplitsOnlyForUnequalLengths) {

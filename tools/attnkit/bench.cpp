@@ -23,7 +23,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--suite", opts->suite,
                   "prefill, decode, mla (cuda: CUDA_MLA decode), encoder (cuda: encoder-only "
                   "layers over contiguous K/V), mixed (cuda: chunked-prefill steps, decodes and "
-                  "a prefill chunk in one batch) or all")
+                  "a prefill chunk in one batch, CUDA_FLASH and CUDA_MLA) or all")
       ->transform(
           CLI::IsMember({"prefill", "decode", "mla", "encoder", "mixed", "all"}, CLI::ignore_case))
       ->capture_default_str();

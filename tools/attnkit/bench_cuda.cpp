@@ -156,7 +156,7 @@ float bf16_at(const std::vector<uint16_t>& v, size_t i) { return bf16_bits_to_fl
 // Encoder shapes read the step's own K/V rows, contiguous [tokens, hkv, head] (the cu_seqlens_k
 // form, docs/semantics.md §2), as an encoder layer gives them.
 struct Shape {
-  std::string kind;  // prefill | encoder | decode | mla_decode | mixed
+  std::string kind;  // prefill | encoder | decode | mla_decode | mixed | mla_mixed
   int batch, hq, hkv, head, seq_q, seq_k, page;
   bool causal;
   KvCacheDType kv;
@@ -173,7 +173,8 @@ struct Shape {
     for (int i = 0; i < batch; ++i) cu[size_t(i) + 1] = cu[size_t(i)] + q_of(i);
     return cu;
   }
-  bool mla() const { return kind == "mla_decode"; }
+  bool mla() const { return kind.starts_with("mla_"); }
+  bool mixed() const { return kind == "mixed" || kind == "mla_mixed"; }
   bool contiguous() const { return kind == "encoder"; }
   int head_v() const { return mla() ? 512 : head; }
   int len(int seq) const { return lens.empty() ? seq_k : lens[seq]; }
@@ -460,11 +461,12 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"plan_us", plan_us},
               {"check_rel_err", err},
               {"ok", err < 2e-2}};
-  if (s.kind == "mixed") {
+  if (s.mixed()) {
     // A chunked-prefill step: the decodes (the first sequences) and the prefill chunks after them,
-    // in one call (above), and as two calls on the same buffers, one per part, each planned on
-    // its own (the sub-batch's offsets rebased to 0): what the step costs when the parts run the
-    // forms a batch of only that part would.
+    // in one call (above); as two calls on the same buffers, one per part, each planned on its
+    // own (the sub-batch's offsets rebased to 0): what the step costs when the parts run the
+    // forms a batch of only that part would; and in one call planned as one part (one_part, the
+    // plan before parts).
     int nd = 0;
     while (nd < s.batch && s.q_of(nd) == 1) ++nd;
     struct Part {
@@ -474,7 +476,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
       std::unique_ptr<Buf> cu_dev, ws;
     };
     auto part = [&](int first, int n) {
-      Part pt{make_cuda_flash_backend(opt), a, {}, nullptr, nullptr};
+      Part pt{s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt), a, {}, nullptr,
+              nullptr};
       const int32_t t0 = cu[size_t(first)];
       for (int i = first; i <= first + n; ++i) pt.cu.push_back(cu[size_t(i)] - t0);
       pt.cu_dev = std::make_unique<Buf>(pt.cu.size() * 4);
@@ -505,6 +508,18 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
       return pt;
     };
     Part dec = part(0, nd), pre = part(nd, s.batch - nd);
+    CudaFlashOptions one_opt = opt;
+    one_opt.one_part = true;
+    auto one = s.mla() ? make_cuda_mla_backend(one_opt) : make_cuda_flash_backend(one_opt);
+    one->plan(hb, L);
+    Buf one_ws(one->workspace_bytes());
+    AttentionArgs one_a = a;
+    one_a.workspace = one_ws.p;
+    const auto one_call = [&](cudaStream_t st) { one->run(one_a, st); };
+    ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
+    one_call(nullptr);
+    ck(cudaDeviceSynchronize(), "check run");
+    const double err_one = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
     const auto both = [&](cudaStream_t st) {
       dec.be->run(dec.a, st);
       pre.be->run(pre.a, st);
@@ -516,10 +531,14 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     row["decodes"] = nd;
     row["parts"] = cuda_flash_planned_parts(*be);
     row["check_rel_err_parts"] = err_parts;
-    row["ok"] = err < 2e-2 && err_parts < 2e-2;
+    row["check_rel_err_one_part"] = err_one;
+    row["ok"] = err < 2e-2 && err_parts < 2e-2 && err_one < 2e-2;
     row["ms_clean_l2"] = T.median_ms(call, reps, L2::kClean);
     row["ms_two_calls"] = T.median_ms(both, reps);
     row["ms_two_calls_clean_l2"] = T.median_ms(both, reps, L2::kClean);
+    row["ms_one_part"] = T.median_ms(one_call, reps);
+    row["ms_one_part_clean_l2"] = T.median_ms(one_call, reps, L2::kClean);
+    row["one_part_splits"] = cuda_flash_planned_splits(*one);
     row["ms_decode_part"] = T.median_ms([&](cudaStream_t st) { dec.be->run(dec.a, st); }, reps);
     row["ms_prefill_part"] = T.median_ms([&](cudaStream_t st) { pre.be->run(pre.a, st); }, reps);
     row["form_decode_part"] = form_name(s, cuda_flash_planned_form(*dec.be));
@@ -819,23 +838,36 @@ int run_cuda_bench(const BenchOptions& o) {
     struct Mixed {
       int nd, ctx, chunk, pctx;
     };
+    auto mixed_shape = [](const std::string& kind, const Mixed& m, int hq, int hkv, int head,
+                          int page, KvCacheDType kv) {
+      Shape s{kind, m.nd + 1, hq, hkv, head, m.chunk, std::max(m.ctx, m.pctx), page, true, kv};
+      s.lens.assign(size_t(m.nd), m.ctx);
+      s.lens.push_back(m.pctx);
+      s.lens_text = fmt::format("{}x{}+1x{}", m.nd, m.ctx, m.pctx);
+      s.qlens.assign(size_t(m.nd), 1);
+      s.qlens.push_back(m.chunk);
+      return s;
+    };
+    // The last: two decodes, too little to read for a part of their own
+    // (CudaFlashOptions::part_min_decode_bytes); ms_two_calls is what parts would cost.
     const std::vector<Mixed> grid = o.quick ? std::vector<Mixed>{{63, 4096, 512, 4096}}
                                             : std::vector<Mixed>{{63, 4096, 512, 4096},
                                                                  {255, 2048, 2048, 2048},
                                                                  {15, 8192, 1024, 8192},
-                                                                 {7, 32768, 256, 1024}};
+                                                                 {7, 32768, 256, 1024},
+                                                                 {2, 1000, 512, 1000}};
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
       for (int hkv : {8, 4})
-        for (const Mixed& m : grid) {
-          Shape s{"mixed", m.nd + 1, 32, hkv, o.decode_head, m.chunk, std::max(m.ctx, m.pctx),
-                  16,      true,     kv};
-          s.lens.assign(size_t(m.nd), m.ctx);
-          s.lens.push_back(m.pctx);
-          s.lens_text = fmt::format("{}x{}+1x{}", m.nd, m.ctx, m.pctx);
-          s.qlens.assign(size_t(m.nd), 1);
-          s.qlens.push_back(m.chunk);
-          go(s, 30);
-        }
+        for (const Mixed& m : grid) go(mixed_shape("mixed", m, 32, hkv, o.decode_head, 16, kv), 30);
+    // CUDA_MLA's steps over a DeepSeek-V3 latent cache (page 64), 128 heads and 16.
+    const std::vector<Mixed> mla_grid = o.quick ? std::vector<Mixed>{{63, 4096, 512, 4096}}
+                                                : std::vector<Mixed>{{63, 4096, 512, 4096},
+                                                                     {255, 2048, 1024, 2048},
+                                                                     {15, 8192, 2048, 8192},
+                                                                     {2, 1000, 512, 1000}};
+    for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
+      for (int hq : {128, 16})
+        for (const Mixed& m : mla_grid) go(mixed_shape("mla_mixed", m, hq, 1, 576, 64, kv), 20);
   }
   if (o.suite == "mla" || o.suite == "all") {
     // CUDA_MLA decode over a DeepSeek-V3 latent cache (page 64): 128 heads (one GPU) and 16 (the

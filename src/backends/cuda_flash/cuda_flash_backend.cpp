@@ -247,15 +247,22 @@ class CudaFlashBackend final : public AttentionBackend {
     run_form_ = -1;
   }
 
-  // The batch's parts (tiles.hpp batch_parts) where the layer has a decode form to send the
-  // decodes to; CUDA_MLA's forms take every batch as one.
+  // The batch's parts (tiles.hpp batch_parts) where the layer has a decode-sized launch to send
+  // the decodes to: CUDA_FLASH's decode form, or a family form's few row blocks (part_rows).
   std::vector<std::pair<int, int> > part_runs(const AttentionBatch& b,
                                               const AttentionLayerParams& layer) const {
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
-    const bool decode_form =
-        has_decode_form(layer.head_size, hv, false) || has_decode_form(layer.head_size, hv, true);
-    if (fam_.geometry || !decode_form) return {{0, b.num_seqs}};
-    return batch_parts(b.cu_seqlens_q, b.num_seqs, layer.num_heads / layer.num_kv_heads);
+    const int group = layer.num_heads / layer.num_kv_heads;
+    const int decode_rows =
+        fam_.geometry ? fam_.geometry(layer, cc_, options_.mla_form).part_rows
+        : has_decode_form(layer.head_size, hv, false) || has_decode_form(layer.head_size, hv, true)
+            ? kBlockMDecode
+            : 0;
+    if (decode_rows == 0 || options_.one_part) return {{0, b.num_seqs}};
+    const int64_t key_bytes =
+        int64_t(layer.num_kv_heads) * (layer.head_size + (fam_.v_in_k ? 0 : hv)) * 2;
+    return batch_parts(b.cu_seqlens_q, b.seqused_k, b.num_seqs, group, decode_rows, key_bytes,
+                       options_.part_min_decode_bytes);
   }
 
   // Sequences [s0, s1) of b, host or device metadata alike: the per-sequence pointers from s0 on,
@@ -389,10 +396,7 @@ class CudaFlashBackend final : public AttentionBackend {
       fp8.splits_paged = fp8_decode_paged_count(layer.head_size, hv)
                              ? splits_of(f, kLoneCtaTilesPaged)
                              : fp8.splits;
-      // Speculative rows keep one count for every sequence: a ragged plan of two row blocks a
-      // sequence has not yet run on a GPU (session 28 ran out of device time).
-      if (!spec_rows && options_.force_num_splits <= 0 && !options_.uniform_splits &&
-          b.num_seqs > 1) {
+      if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
         fp8.ragged = ragged_splits(visible_tiles(fp8.tile_keys).data(), b.num_seqs,
                                    f.grid_m * layer.num_kv_heads, sm_count_, f.per_sm, fp8.splits);
         if (fp8.ragged.items > 65535) fp8.ragged = {};

@@ -27,6 +27,15 @@ struct CudaFlashOptions {
   // visit fewer keys than tiles.hpp hopper_prefill_takes asks to v2's form, which generation 2
   // runs).
   bool hopper_any_length = false;
+  // Benches: a batch of decodes and prefill chunks planned and launched as one part, as before
+  // parts existed (cuda_flash_planned_parts; the parts' A/B).
+  bool one_part = false;
+  // The least a batch's decodes read (at 16 bits) to run as a part of their own
+  // (cuda_flash_planned_parts); fewer ride along in the chunks' launch, where their CTAs fill the
+  // chunks' last wave, while a part of their own costs a launch and a combine (~10 us a layer: a
+  // deepseek-v3 run with 1-3 decodes a step lost 3.6% of its attention time to parts, session 29).
+  // Tests lower it to run parts on small batches.
+  int64_t part_min_decode_bytes = int64_t(32) << 20;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
 // resolves it); anything else ("", "auto") is 0, the device's newest.
@@ -41,7 +50,7 @@ int cuda_flash_generation(std::string_view variant);
 // query rows per sequence and no more total_q than the captured plan; decode-form plans (every
 // sequence's q_len x group <= 16) need decode-shaped batches at replay, and a two-part plan
 // (decodes, then prefill chunks, or the reverse: cuda_flash_planned_parts) needs every sequence
-// to keep its kind (at most 16 packed rows, or more) at its position. A decode plan with a split
+// to keep its kind (decode-sized or not, as there defined) at its position. A decode plan with a split
 // count per sequence re-derives the counts from the replayed lengths on the device (capped at the
 // captured plan's grid and workspace).
 //
@@ -66,10 +75,11 @@ int cuda_flash_planned_split_chunk(const AttentionBackend& b);
 // prefill forms), or -1 if `b` is neither or has no plan. Before a run, a plan reports the form a
 // 16-bit cache takes (at heads 129..256 an fp8 cache takes the decode form, kV2DecodeForm).
 int cuda_flash_planned_form(const AttentionBackend& b);
-// How many parts the plan launches: 2 for a batch of decodes (at most 16 packed query rows a
-// sequence) then prefill chunks, or chunks then decodes, each kind planned and launched on its
-// own; else 1. The three functions above report the part with the most query tokens. 0 if `b` is
-// not CUDA_FLASH.
+// How many parts the plan launches: 2 for a batch of decodes then prefill chunks, or chunks then
+// decodes, each kind planned and launched on its own; else 1. Decode-sized: at most 16 packed
+// query rows (CUDA_FLASH), or four of the form's row blocks (CUDA_MLA: 256 rows on the Hopper
+// form, 128 on the wide one). The three functions above report the part with the most query
+// tokens. 0 if `b` is neither.
 int cuda_flash_planned_parts(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout

@@ -20,6 +20,9 @@ struct FlashGeometry {
   int tile_keys;        // keys per tile
   int cta_smem;         // shared memory per CTA (dynamic and static)
   bool ragged = false;  // the form is also built for ragged plans (a split count per sequence)
+  // A family's forms: a sequence of at most this many packed rows is decode-sized, so a batch of
+  // decodes and chunks runs as two parts (tiles.hpp batch_parts); 0: every batch is one part.
+  int part_rows = 0;
 };
 
 struct FlashFamily {

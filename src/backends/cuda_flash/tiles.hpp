@@ -470,28 +470,41 @@ inline int skewed_uniform_splits(const int* tiles, int num_seqs, int ctas_per_it
   return double(best_cost) < kSkewedGain * double(uniform) ? best : uniform_splits;
 }
 
-// Chunked-prefill steps mix decodes (at most kBlockMDecode packed rows a sequence) with prefill
+// Chunked-prefill steps mix decodes (at most `decode_rows` packed rows a sequence: kBlockMDecode
+// for CUDA_FLASH's decode form, FlashGeometry::part_rows for a family's own forms) with prefill
 // chunks. Planned as one batch, a prefill form runs every sequence (a 64- or 128-row CTA for each
-// decode's few rows) with one split count for both kinds: up to 3.7x slower than the two kinds as
-// separate calls on the H200 (bench/NOTES.md, session 28). So a batch whose decodes come first
-// (vLLM's order) or last is planned and launched as two parts, [0, k) and [k, n); other orders
-// stay one part, as splitting a prefill run around a decode would leave each piece fewer CTAs.
-// Sequences with no query rows go with the next run (trailing ones with the last). `group`:
-// query heads per KV head (packed rows = query tokens x group).
-inline std::vector<std::pair<int, int> > batch_parts(const int32_t* cu_seqlens_q, int num_seqs,
-                                                     int group) {
+// decode's few rows; CUDA_MLA's grid takes the longest chunk's row blocks for every sequence) with
+// one split count for both kinds: up to 3.7x slower than the two kinds as separate calls on the
+// H200 (bench/NOTES.md, sessions 28 and 29). So a batch whose decodes come first (vLLM's order) or
+// last is planned and launched as two parts, [0, k) and [k, n); other orders stay one part, as
+// splitting a prefill run around a decode would leave each piece fewer CTAs. Sequences with no
+// query rows go with the next run (trailing ones with the last). `group`: query heads per KV
+// head (packed rows = query tokens x group).
+//
+// A decode run that reads less than `min_decode_bytes` (CudaFlashOptions::part_min_decode_bytes)
+// stays in the one launch. `key_bytes`: what one key of a sequence reads, every KV head's K and V
+// rows at 16 bits (the cache dtype arrives with run()).
+inline std::vector<std::pair<int, int> > batch_parts(const int32_t* cu_seqlens_q,
+                                                     const int32_t* seqused_k, int num_seqs,
+                                                     int group, int decode_rows, int64_t key_bytes,
+                                                     int64_t min_decode_bytes) {
   std::vector<std::pair<int, int> > runs;
-  int kind = -1;  // of the current run: 1 decode-sized, 0 not
+  int kind = -1, first_kind = -1;  // of the current and the first run: 1 decode-sized, 0 not
   for (int s = 0; s < num_seqs; ++s) {
     const int64_t rows = int64_t(cu_seqlens_q[s + 1] - cu_seqlens_q[s]) * group;
     if (rows == 0) continue;  // joins a run: runs start where the previous one ended
-    const int k = int(rows <= kBlockMDecode);
+    const int k = int(rows <= decode_rows);
     if (k != kind) runs.push_back({runs.empty() ? 0 : runs.back().second, s});
+    if (first_kind < 0) first_kind = k;
     kind = k;
     runs.back().second = s + 1;
   }
-  if (runs.empty() || runs.size() > 2) return {{0, num_seqs}};
+  if (runs.size() != 2) return {{0, num_seqs}};
   runs.back().second = num_seqs;
+  const auto [d0, d1] = runs[first_kind == 1 ? 0 : 1];
+  int64_t decode_bytes = 0;
+  for (int s = d0; s < d1; ++s) decode_bytes += int64_t(seqused_k[s]) * key_bytes;
+  if (decode_bytes < min_decode_bytes) return {{0, num_seqs}};
   return runs;
 }
 

@@ -26,12 +26,20 @@ cuda_flash::FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, in
     throw Unsupported(
         "CUDA_MLA: the Hopper form needs an SM90 GPU and plain logits (no softcap, ALiBi or "
         "sinks; a positive scale)");
+  // A sequence of at most four row blocks is decode-sized (tiles.hpp batch_parts): a decode at
+  // 128 heads fills two of the Hopper form's blocks (four of the wide form's), a prefill chunk
+  // hundreds, which one launch's grid would give every decode too.
+  constexpr int kDecodeBlocks = 4;
   if (forced ? forced == kHopperForm : can_hopper)
     return {kHopperForm, kHopperRows, kHopperKeys, hopper_smem_bytes(false) + kHopperStaticSmem,
-            true};
-  return {kWideForm, cuda_flash::kWideBlockM, cuda_flash::kWideBlockN,
+            true, kDecodeBlocks * kHopperRows};
+  return {kWideForm,
+          cuda_flash::kWideBlockM,
+          cuda_flash::kWideBlockN,
           cuda_flash::flash_smem_bytes(kLatent, kLatentV, false, false, true) +
-              cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false)};
+              cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false),
+          false,
+          kDecodeBlocks * cuda_flash::kWideBlockM};
 }
 
 }  // namespace cuda_mla
