@@ -2156,7 +2156,7 @@ TEST(CudaMlaHost, FormByDeviceAndLogits) {
   for (int form : {kHopperForm, kWideForm}) {
     const int rows = mla_geometry(L, 90, form).part_rows;
     EXPECT_EQ(cuda_flash::batch_parts(cu.data(), used.data(), 4, 128, rows, 1152, 0),
-              (std::vector<std::pair<int, int> >{{0, 3}, {3, 4}}))
+              (std::vector<std::pair<int, int>>{{0, 3}, {3, 4}}))
         << form;
   }
   const float sinks[128] = {};

@@ -476,7 +476,10 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
       std::unique_ptr<Buf> cu_dev, ws;
     };
     auto part = [&](int first, int n) {
-      Part pt{s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt), a, {}, nullptr,
+      Part pt{s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt),
+              a,
+              {},
+              nullptr,
               nullptr};
       const int32_t t0 = cu[size_t(first)];
       for (int i = first; i <= first + n; ++i) pt.cu.push_back(cu[size_t(i)] - t0);

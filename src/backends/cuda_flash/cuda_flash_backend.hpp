@@ -50,9 +50,9 @@ int cuda_flash_generation(std::string_view variant);
 // query rows per sequence and no more total_q than the captured plan; decode-form plans (every
 // sequence's q_len x group <= 16) need decode-shaped batches at replay, and a two-part plan
 // (decodes, then prefill chunks, or the reverse: cuda_flash_planned_parts) needs every sequence
-// to keep its kind (decode-sized or not, as there defined) at its position. A decode plan with a split
-// count per sequence re-derives the counts from the replayed lengths on the device (capped at the
-// captured plan's grid and workspace).
+// to keep its kind (decode-sized or not, as there defined) at its position. A decode plan with a
+// split count per sequence re-derives the counts from the replayed lengths on the device (capped at
+// the captured plan's grid and workspace).
 //
 // PrefixLM ranges (docs/semantics.md §4) are taken at heads 128 and 256 (manifest.hpp
 // kMmPrefixHeads; Unsupported elsewhere). plan() reads them from the host batch: ranges that

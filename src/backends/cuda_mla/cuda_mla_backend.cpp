@@ -31,15 +31,18 @@ cuda_flash::FlashGeometry mla_geometry(const AttentionLayerParams& L, int cc, in
   // hundreds, which one launch's grid would give every decode too.
   constexpr int kDecodeBlocks = 4;
   if (forced ? forced == kHopperForm : can_hopper)
-    return {kHopperForm, kHopperRows, kHopperKeys, hopper_smem_bytes(false) + kHopperStaticSmem,
-            true, kDecodeBlocks * kHopperRows};
-  return {kWideForm,
-          cuda_flash::kWideBlockM,
-          cuda_flash::kWideBlockN,
-          cuda_flash::flash_smem_bytes(kLatent, kLatentV, false, false, true) +
-              cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false),
-          false,
-          kDecodeBlocks * cuda_flash::kWideBlockM};
+    return {.form = kHopperForm,
+            .block_m = kHopperRows,
+            .tile_keys = kHopperKeys,
+            .cta_smem = hopper_smem_bytes(false) + kHopperStaticSmem,
+            .ragged = true,
+            .part_rows = kDecodeBlocks * kHopperRows};
+  return {.form = kWideForm,
+          .block_m = cuda_flash::kWideBlockM,
+          .tile_keys = cuda_flash::kWideBlockN,
+          .cta_smem = cuda_flash::flash_smem_bytes(kLatent, kLatentV, false, false, true) +
+                      cuda_flash::flash_static_smem_bytes(kLatent, kLatentV, false, false),
+          .part_rows = kDecodeBlocks * cuda_flash::kWideBlockM};
 }
 
 }  // namespace cuda_mla
