@@ -32,9 +32,9 @@ struct CudaFlashOptions {
   bool one_part = false;
   // The least a batch's decodes read (at 16 bits) to run as a part of their own
   // (cuda_flash_planned_parts); fewer ride along in the chunks' launch, where their CTAs fill the
-  // chunks' last wave, while a part of their own costs a launch and a combine (~10 us a layer: a
-  // deepseek-v3 run with 1-3 decodes a step lost 3.6% of its attention time to parts, session 29).
-  // Tests lower it to run parts on small batches.
+  // chunks' last wave, while a part of their own costs a launch and a combine (4-15 us a layer on
+  // the H200; a deepseek-v3 run with 1-3 decodes a step lost 3.6% of its attention time to parts,
+  // session 29). Tests lower it to run parts on small batches.
   int64_t part_min_decode_bytes = int64_t(32) << 20;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
