@@ -595,18 +595,25 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
   if (direct_pv) std::memset(ap, 0, kApBytes);
 
+  // AMX tiles with P.V from the V rows in place (up to 32 rows): the next tiles' prefetches in
+  // slices too, one per block's products and one per softmax row, instead of one burst that
+  // stalls the core on full fill buffers (on 2 AMX vCPUs, three alternating rounds: the 4-token
+  // GQA 32/4 row 10.0-10.6 -> 12.7-13.1 GB/s, split-KV 16/1 13.5-13.9 -> 17.0-17.8;
+  // results/cpu_2026-12-02_s29_amx_slices_ab.jsonl).
+  const bool sliced = !few && direct_pv;
   for (int n0 = kb, n1; n0 < ke; n0 = n1) {
     n1 = tile_end(n0);
     const int nt = n1 - n0;
     pf.issue_all();
     if (n1 < ke && tile_end(n1) < ke) prefetch_tile(tile_end(n1), tile_end(tile_end(n1)));
-    if (!few) pf.issue_all();
+    if (!few && !sliced) pf.issue_all();
     const int ntp = round_up(nt, Path::kKeyAlign);
     // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
     int64_t slice = 0;
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
     if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n)));
 #endif
+    if (sliced) slice = pf.slice(2 * blocks + rows_n);
     auto tick = [&] { pf.issue(slice); };
     const CacheRows* kr = &krows;
     const CacheRows* vr = &vrows;
@@ -624,15 +631,18 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         Path::few_scores(a, *kr, r0, nt, ntp, d, qf, rows_n, s, tick);
     } else if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
-        for (int b = 0; b < blocks; ++b)
+        for (int b = 0; b < blocks; ++b) {
           Path::direct_scores(*kr, r0, nt, ntp, d, qt_of(b), 16, s + int64_t(b) * 16 * ntp,
                               reinterpret_cast<float*>(p));
+          if (sliced) tick();
+        }
     } else {
       Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
       Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
       if (direct_pv) std::memset(ap, 0, kApBytes);  // pack_k used the A tiles' space
     }
     for (int r = 0; r < rows_n; ++r) {
+      if (sliced) tick();
       const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
       const RowRange rr = row_range(L, mm, t, sq, sk);
       float* srow = s + int64_t(r) * ntp;
@@ -682,6 +692,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
           const int rb = std::min(16, rows_n - 16 * b);
           Path::direct_pv(*vr, r0, nt, dv, s + int64_t(b) * 16 * ntp, ntp, rb, ap, vtail,
                           o + int64_t(b) * 16 * dv);
+          if (sliced) tick();
         }
       continue;
     }
