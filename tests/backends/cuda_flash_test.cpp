@@ -1748,35 +1748,50 @@ TEST_F(CudaFlash, MixedBatchesRunEachKindAsItsOwnPart) {
 
 // The same for a batch of two parts (decodes, then a chunk): each part's kernels find their
 // sequences and tokens through the offset metadata and their own first token, so the replayed
-// graph serves the next step's lengths.
+// graph serves the next step's lengths; CUDA_FLASH under each generation, CUDA_MLA under each
+// form.
 TEST_F(CudaFlash, GraphCaptureTwoPartsReplanReplay) {
+  std::vector<Case> cases;
   const std::vector<int> gens = device_cc() == 90 ? std::vector{2, 3} : std::vector{2};
   for (int gen : gens)
-    for (int splits : {0, 3}) {
-      Case c{.name =
-                 "graph two parts gen " + std::to_string(gen) + " splits " + std::to_string(splits),
-             .hq = 8,
-             .hkv = 2,
-             .seqs = {{1, 900}, {1, 300}, {24, 600}},
-             .force_splits = splits,
-             .generation = gen};
-      PreparedCase pc(c, 12);
-      Problem& P = pc.P;
-      CapturedRun g(*pc.be, pc.r.args);
-      EXPECT_EQ(cuda_flash_planned_parts(*pc.be), 2) << c.name;
-      g.replay();
-      compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 1");
-      P.cu = {0, 1, 2, 22};
-      P.used = {899, 250, 590};
-      P.total_q = 22;
-      P.c.seqs = {{1, 899}, {1, 250}, {20, 590}};
-      pc.be->plan(host_batch(P), layer_of(P, true));
-      ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.cu.size() * 4, cudaMemcpyHostToDevice));
-      ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
-      pc.r.poison_out();
-      g.replay();
-      compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 2 (replanned)");
-    }
+    for (int splits : {0, 3})
+      cases.push_back({.name = "graph two parts gen " + std::to_string(gen) + " splits " +
+                               std::to_string(splits),
+                       .hq = 8,
+                       .hkv = 2,
+                       .seqs = {{1, 900}, {1, 300}, {24, 600}},
+                       .force_splits = splits,
+                       .generation = gen});
+  // CUDA_MLA at 16 heads: 16 rows a decode, 384 and 320 for the chunk (over four of either
+  // form's row blocks).
+  for (int form : {0, cuda_mla::kWideForm})
+    cases.push_back({.name = "graph two parts CUDA_MLA form " + std::to_string(form),
+                     .head = 576,
+                     .head_v = 512,
+                     .hq = 16,
+                     .hkv = 1,
+                     .block = 64,
+                     .seqs = {{1, 900}, {1, 300}, {24, 600}},
+                     .mla = true,
+                     .mla_form = form});
+  for (const Case& c : cases) {
+    PreparedCase pc(c, 12);
+    Problem& P = pc.P;
+    CapturedRun g(*pc.be, pc.r.args);
+    EXPECT_EQ(cuda_flash_planned_parts(*pc.be), 2) << c.name;
+    g.replay();
+    compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 1");
+    P.cu = {0, 1, 2, 22};
+    P.used = {899, 250, 590};
+    P.total_q = 22;
+    P.c.seqs = {{1, 899}, {1, 250}, {20, 590}};
+    pc.be->plan(host_batch(P), layer_of(P, true));
+    ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.cu.size() * 4, cudaMemcpyHostToDevice));
+    ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+    pc.r.poison_out();
+    g.replay();
+    compare(P, reference(P), pc.r.out, pc.r.lse, c.name + " replay 2 (replanned)");
+  }
 }
 
 // A PrefixLM batch captured in a graph (v2's prefill form, and v3's Hopper form on SM90), with
