@@ -566,6 +566,10 @@ int run_cpu_bench(const BenchOptions& o) {
     // hide changes in here (bench/NOTES.md, CPU s10).
     shapes.push_back({"decode_l2", 1, 1, 2048, 4, 1, 128, bf, kbf, true});
     shapes.push_back({"decode_l2", 1, 1, 4096, 4, 1, 128, bf, KvCacheDType::kFp8E4M3, true});
+    // The same for the rows AMX tiles take: 8 rows (GQA 8), 16 (16/1) and 32 (4 tokens, GQA 8).
+    shapes.push_back({"decode_l2", 1, 1, 512, 32, 4, 128, bf, kbf, true});
+    shapes.push_back({"decode_l2", 1, 1, 2048, 16, 1, 128, bf, kbf, true});
+    shapes.push_back({"decode_l2", 1, 4, 2048, 8, 1, 128, bf, kbf, true});
   }
 
   auto backend = make_cpu_flash_backend();

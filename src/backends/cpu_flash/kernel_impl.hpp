@@ -752,11 +752,12 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 // otherwise run_item's choice. On the H200 host's CPU (AMX, 16 cores; two alternating rounds
 // each, results/cuda_s21_r2_*, _r3_*) the form beat AMX up to 4 rows (GQA 32/8 87-116 GB/s
 // against 73-90, MHA 89-95 against 62-68, level to +15% on 2 cores), at 16 rows it ran 30-50%
-// slower. At 8 rows (the ragged 32/4 batch) it was level on 16 cores until its prefetches came a
-// few lines at a time (session 22); since then 69.9-81.0 -> 88.0-97.1 GB/s there in four rounds,
-// on 2 cores within their noise (one round 15.5 -> 11.4, two 11.4-13.9 -> 11.1-14.9;
-// cuda_s22_r2_*, _r4_*).
-constexpr int kAmxFewRows = 8;
+// slower. At 8 rows the form had the sliced prefetches (session 22) and AMX the burst; since
+// AMX slices them too (session 29), 8-row items run faster on AMX on 2 AMX vCPUs (the ragged
+// GQA 32/4 batch 13.1-13.4 -> 16.2-16.9 GB/s, two rounds; at 4 rows AMX stays slower: GQA 32/8
+// 12.4-15.9 against 16.8-16.9, MHA 15.0-15.2 against 19.6-19.7;
+// results/cpu_2026-12-02_s29_amx_few_rows_ab.jsonl). The host has not run the 8-row change.
+constexpr int kAmxFewRows = 4;
 inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                          bool use_bf16, bool bf16_dots) {
   const int rows = item_rows(a, w);
