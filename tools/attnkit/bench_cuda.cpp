@@ -351,7 +351,11 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   opt.mla_form = mla_form;
   opt.generation = generation;
   opt.hopper_any_length = hopper_any_length;
-  auto be = s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
+  // The shape's backend (CUDA_MLA for the latent cache) under options o.
+  const auto make = [&s](const CudaFlashOptions& o) {
+    return s.mla() ? make_cuda_mla_backend(o) : make_cuda_flash_backend(o);
+  };
+  auto be = make(opt);
   AttentionBatch hb;
   hb.num_seqs = s.batch;
   hb.total_q = int(tq);
@@ -476,11 +480,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
       std::unique_ptr<Buf> cu_dev, ws;
     };
     auto part = [&](int first, int n) {
-      Part pt{s.mla() ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt),
-              a,
-              {},
-              nullptr,
-              nullptr};
+      Part pt{make(opt), a, {}, nullptr, nullptr};
       const int32_t t0 = cu[size_t(first)];
       for (int i = first; i <= first + n; ++i) pt.cu.push_back(cu[size_t(i)] - t0);
       pt.cu_dev = std::make_unique<Buf>(pt.cu.size() * 4);
@@ -513,7 +513,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     Part dec = part(0, nd), pre = part(nd, s.batch - nd);
     CudaFlashOptions one_opt = opt;
     one_opt.one_part = true;
-    auto one = s.mla() ? make_cuda_mla_backend(one_opt) : make_cuda_flash_backend(one_opt);
+    auto one = make(one_opt);
     one->plan(hb, L);
     Buf one_ws(one->workspace_bytes());
     AttentionArgs one_a = a;

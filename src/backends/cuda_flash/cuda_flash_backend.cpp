@@ -137,6 +137,7 @@ class CudaFlashBackend final : public AttentionBackend {
     bool per_token_counts = false;  // a ragged part: the combine reads each token's count
     size_t workspace = 0;
     std::vector<Part> parts;
+    int main = 0;  // the part with the most query tokens (what planned_splits() etc. report)
   };
 
  public:
@@ -232,6 +233,8 @@ class CudaFlashBackend final : public AttentionBackend {
       part.plan = plan_part(sub_batch(b, s0, s1), layer);
       bp.ws_splits = std::max(bp.ws_splits, part.plan.ws_splits);
       bp.per_token_counts |= part.plan.ragged.chunk_tiles || part.plan.fp8.ragged.chunk_tiles;
+      if (!bp.parts.empty() && part.toks > bp.parts[size_t(bp.main)].toks)
+        bp.main = int(bp.parts.size());
       bp.parts.push_back(part);
     }
     // Split partials and LSEs of every part at one split extent, rows by absolute token: the
@@ -569,8 +572,8 @@ class CudaFlashBackend final : public AttentionBackend {
         p.ws_nsplit = reinterpret_cast<int*>(p.ws_lse +
                                              size_t(plan_.ws_splits) * plan_.total_q * L.num_heads);
     }
-    int reported_toks = -1;
-    for (const Part& part : plan_.parts) {
+    for (size_t i = 0; i < plan_.parts.size(); ++i) {
+      const Part& part = plan_.parts[i];
       const Plan& pl = part.plan;
       const AttentionBatch sub = sub_batch(a.batch, part.seq0, part.seq0 + part.seqs);
       p.cu_seqlens_q = sub.cu_seqlens_q;
@@ -598,9 +601,7 @@ class CudaFlashBackend final : public AttentionBackend {
           ragged ? planned_ragged.chunk_tiles * (fp8_decode ? pl.fp8.tile_keys : pl.tile_keys) : 0;
       p.grid_items = ragged ? planned_ragged.items : 0;
       p.form = hopper ? kHopperPrefillForm : pl.form;
-      // What planned_splits() and planned_form() report: the part with the most query tokens.
-      if (part.toks > reported_toks) {
-        reported_toks = part.toks;
+      if (int(i) == plan_.main) {  // what planned_splits() and planned_form() report
         run_splits_ = splits;
         run_chunk_ = p.split_chunk;
         run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
@@ -656,10 +657,7 @@ class CudaFlashBackend final : public AttentionBackend {
 
   // Before a run(): the part with the most query tokens.
   const Plan* main_part() const {
-    const Part* best = nullptr;
-    for (const Part& part : plan_.parts)
-      if (!best || part.toks > best->toks) best = &part;
-    return best ? &best->plan : nullptr;
+    return plan_.parts.empty() ? nullptr : &plan_.parts[size_t(plan_.main)].plan;
   }
   int planned_splits() const {
     if (run_splits_) return run_splits_;

@@ -489,19 +489,18 @@ inline std::vector<std::pair<int, int> > batch_parts(const int32_t* cu_seqlens_q
                                                      int group, int decode_rows, int64_t key_bytes,
                                                      int64_t min_decode_bytes) {
   std::vector<std::pair<int, int> > runs;
-  int kind = -1, first_kind = -1;  // of the current and the first run: 1 decode-sized, 0 not
+  int kind = -1;  // of the current run: 1 decode-sized, 0 not
   for (int s = 0; s < num_seqs; ++s) {
     const int64_t rows = int64_t(cu_seqlens_q[s + 1] - cu_seqlens_q[s]) * group;
     if (rows == 0) continue;  // joins a run: runs start where the previous one ended
     const int k = int(rows <= decode_rows);
     if (k != kind) runs.push_back({runs.empty() ? 0 : runs.back().second, s});
-    if (first_kind < 0) first_kind = k;
     kind = k;
     runs.back().second = s + 1;
   }
   if (runs.size() != 2) return {{0, num_seqs}};
   runs.back().second = num_seqs;
-  const auto [d0, d1] = runs[first_kind == 1 ? 0 : 1];
+  const auto [d0, d1] = runs[kind == 1 ? 1 : 0];  // the two runs' kinds alternate
   int64_t decode_bytes = 0;
   for (int s = d0; s < d1; ++s) decode_bytes += int64_t(seqused_k[s]) * key_bytes;
   if (decode_bytes < min_decode_bytes) return {{0, num_seqs}};
