@@ -116,6 +116,7 @@ struct Case {
   int generation = 0;  // CudaFlashOptions::generation (0: every one the device has, run_case)
   bool hopper_any_length = false;  // CudaFlashOptions::hopper_any_length
   bool one_part = false;           // CudaFlashOptions::one_part
+  bool concurrent_parts = true;    // CudaFlashOptions::concurrent_parts
   // CudaFlashOptions::part_min_decode_bytes; 0 (not the library's default): every decode run of
   // these small batches is a part of its own
   int64_t part_min_decode_bytes = 0;
@@ -473,6 +474,7 @@ struct PreparedCase {
     opt.generation = c.generation;
     opt.hopper_any_length = c.hopper_any_length;
     opt.one_part = c.one_part;
+    opt.concurrent_parts = c.concurrent_parts;
     opt.part_min_decode_bytes = c.part_min_decode_bytes;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
@@ -1514,6 +1516,11 @@ TEST_F(CudaFlash, MlaMixedBatchesRunAsTwoParts) {
   c.name += ", the wide form";
   c.mla_form = cuda_mla::kWideForm;
   cases.push_back({c, 2});
+  c.name = "mla decodes first bf16 128 heads, parts in turn";
+  c.mla_form = 0;
+  c.concurrent_parts = false;
+  cases.push_back({c, 2});
+  c.concurrent_parts = true;
   c.name = "mla decodes first bf16 128 heads, planned as one part (one_part)";
   c.mla_form = 0;
   c.one_part = true;
@@ -1730,18 +1737,22 @@ TEST_F(CudaFlash, MixedBatchesRunEachKindAsItsOwnPart) {
   uint32_t seed = 300;
   for (const Mixed& m : cases) {
     const std::vector<int> gens = device_cc() == 90 ? std::vector{2, 3} : std::vector{2};
-    for (int gen : gens) {
-      Case c = m.c;
-      c.generation = gen;
-      PreparedCase pc(c, seed);
-      EXPECT_EQ(cuda_flash_planned_parts(*pc.be), m.parts) << c.name;
-      pc.be->run(pc.r.args, nullptr);
-      ck(cudaDeviceSynchronize());
-      if (m.ragged_main) EXPECT_GT(cuda_flash_planned_split_chunk(*pc.be), 0) << c.name;
-      compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
-              c.name + " (generation " + std::to_string(gen) + ", splits " +
-                  std::to_string(cuda_flash_planned_splits(*pc.be)) + ")");
-    }
+    for (int gen : gens)
+      for (bool concurrent : {true, false}) {
+        if (!concurrent && m.parts != 2) continue;
+        Case c = m.c;
+        c.generation = gen;
+        c.concurrent_parts = concurrent;
+        PreparedCase pc(c, seed);
+        EXPECT_EQ(cuda_flash_planned_parts(*pc.be), m.parts) << c.name;
+        pc.be->run(pc.r.args, nullptr);
+        ck(cudaDeviceSynchronize());
+        if (m.ragged_main) EXPECT_GT(cuda_flash_planned_split_chunk(*pc.be), 0) << c.name;
+        compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+                c.name + " (generation " + std::to_string(gen) + ", splits " +
+                    std::to_string(cuda_flash_planned_splits(*pc.be)) +
+                    (concurrent ? ")" : ", parts in turn)"));
+      }
     ++seed;
   }
 }
@@ -1749,31 +1760,36 @@ TEST_F(CudaFlash, MixedBatchesRunEachKindAsItsOwnPart) {
 // The same for a batch of two parts (decodes, then a chunk): each part's kernels find their
 // sequences and tokens through the offset metadata and their own first token, so the replayed
 // graph serves the next step's lengths; CUDA_FLASH under each generation, CUDA_MLA under each
-// form.
+// form; concurrent (the graph holds the side stream's fork and join) and in turn.
 TEST_F(CudaFlash, GraphCaptureTwoPartsReplanReplay) {
   std::vector<Case> cases;
   const std::vector<int> gens = device_cc() == 90 ? std::vector{2, 3} : std::vector{2};
-  for (int gen : gens)
-    for (int splits : {0, 3})
-      cases.push_back({.name = "graph two parts gen " + std::to_string(gen) + " splits " +
-                               std::to_string(splits),
-                       .hq = 8,
-                       .hkv = 2,
+  for (bool concurrent : {true, false}) {
+    const std::string how = concurrent ? "" : " in turn";
+    for (int gen : gens)
+      for (int splits : {0, 3})
+        cases.push_back({.name = "graph two parts gen " + std::to_string(gen) + " splits " +
+                                 std::to_string(splits) + how,
+                         .hq = 8,
+                         .hkv = 2,
+                         .seqs = {{1, 900}, {1, 300}, {24, 600}},
+                         .force_splits = splits,
+                         .generation = gen,
+                         .concurrent_parts = concurrent});
+    // CUDA_MLA at 16 heads: 16 rows a decode, 384 and 320 for the chunk (over four of either
+    // form's row blocks).
+    for (int form : {0, cuda_mla::kWideForm})
+      cases.push_back({.name = "graph two parts CUDA_MLA form " + std::to_string(form) + how,
+                       .head = 576,
+                       .head_v = 512,
+                       .hq = 16,
+                       .hkv = 1,
+                       .block = 64,
                        .seqs = {{1, 900}, {1, 300}, {24, 600}},
-                       .force_splits = splits,
-                       .generation = gen});
-  // CUDA_MLA at 16 heads: 16 rows a decode, 384 and 320 for the chunk (over four of either
-  // form's row blocks).
-  for (int form : {0, cuda_mla::kWideForm})
-    cases.push_back({.name = "graph two parts CUDA_MLA form " + std::to_string(form),
-                     .head = 576,
-                     .head_v = 512,
-                     .hq = 16,
-                     .hkv = 1,
-                     .block = 64,
-                     .seqs = {{1, 900}, {1, 300}, {24, 600}},
-                     .mla = true,
-                     .mla_form = form});
+                       .mla = true,
+                       .mla_form = form,
+                       .concurrent_parts = concurrent});
+  }
   for (const Case& c : cases) {
     PreparedCase pc(c, 12);
     Problem& P = pc.P;

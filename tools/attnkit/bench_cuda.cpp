@@ -542,6 +542,32 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     row["ms_one_part"] = T.median_ms(one_call, reps);
     row["ms_one_part_clean_l2"] = T.median_ms(one_call, reps, L2::kClean);
     row["one_part_splits"] = cuda_flash_planned_splits(*one);
+    // The same parts arranged the other way: in turn on one stream where the plan runs them
+    // concurrently; run as parts (concurrently) where the plan keeps a small decode run in the
+    // chunks' launch (part_min_decode_bytes).
+    const bool two = cuda_flash_planned_parts(*be) == 2;
+    CudaFlashOptions alt_opt = opt;
+    if (two)
+      alt_opt.concurrent_parts = false;
+    else
+      alt_opt.part_min_decode_bytes = 0;
+    auto alt = make(alt_opt);
+    alt->plan(hb, L);
+    if (cuda_flash_planned_parts(*alt) == 2) {
+      const std::string k = two ? "in_turn" : "parts_below_threshold";
+      Buf alt_ws(alt->workspace_bytes());
+      AttentionArgs alt_a = a;
+      alt_a.workspace = alt_ws.p;
+      const auto alt_call = [&](cudaStream_t st) { alt->run(alt_a, st); };
+      ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
+      alt_call(nullptr);
+      ck(cudaDeviceSynchronize(), "check run");
+      const double err_alt = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+      row["check_rel_err_" + k] = err_alt;
+      row["ok"] = row["ok"].get<bool>() && err_alt < 2e-2;
+      row["ms_" + k] = T.median_ms(alt_call, reps);
+      row["ms_" + k + "_clean_l2"] = T.median_ms(alt_call, reps, L2::kClean);
+    }
     row["ms_decode_part"] = T.median_ms([&](cudaStream_t st) { dec.be->run(dec.a, st); }, reps);
     row["ms_prefill_part"] = T.median_ms([&](cudaStream_t st) { pre.be->run(pre.a, st); }, reps);
     row["form_decode_part"] = form_name(s, cuda_flash_planned_form(*dec.be));
@@ -852,7 +878,7 @@ int run_cuda_bench(const BenchOptions& o) {
       return s;
     };
     // The last: two decodes, too little to read for a part of their own
-    // (CudaFlashOptions::part_min_decode_bytes); ms_two_calls is what parts would cost.
+    // (CudaFlashOptions::part_min_decode_bytes); ms_parts_below_threshold is what parts cost.
     const std::vector<Mixed> grid = o.quick ? std::vector<Mixed>{{63, 4096, 512, 4096}}
                                             : std::vector<Mixed>{{63, 4096, 512, 4096},
                                                                  {255, 2048, 2048, 2048},

@@ -243,6 +243,15 @@ class CudaFlashBackend final : public AttentionBackend {
                                            (hv + 1) * sizeof(float)
                                      : 0) +
                    (bp.per_token_counts ? size_t(bp.total_q) * sizeof(int) : 0);
+    if (options_.concurrent_parts && bp.parts.size() == 2 && !side_) {
+      // Made once, here: run() creates nothing.
+      check_cuda(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate",
+                 fam_.name);
+      check_cuda(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate",
+                 fam_.name);
+      check_cuda(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate",
+                 fam_.name);
+    }
     bp.valid = true;
     plan_ = std::move(bp);
     run_splits_ = 0;
@@ -572,7 +581,18 @@ class CudaFlashBackend final : public AttentionBackend {
         p.ws_nsplit = reinterpret_cast<int*>(p.ws_lse +
                                              size_t(plan_.ws_splits) * plan_.total_q * L.num_heads);
     }
-    for (size_t i = 0; i < plan_.parts.size(); ++i) {
+    const auto st = static_cast<cudaStream_t>(stream);
+    // Concurrent parts: the part with the most query tokens, issued first, on the side stream;
+    // the other on run()'s (issuing the other first or raising the side stream's priority
+    // measured the same, session 30).
+    const bool fork = options_.concurrent_parts && plan_.parts.size() == 2;
+    if (fork) {
+      check_cuda(cudaEventRecord(fork_, st), "cudaEventRecord", fam_.name);
+      check_cuda(cudaStreamWaitEvent(side_, fork_, 0), "cudaStreamWaitEvent", fam_.name);
+    }
+    for (size_t k = 0; k < plan_.parts.size(); ++k) {
+      const size_t i = fork ? size_t(k == 0 ? plan_.main : 1 - plan_.main) : k;
+      const cudaStream_t pst = fork && int(i) == plan_.main ? side_ : st;
       const Part& part = plan_.parts[i];
       const Plan& pl = part.plan;
       const AttentionBatch sub = sub_batch(a.batch, part.seq0, part.seq0 + part.seqs);
@@ -610,12 +630,16 @@ class CudaFlashBackend final : public AttentionBackend {
                   hopper       ? pl.grid_m_hopper
                   : fp8_decode ? pl.fp8.grid_m
                                : pl.grid_m,
-                  split_form, stream);
+                  split_form, pst);
       check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
       if (splits > 1 && part.toks > 0) {  // (a grid of no rows is no launch)
-        launch_combine(L.dtype, p, int64_t(part.toks) * L.num_heads, cc_major_ >= 9, stream);
+        launch_combine(L.dtype, p, int64_t(part.toks) * L.num_heads, cc_major_ >= 9, pst);
         check_cuda(cudaGetLastError(), "combine kernel launch", fam_.name);
       }
+    }
+    if (fork) {
+      check_cuda(cudaEventRecord(join_, side_), "cudaEventRecord", fam_.name);
+      check_cuda(cudaStreamWaitEvent(st, join_, 0), "cudaStreamWaitEvent", fam_.name);
     }
   }
 
@@ -687,6 +711,9 @@ class CudaFlashBackend final : public AttentionBackend {
   int run_form_ = -1;    // the form the last run() launched (-1: none since the plan)
   bool hopper_ = false;  // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
   bool pdl_ = false;     // decode kernels launched as programmatic dependents (pdl.cuh)
+  // concurrent_parts: the second stream and the events that fork it from run()'s and join it back
+  cudaStream_t side_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
 };
 
 const FlashFamily& flash_family() {

@@ -36,6 +36,11 @@ struct CudaFlashOptions {
   // the H200; a deepseek-v3 run with 1-3 decodes a step lost 3.6% of its attention time to parts,
   // session 29). Tests lower it to run parts on small batches.
   int64_t part_min_decode_bytes = int64_t(32) << 20;
+  // A two-part plan's parts run concurrently: the part with the most query tokens on a stream of
+  // the backend's own, forked from run()'s stream and joined back into it by events (a graph
+  // captures the fork and the join). Each part's tail wave fills with the other's CTAs: 0.92-0.999x
+  // the time of the parts in turn on the H200 (session 30). Benches turn it off for the A/B.
+  bool concurrent_parts = true;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
 // resolves it); anything else ("", "auto") is 0, the device's newest.
