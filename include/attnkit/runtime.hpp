@@ -56,6 +56,8 @@ struct GroupRunReport {
   double seconds = 0;        // attention time (run only), all layers of the group
   double flops = 0;          // 2 * Hq * (D + Dv) per visible (query, key) pair
   double kv_bytes = 0;       // K/V bytes a kernel must read (visible keys, each once per KV head)
+  // Steps whose plan ran the decodes and the prefill chunks as two parts (CUDA backends)
+  int two_part_steps = 0;
   double tokens_per_second() const { return seconds > 0 ? query_tokens * num_layers / seconds : 0; }
   double gflops() const { return seconds > 0 ? flops / seconds * 1e-9 : 0; }
   double kv_gbps() const { return seconds > 0 ? kv_bytes / seconds * 1e-9 : 0; }

@@ -32,6 +32,9 @@ std::string format_run_report(const RunReport& r) {
         "    {:.0f} tokens/s (query tokens x layers / attention time), {:.2f} GFLOP/s, "
         "{:.2f} GB/s KV read, {:.3f} s attention\n",
         g.tokens_per_second(), g.gflops(), g.kv_gbps(), g.seconds);
+    if (g.two_part_steps)
+      s += fmt::format("    {} steps ran their decodes and prefill chunks as two parts\n",
+                       g.two_part_steps);
     if (g.verified_layers)
       s += fmt::format(
           "    verified {} layer runs against CPU_REFERENCE: max |err| {:.3g} "
@@ -68,6 +71,7 @@ std::string run_report_to_json(const RunReport& r) {
                          {"tokens_per_second", g.tokens_per_second()},
                          {"gflops", g.gflops()},
                          {"kv_gbps", g.kv_gbps()},
+                         {"two_part_steps", g.two_part_steps},
                          {"verified_layer_runs", g.verified_layers}};
     if (g.verified_layers) {
       gj["max_abs_error"] = g.max_abs_error;

@@ -870,6 +870,7 @@ RunReport run_workload(const RunOptions& o) {
       b.block_table = kvg[size_t(first.kv_group)].block_table.data();
       b.block_table_stride = kvg[size_t(first.kv_group)].stride;
       g.backend->plan(b, first.params);
+      g.report.two_part_steps += cuda_flash_planned_parts(*g.backend) == 2;
       if (g.backend->workspace_bytes() > g.workspace.bytes())
         g.workspace = Buffer(*mem, g.backend->workspace_bytes());
     }

@@ -187,6 +187,28 @@ TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
   }
 }
 
+// On a GPU, steps whose decodes read at least 32 MiB beside a prefill chunk run as two parts
+// (CudaFlashOptions::part_min_decode_bytes; qwen3-0.6b reads 4 KiB of K/V a key, so ~8200 decode
+// keys a step) and verify; the last prefill step, verified, carries ~14 decodes of ~1000 keys.
+TEST(RunWorkload, ChunkedPrefillStepsRunInPartsOnCuda) {
+  RunOptions o = small("qwen3-0.6b");
+  o.device = "cuda";
+  o.requests = 16;
+  o.prompt_len = 1000;
+  o.decode_steps = 8;
+  o.max_tokens_per_step = 2048;
+  RunReport r;
+  try {
+    r = run_workload(o);
+  } catch (const InvalidArgument& e) {
+    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
+    GTEST_SKIP() << "needs a GPU; none present";
+  }
+  expect_verified(r);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_GT(r.groups[0].two_part_steps, 0) << format_run_report(r);
+}
+
 TEST(RunWorkload, BadInputsAreRefused) {
   RunOptions o = small("qwen3-0.6b");
   o.requests = 0;

@@ -173,6 +173,9 @@ class CudaFlashBackend final : public AttentionBackend {
     // ATTNKIT_CUDA_PDL=0).
     const char* pdl_env = std::getenv("ATTNKIT_CUDA_PDL");
     pdl_ = cc_major_ >= 9 && !(pdl_env && std::string_view(pdl_env) == "0");
+    // Serving runs' A/B of concurrent parts (ATTNKIT_CUDA_CONCURRENT_PARTS=0: in turn).
+    const char* con_env = std::getenv("ATTNKIT_CUDA_CONCURRENT_PARTS");
+    if (con_env && std::string_view(con_env) == "0") options_.concurrent_parts = false;
     fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }

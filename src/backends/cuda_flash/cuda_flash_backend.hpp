@@ -39,7 +39,8 @@ struct CudaFlashOptions {
   // A two-part plan's parts run concurrently: the part with the most query tokens on a stream of
   // the backend's own, forked from run()'s stream and joined back into it by events (a graph
   // captures the fork and the join). Each part's tail wave fills with the other's CTAs: 0.92-0.999x
-  // the time of the parts in turn on the H200 (session 30). Benches turn it off for the A/B.
+  // the time of the parts in turn on the H200 (session 30). Benches turn it off for the A/B;
+  // ATTNKIT_CUDA_CONCURRENT_PARTS=0 turns it off for every backend (serving runs' A/B).
   bool concurrent_parts = true;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
