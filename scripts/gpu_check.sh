@@ -58,7 +58,6 @@ if [ "$tests" = 1 ]; then
     "--model qwen3-8b --requests 8 --prompt-len 1000 --decode-steps 8 --max-tokens-per-step 512" \
     "--model gemma-4-26b-a4b --requests 2 --prompt-len 300 --decode-steps 8" \
     "--model deepseek-v3 --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
-    "--model deepseek-v3 --requests 40 --prompt-len 1000 --decode-steps 16 --max-tokens-per-step 2048" \
     "--model modernbert-base --dtype bfloat16 --requests 8 --prompt-len 1024 --max-tokens-per-step 4096"; do
     echo "-- attnkit run --device cuda --verify --quiet $args" >>"$out/run.log"
     # shellcheck disable=SC2086
