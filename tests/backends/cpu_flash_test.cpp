@@ -537,6 +537,9 @@ TEST(CpuFlash, Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference) {
   }
   kc[byte_of(0, 5, 0) + 3] = 0xff;    // -NaN in K: rows of KV head 0 in sequence 0
   vc[byte_of(1, 700, 0) + 9] = 0x7f;  // +NaN in V: element 9 of those rows in sequence 1
+  // +NaN in V where KV head 1's 6 rows of sequence 0 see it: on AMX that item multiplies V rows
+  // as they lie in the cache, which spreads the NaN to element 8; it must rerun on the packed path.
+  vc[byte_of(0, 40, 1) + 9] = 0x7f;
 
   for (DType dt : {DType::kBFloat16, DType::kFloat16}) {  // bf16: the bf16 / AMX paths too
     SCOPED_TRACE(std::string(to_string(dt)));

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       "  attnkit backends --markdown\n"
       "Environment: ATTNKIT_ATTENTION_BACKEND (backend when --backend is not given), "
       "ATTNKIT_MODELS_DIR (bundled model configs), ATTNKIT_CUDA_PDL=0 (no programmatic "
-      "dependent launch of the CUDA decode kernels)\n"
+      "dependent launch of the CUDA decode kernels), ATTNKIT_CUDA_CONCURRENT_PARTS=0 (the two "
+      "parts of a CUDA chunked-prefill step in turn, not concurrently)\n"
       "Exit codes: 0 success, 2 bad usage or input, 3 unsupported (no valid backend, invalid "
       "explicit choice, out of memory)\n");
   int exit_code = kExitOk;

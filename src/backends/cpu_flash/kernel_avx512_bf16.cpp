@@ -449,6 +449,16 @@ struct PathAmx : PathBf16 {
       }
     }
   }
+  // Whether x[0..n) (n a multiple of 16) holds a NaN: 16 at a time (a scalar scan of a 32-row
+  // item's O took ~6% of its time in L2).
+  static bool any_nan(const float* x, int n) {
+    __mmask16 m = 0;
+    for (int i = 0; i < n; i += 16) {
+      const __m512 v = _mm512_loadu_ps(x + i);
+      m |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    return m != 0;
+  }
   // O[16][dv] += P[16][nt] V[nt][dv] with V rows as they lie in the cache (no packing). A B
   // tile is 16 keys x 32 dims of V as stored: dword j = dims (2j, 2j + 1) of one key. It is
   // multiplied once by P in the low halves of the A dwords (sums the even dims) and once by P

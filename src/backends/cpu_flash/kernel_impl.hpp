@@ -712,9 +712,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 
   // A NaN or infinity in a V element meets a zero half of the A dwords on the direct path and
   // spreads to its neighbouring dim (0 x inf = NaN); per-element semantics need the packed path.
-  if (direct_pv)
-    for (int i = 0; i < rows_n * dv; ++i)
-      if (std::isnan(o[i])) return false;
+  if constexpr (Path::kDirectScores)
+    if (direct_pv && Path::any_nan(o, rows_n * dv)) return false;
   for (int r = 0; r < rows_n; ++r) {
     const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
     float* orow = o + int64_t(r) * dv;
