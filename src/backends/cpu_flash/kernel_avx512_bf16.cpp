@@ -1,7 +1,7 @@
 // AVX-512 variant with AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4+): the fp32 path plus a
 // bf16 path for bf16 queries over a bf16 or fp8 cache. Its decode-sized items take the few-rows
-// form on fp32 FMAs over bf16 rows (fp8 rows staged to bf16), larger ones run both products on
-// vdpbf16ps (32 bf16 multiply-adds per instruction into fp32) where that instruction issues fast
+// form on fp32 FMAs over bf16 rows (fp8 rows converted in registers), larger ones run both products
+// on vdpbf16ps (32 bf16 multiply-adds per instruction into fp32) where that instruction issues fast
 // enough (bf16_dots_pay), else the fp32 path. With AMX (Sapphire Rapids+) larger items run both
 // products on AMX tiles (the kAmxBf16 variant; the OS must grant the tile state).
 #include <algorithm>
@@ -268,6 +268,23 @@ struct PathBf16 {
       odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
     }
   };
+  // fp8 rows read where they lie: 32 codes to bf16 bits by the word tables (as stage_rows_words),
+  // then EvenOdd's split. The form stages no copy of the tile (fp8 GQA 32/8 decode on 2 AMX
+  // vCPUs, three alternating rounds: 9.0-9.1 -> 9.3-9.6 GB/s; cpu_2026-12-02_s30_fp8_in_place_ab).
+  // Past the sequence, the rows are kZeroRow: code 0 is +0.
+  static inline const uint16_t* const kFp8Bits[2] = {fp8_table(false), fp8_table(true)};
+  template <bool kE5m2>
+  struct Fp8EvenOdd {
+    using E = uint8_t;
+    static void pair(const uint8_t* p, __m512& even, __m512& odd) {
+      const uint16_t* tb = kFp8Bits[kE5m2 ? 1 : 0];
+      const __m512i t[4] = {_mm512_load_si512(tb), _mm512_load_si512(tb + 32),
+                            _mm512_load_si512(tb + 64), _mm512_load_si512(tb + 96)};
+      const __m512i w = fp8x32_to_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), t);
+      even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+      odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
+    }
+  };
   // Q (bf16 pairs) into qf (room for rows_n x d floats) as EvenOdd converts K.
   static const float* few_q(const uint32_t* qs, int rows_n, int d, float* qf) {
     for (int r = 0; r < rows_n; ++r)
@@ -280,14 +297,24 @@ struct PathBf16 {
     return qf;
   }
   template <class Tick>
-  static void few_scores(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int ntp,
+  static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
                          int d, const float* qf, int rows_n, float* s, Tick&& tick) {
-    scores_in_place<EvenOdd>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
+    if (a.kv.dtype == KvCacheDType::kBFloat16)
+      scores_in_place<EvenOdd>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
+    else if (a.kv.dtype == KvCacheDType::kFp8E5M2)
+      scores_in_place<Fp8EvenOdd<true>>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
+    else
+      scores_in_place<Fp8EvenOdd<false>>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
   }
   template <class Tick>
-  static void few_pv(const AttentionArgs&, const CacheRows& rows, int n0, int nt, int dv,
+  static void few_pv(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int dv,
                      const float* p, int ntp, int rows_n, float* o, Tick&& tick) {
-    pv_in_place<EvenOdd>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+    if (a.kv.dtype == KvCacheDType::kBFloat16)
+      pv_in_place<EvenOdd>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+    else if (a.kv.dtype == KvCacheDType::kFp8E5M2)
+      pv_in_place<Fp8EvenOdd<true>>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+    else
+      pv_in_place<Fp8EvenOdd<false>>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
   }
   // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
   static void unpermute_o(float* o, int dv) {

@@ -550,7 +550,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   pf.issue_all();
   // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
   // in scratch, which then stand in for the cache (scales are folded into the score scale and
-  // the output factor as on every path).
+  // the output factor as on every path); the few-rows form converts them in registers instead.
   const bool staged = kPack == 2 && kv.dtype != KvCacheDType::kBFloat16;
   uint16_t* kst = reinterpret_cast<uint16_t*>(stage + int64_t(kKeyTile) * std::max(d, dv));
   uint16_t* vst = kst + int64_t(kKeyTile) * d;
@@ -586,7 +586,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // fp32 FMAs, the next tiles' prefetches spread over them.
   const bool few = few_rows<Path>(a, rows_c, bf16_dots);
   // The form's Q rows as fp32, converted as its loader converts K (PathBf16: into the stage's
-  // first half; the staged fp8 rows come after it), once per item.
+  // first half), once per item.
   const float* qf = nullptr;
   if constexpr (Path::kFewRows > 0)
     if (few) qf = Path::few_q(qs, rows_n, d, stage);
@@ -619,7 +619,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     const CacheRows* vr = &vrows;
     int r0 = n0;  // first row index of the tile in *kr / *vr
     if constexpr (kPack == 2) {
-      if (staged) {
+      if (staged && !few) {  // the few-rows form reads fp8 rows in place
         Path::stage_rows(kv.dtype, krows, n0, nt, ntp, d, kst);
         Path::stage_rows(kv.dtype, vrows, n0, nt, ntp, dv, vst);
         kr = &ks, vr = &vs_rows, r0 = 0;
