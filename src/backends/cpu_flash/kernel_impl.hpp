@@ -669,7 +669,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       }
       const float m_old = mrow[r];
       const float m_new = std::max(m_old, Simd::hmax(mx));  // finite: this tile has a key
-      const float alpha = m_old == kNegInf ? 0.f : std::exp(m_old - m_new);
+      // Once the row's maximum settles most tiles keep it: alpha is then exactly 1, no expf call
+      // (one a row a tile).
+      const float alpha = m_old == kNegInf ? 0.f : m_old == m_new ? 1.f : std::exp(m_old - m_new);
       F sum = Simd::zero();
       const F mv = Simd::set1(m_new);
       for (int j = 0; j < ntp; j += W) {
