@@ -54,6 +54,9 @@ inline int item_rows(const AttentionArgs& a, const WorkItem& w) {
   return (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
 }
 
+// The widest SIMD vector of any variant, in floats (AVX-512).
+inline constexpr int kMaxLanes = 16;
+
 // Per-thread scratch, one float allocation carved into these regions (offsets in floats).
 struct ScratchLayout {
   size_t q, stage, kt, vs, s, p, o, m, l, total;
@@ -73,7 +76,7 @@ struct ScratchLayout {
     p = take(rows * kKeyTile);
     o = take(rows * head_size_v);
     m = take(rows);
-    l = take(rows);
+    l = take(rows * kMaxLanes);  // per row, one SIMD vector of the denominator's partial sums
     total = off;
   }
 };

@@ -472,7 +472,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   typename Path::PElem* p = reinterpret_cast<typename Path::PElem*>(scratch + sl.p);
   float* o = scratch + sl.o;
   float* mrow = scratch + sl.m;
-  float* lrow = scratch + sl.l;
+  // Row r's softmax denominator as W partial sums at lsum + r * kMaxLanes, reduced once at the
+  // end: one horizontal sum a row per item, not a row per tile.
+  float* lsum = scratch + sl.l;
 
   // Rows: r = (token t0 + r / g, query head kv_head * g + r % g).
   int klo = sk, khi = -1;
@@ -483,7 +485,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         (int64_t(q0 + t) * a.q_stride_token + int64_t(h) * a.q_stride_head) * dtype_bytes(L.dtype);
     Path::load_q(src, L.dtype, d, qs + int64_t(r) * d / kPack);
     mrow[r] = kNegInf;
-    lrow[r] = 0.f;
+    Simd::store(lsum + int64_t(r) * kMaxLanes, Simd::zero());
     if (r % g == 0) {
       const RowRange rr = row_range(L, mm, t, sq, sk);
       if (rr.hi >= rr.lo) klo = std::min(klo, rr.lo), khi = std::max(khi, rr.hi);
@@ -680,7 +682,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         sum = Simd::add(sum, e);
       }
       if (!direct_pv && !few) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
-      lrow[r] = lrow[r] * alpha + Simd::hsum(sum);
+      float* lr = lsum + int64_t(r) * kMaxLanes;
+      Simd::store(lr, Simd::fma(Simd::load(lr), Simd::set1(alpha), sum));
       mrow[r] = m_new;
       if (alpha != 1.f) {
         float* orow = o + int64_t(r) * dv;
@@ -719,6 +722,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   for (int r = 0; r < rows_n; ++r) {
     const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
     float* orow = o + int64_t(r) * dv;
+    const float l = Simd::hsum(Simd::load(lsum + int64_t(r) * kMaxLanes));
     if constexpr (Path::kDirectScores)
       if (direct_pv) Path::unpermute_o(orow, dv);
     if constexpr (Path::kFewRows > 0 && Path::kFewPermutesO)
@@ -726,10 +730,10 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (w.partial >= 0) {
       float* dst = partials + (w.partial + r) * int64_t(dv + 2);
       dst[0] = mrow[r];
-      dst[1] = lrow[r];
+      dst[1] = l;
       std::memcpy(dst + 2, orow, sizeof(float) * dv);
     } else {
-      finalize_row(a, q0 + t, h, orow, mrow[r], lrow[r], v_scale);
+      finalize_row(a, q0 + t, h, orow, mrow[r], l, v_scale);
     }
   }
   return true;
