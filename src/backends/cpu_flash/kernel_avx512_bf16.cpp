@@ -476,8 +476,8 @@ struct PathAmx : PathBf16 {
       }
     }
   }
-  // Whether x[0..n) (n a multiple of 16) holds a NaN: 16 at a time (a scalar scan of a 32-row
-  // item's O took ~6% of its time in L2).
+  // Whether x[0..n) (n a multiple of 16) holds a NaN: 16 at a time (a scalar scan took ~6% of a
+  // 32-row item's profile samples in L2).
   static bool any_nan(const float* x, int n) {
     __mmask16 m = 0;
     for (int i = 0; i < n; i += 16) {
