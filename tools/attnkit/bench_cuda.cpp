@@ -439,11 +439,14 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   a.workspace = A.ws.p;
 
   // Correctness first: poison, run once, check sampled rows in fp64.
-  ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
-  be->run(a, nullptr);
-  ck(cudaDeviceSynchronize(), "check run");
-  const double err = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+  const auto checked = [&](const std::function<void(cudaStream_t)>& fn) {
+    ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
+    fn(nullptr);
+    ck(cudaDeviceSynchronize(), "check run");
+    return sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+  };
   const auto call = [&](cudaStream_t st) { be->run(a, st); };
+  const double err = checked(call);
   const double ms = T.median_ms(call, reps);
 
   json row = {{"impl", "attnkit"},
@@ -511,26 +514,31 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
       return pt;
     };
     Part dec = part(0, nd), pre = part(nd, s.batch - nd);
+    // The whole batch in one call planned under other options: its backend, workspace, arguments.
+    struct Variant {
+      std::unique_ptr<AttentionBackend> be;
+      std::unique_ptr<Buf> ws;
+      AttentionArgs a;
+      std::function<void(cudaStream_t)> call() const {
+        return [this](cudaStream_t st) { be->run(a, st); };
+      }
+    };
+    auto variant = [&](const CudaFlashOptions& o) {
+      Variant v{make(o), nullptr, a};
+      v.be->plan(hb, L);
+      v.ws = std::make_unique<Buf>(v.be->workspace_bytes());
+      v.a.workspace = v.ws->p;
+      return v;
+    };
     CudaFlashOptions one_opt = opt;
     one_opt.one_part = true;
-    auto one = make(one_opt);
-    one->plan(hb, L);
-    Buf one_ws(one->workspace_bytes());
-    AttentionArgs one_a = a;
-    one_a.workspace = one_ws.p;
-    const auto one_call = [&](cudaStream_t st) { one->run(one_a, st); };
-    ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
-    one_call(nullptr);
-    ck(cudaDeviceSynchronize(), "check run");
-    const double err_one = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+    const Variant one = variant(one_opt);
+    const double err_one = checked(one.call());
     const auto both = [&](cudaStream_t st) {
       dec.be->run(dec.a, st);
       pre.be->run(pre.a, st);
     };
-    ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
-    both(nullptr);
-    ck(cudaDeviceSynchronize(), "check run");
-    const double err_parts = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+    const double err_parts = checked(both);
     row["decodes"] = nd;
     row["parts"] = cuda_flash_planned_parts(*be);
     row["check_rel_err_parts"] = err_parts;
@@ -539,9 +547,9 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     row["ms_clean_l2"] = T.median_ms(call, reps, L2::kClean);
     row["ms_two_calls"] = T.median_ms(both, reps);
     row["ms_two_calls_clean_l2"] = T.median_ms(both, reps, L2::kClean);
-    row["ms_one_part"] = T.median_ms(one_call, reps);
-    row["ms_one_part_clean_l2"] = T.median_ms(one_call, reps, L2::kClean);
-    row["one_part_splits"] = cuda_flash_planned_splits(*one);
+    row["ms_one_part"] = T.median_ms(one.call(), reps);
+    row["ms_one_part_clean_l2"] = T.median_ms(one.call(), reps, L2::kClean);
+    row["one_part_splits"] = cuda_flash_planned_splits(*one.be);
     // The same parts arranged the other way: in turn on one stream where the plan runs them
     // concurrently; run as parts (concurrently) where the plan keeps a small decode run in the
     // chunks' launch (part_min_decode_bytes).
@@ -551,22 +559,14 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
       alt_opt.concurrent_parts = false;
     else
       alt_opt.part_min_decode_bytes = 0;
-    auto alt = make(alt_opt);
-    alt->plan(hb, L);
-    if (cuda_flash_planned_parts(*alt) == 2) {
+    const Variant alt = variant(alt_opt);
+    if (cuda_flash_planned_parts(*alt.be) == 2) {
       const std::string k = two ? "in_turn" : "parts_below_threshold";
-      Buf alt_ws(alt->workspace_bytes());
-      AttentionArgs alt_a = a;
-      alt_a.workspace = alt_ws.p;
-      const auto alt_call = [&](cudaStream_t st) { alt->run(alt_a, st); };
-      ck(cudaMemset(A.out.p, 0xff, tq * s.hq * Dv * 2), "poison");
-      alt_call(nullptr);
-      ck(cudaDeviceSynchronize(), "check run");
-      const double err_alt = sampled_check(s, A, bt, pages_per_seq, elem, L.scale, kscale, vscale);
+      const double err_alt = checked(alt.call());
       row["check_rel_err_" + k] = err_alt;
       row["ok"] = row["ok"].get<bool>() && err_alt < 2e-2;
-      row["ms_" + k] = T.median_ms(alt_call, reps);
-      row["ms_" + k + "_clean_l2"] = T.median_ms(alt_call, reps, L2::kClean);
+      row["ms_" + k] = T.median_ms(alt.call(), reps);
+      row["ms_" + k + "_clean_l2"] = T.median_ms(alt.call(), reps, L2::kClean);
     }
     row["ms_decode_part"] = T.median_ms([&](cudaStream_t st) { dec.be->run(dec.a, st); }, reps);
     row["ms_prefill_part"] = T.median_ms([&](cudaStream_t st) { pre.be->run(pre.a, st); }, reps);

@@ -148,6 +148,13 @@ struct PathBf16 {
     static const Fp8Table t;
     return t.bits[e5m2 ? 1 : 0];
   }
+  // fp8_table's 128 entries in four registers, as fp8x32_to_bf16 takes them (the pointers set
+  // once at start-up: no guard of fp8_table's static in the few-rows form's loops).
+  static inline const uint16_t* const kFp8Bits[2] = {fp8_table(false), fp8_table(true)};
+  static void fp8_word_tables(bool e5m2, __m512i (&t)[4]) {
+    const uint16_t* tb = kFp8Bits[e5m2 ? 1 : 0];
+    for (int i = 0; i < 4; ++i) t[i] = _mm512_load_si512(tb + 32 * i);
+  }
   // 32 codes -> bf16 bits: entries 0-63 and 64-127 by two two-table permutes (index bits 0-5),
   // bit 6 picks one, bit 7 is the sign.
   static __m512i fp8x32_to_bf16(__m256i codes, const __m512i (&t)[4]) {
@@ -175,9 +182,8 @@ struct PathBf16 {
   // With word tables (AVX512BW).
   static void stage_rows_words(KvCacheDType dt, const CacheRows& rows, int n0, int nt, int ntp,
                                int d, uint16_t* dst) {
-    const uint16_t* tb = fp8_table(dt == KvCacheDType::kFp8E5M2);
-    const __m512i t[4] = {_mm512_load_si512(tb), _mm512_load_si512(tb + 32),
-                          _mm512_load_si512(tb + 64), _mm512_load_si512(tb + 96)};
+    __m512i t[4];
+    fp8_word_tables(dt == KvCacheDType::kFp8E5M2, t);
     zero_staged_tail(dst, nt, ntp, d);
     for (int n = 0; n < nt; ++n) {
       uint16_t* o = dst + int64_t(n) * d;
@@ -263,7 +269,10 @@ struct PathBf16 {
   struct EvenOdd {
     using E = uint16_t;
     static void pair(const uint16_t* p, __m512& even, __m512& odd) {
-      const __m512i w = _mm512_loadu_si512(p);
+      split(_mm512_loadu_si512(p), even, odd);
+    }
+    // 32 bf16 words -> their even elements (a shift) and their odd ones (a mask) as fp32.
+    static void split(__m512i w, __m512& even, __m512& odd) {
       even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
       odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
     }
@@ -272,19 +281,26 @@ struct PathBf16 {
   // then EvenOdd's split. The form stages no copy of the tile (fp8 GQA 32/8 decode on 2 AMX
   // vCPUs, three alternating rounds: 9.0-9.1 -> 9.3-9.6 GB/s; cpu_2026-12-02_s30_fp8_in_place_ab).
   // Past the sequence, the rows are kZeroRow: code 0 is +0.
-  static inline const uint16_t* const kFp8Bits[2] = {fp8_table(false), fp8_table(true)};
   template <bool kE5m2>
   struct Fp8EvenOdd {
     using E = uint8_t;
     static void pair(const uint8_t* p, __m512& even, __m512& odd) {
-      const uint16_t* tb = kFp8Bits[kE5m2 ? 1 : 0];
-      const __m512i t[4] = {_mm512_load_si512(tb), _mm512_load_si512(tb + 32),
-                            _mm512_load_si512(tb + 64), _mm512_load_si512(tb + 96)};
+      __m512i t[4];
+      fp8_word_tables(kE5m2, t);
       const __m512i w = fp8x32_to_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), t);
-      even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-      odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xffff0000u))));
+      EvenOdd::split(w, even, odd);
     }
   };
+  // fn(loader) with the few-rows form's loader for the cache's rows.
+  template <class Fn>
+  static void with_few_loader(KvCacheDType dt, Fn&& fn) {
+    if (dt == KvCacheDType::kBFloat16)
+      fn(EvenOdd{});
+    else if (dt == KvCacheDType::kFp8E5M2)
+      fn(Fp8EvenOdd<true>{});
+    else
+      fn(Fp8EvenOdd<false>{});
+  }
   // Q (bf16 pairs) into qf (room for rows_n x d floats) as EvenOdd converts K.
   static const float* few_q(const uint32_t* qs, int rows_n, int d, float* qf) {
     for (int r = 0; r < rows_n; ++r)
@@ -299,22 +315,16 @@ struct PathBf16 {
   template <class Tick>
   static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
                          int d, const float* qf, int rows_n, float* s, Tick&& tick) {
-    if (a.kv.dtype == KvCacheDType::kBFloat16)
-      scores_in_place<EvenOdd>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
-    else if (a.kv.dtype == KvCacheDType::kFp8E5M2)
-      scores_in_place<Fp8EvenOdd<true>>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
-    else
-      scores_in_place<Fp8EvenOdd<false>>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
+    with_few_loader(a.kv.dtype, [&](auto ld) {
+      scores_in_place<decltype(ld)>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
+    });
   }
   template <class Tick>
   static void few_pv(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int dv,
                      const float* p, int ntp, int rows_n, float* o, Tick&& tick) {
-    if (a.kv.dtype == KvCacheDType::kBFloat16)
-      pv_in_place<EvenOdd>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
-    else if (a.kv.dtype == KvCacheDType::kFp8E5M2)
-      pv_in_place<Fp8EvenOdd<true>>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
-    else
-      pv_in_place<Fp8EvenOdd<false>>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+    with_few_loader(a.kv.dtype, [&](auto ld) {
+      pv_in_place<decltype(ld)>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+    });
   }
   // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
   static void unpermute_o(float* o, int dv) {
