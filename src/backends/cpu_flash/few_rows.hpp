@@ -63,7 +63,7 @@ inline void group_scores(const typename Load::E* const* k, int d, const float* q
 }
 
 // The form calls tick() before each 4 keys of scores and each kPvTickKeys keys of a P.V pass, so
-// that the caller can spread the next tiles' prefetches evenly over the arithmetic. A few lines
+// that the caller can spread the next tile's prefetches evenly over the arithmetic. A few lines
 // at a time they overlap it; 64 at a time (a tick per 16 keys or 32 dims) they did not: bf16 GQA
 // 32/8 decode above L3 13.3-14.8 -> 17.6-20.1 GB/s on a 2-vCPU VM
 // (results/cpu_2026-12-01_s22_ticks_ab.jsonl), and in a one-core loop over 4 KiB runs with 24-32

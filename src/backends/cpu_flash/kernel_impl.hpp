@@ -386,7 +386,7 @@ struct PathF32 {
 
 // The lines of a key range's K and V rows as byte runs, one per 4 KiB page they touch (rows of
 // one block lie at a fixed stride, back to back in HND), issued as prefetches a slice at a time,
-// so that the products of one tile go on while the next tiles' lines arrive. The runs are walked
+// so that the products of one tile go on while the next tile's lines arrive. The runs are walked
 // together, kTurn lines of each in turn, not one after the other: every page's first lines then
 // go out early, and the core's own prefetchers follow each page as a stream. Run by run a core
 // kept about one page in flight (~10 GB/s; session 23). On a 2-vCPU VM this took bf16 GQA 32/8
@@ -455,9 +455,9 @@ class PrefetchCursor {
       ++live_;
     }
   }
-  // Two tiles of K and V rows: one run per row (NHD), or per page (HND; a run that crosses a
-  // page boundary counts twice).
-  static constexpr int kMaxRuns = 8 * kKeyTile;
+  // One tile of K and V rows: one run per row (NHD), or per page (HND); a run that crosses a
+  // page boundary counts twice.
+  static constexpr int kMaxRuns = 4 * kKeyTile;
   Run runs_[kMaxRuns];
   int n_ = 0, cur_ = 0, live_ = 0;
   int64_t lines_ = 0;
@@ -573,10 +573,12 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // Tiles end at multiples of kKeyTile (only the first one is short), so that every later tile
   // starts a 16-key group of the cache (the AMX direct-scores path needs that).
   auto tile_end = [&](int n0) { return std::min(ke, (n0 / kKeyTile + 1) * kKeyTile); };
-  // Two tiles ahead: each tile's rows sit on fresh 4 KiB pages (TLB walks, no stream to follow).
-  // Issued at once, except on the few path (below).
+  // One tile ahead: each tile's rows sit on fresh 4 KiB pages (TLB walks, no stream to follow).
+  // Issued at once, except on the few and sliced paths (below). Two tiles ahead had been the
+  // rule while the pages went out one after the other; walked together (PrefetchCursor), one
+  // tile ahead reads faster: on 2 vCPUs, three alternating rounds, bf16 GQA 32/8 decode +4-10%,
+  // MHA +22%, three tiles ahead -3..-8% (results/cpu_2026-12-02_s31_prefetch_order_ab.jsonl.gz).
   if (kb < ke) prefetch_tile(kb, tile_end(kb));
-  if (tile_end(kb) < ke) prefetch_tile(tile_end(kb), tile_end(tile_end(kb)));
   pf.issue_all();
   // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
   // in scratch, which then stand in for the cache (scales are folded into the score scale and
@@ -613,7 +615,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // permuted.
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
   // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
-  // fp32 FMAs, the next tiles' prefetches spread over them.
+  // fp32 FMAs, the next tile's prefetches spread over them.
   const bool few = few_rows<Path>(a, rows_c, bf16_dots);
   // The form's Q rows as fp32, converted as its loader converts K (PathBf16: into the stage's
   // first half), once per item.
@@ -625,7 +627,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
   if (direct_pv) std::memset(ap, 0, kApBytes);
 
-  // AMX tiles with P.V from the V rows in place (up to 32 rows): the next tiles' prefetches in
+  // AMX tiles with P.V from the V rows in place (up to 32 rows): the next tile's prefetches in
   // slices too, one per block's products and one per softmax row, instead of one burst that
   // stalls the core on full fill buffers (on 2 AMX vCPUs, three alternating rounds: the 4-token
   // GQA 32/4 row 10.0-10.6 -> 12.7-13.1 GB/s, split-KV 16/1 13.5-13.9 -> 17.0-17.8;
@@ -635,7 +637,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     n1 = tile_end(n0);
     const int nt = n1 - n0;
     pf.issue_all();
-    if (n1 < ke && tile_end(n1) < ke) prefetch_tile(tile_end(n1), tile_end(tile_end(n1)));
+    if (n1 < ke) prefetch_tile(n1, tile_end(n1));
     if (!few && !sliced) pf.issue_all();
     const int ntp = round_up(nt, Path::kKeyAlign);
     // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
