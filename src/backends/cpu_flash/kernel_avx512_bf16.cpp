@@ -438,12 +438,15 @@ struct PathAmx : PathBf16 {
   // s[16 rows][ntp] for keys n0.. (n0 % 16 == 0, block_size % 16 == 0: each 16-key group is
   // contiguous in one block; slots past nt inside that block are read but masked later). Two
   // groups at a time, and every tile register alternates between two with the pair step, so
-  // the next step's loads do not wait for this step's products. c16 holds 2 tiles.
+  // the next step's loads do not wait for this step's products. c16 holds 2 tiles. tick() before
+  // each pair of groups (the caller's prefetch slices).
+  template <class Tick>
   static void direct_scores(const CacheRows& rows, int n0, int nt, int ntp, int d,
-                            const uint32_t* qt, int rows_c, float* s, float* c16) {
+                            const uint32_t* qt, int rows_c, float* s, float* c16, Tick&& tick) {
     const int pairs = d / 2;
     const int64_t sq = int64_t(rows_c) * 4, sk = rows.s_token;
     for (int kg = 0; kg < ntp; kg += 32) {
+      tick();
       const bool two = kg + 16 < nt;  // the second group has a key
       if (kg >= nt) {  // no key of these groups exists: finite filler, masked by the softmax
         for (int r = 0; r < rows_c; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 128);
@@ -506,12 +509,15 @@ struct PathAmx : PathBf16 {
   // the sequence may hold anything (NaN times a zero probability is NaN). `ap` holds the A
   // tiles ([group][even/odd][16 rows][16 dwords]); its rows from rows_n on are padding, left as
   // they are: a row of A reaches only the same row of O, and O's padding rows are never read.
+  // tick() before each group's A tiles and each 64 dims of O.
+  template <class Tick>
   static void direct_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
-                        int rows_n, uint32_t* ap, uint16_t* vtail, float* o) {
+                        int rows_n, uint32_t* ap, uint16_t* vtail, float* o, Tick&& tick) {
     const int groups = (nt + 15) / 16;
     const uint8_t* vg[kKeyTile / 16];
     int64_t vstride[kKeyTile / 16];
     for (int g = 0; g < groups; ++g) {
+      tick();
       const int k0 = n0 + g * 16, kn = std::min(16, nt - g * 16);
       for (int r = 0; r < rows_n; ++r) {
         const __m512i b = _mm512_cvtepu16_epi32(
@@ -536,6 +542,7 @@ struct PathAmx : PathBf16 {
     }
     const int64_t so = int64_t(dv) * 4;
     for (int c = 0; c < dv; c += 64) {
+      tick();
       const bool two = c + 64 <= dv;  // two 32-dim chunks (tiles 0-3), else one (0-1)
       float* oc = o + c;
       _tile_loadd(0, oc, so);

@@ -406,9 +406,9 @@ class PrefetchCursor {
     }
   }
   // About `lines` more lines (at most kTurn - 1 over): kTurn of run cur_, then of the next run,
-  // and so on. Slices of a few lines take turns of 4 (the few-rows form's ~11 a tick); larger
-  // ones 8, which costs fewer instructions per line where the products are quick (AMX items of
-  // 8-16 rows in L2: 4-line turns ran them 11-14% slower than 8).
+  // and so on. The slices of a tile (a tick's ~10-30 lines) go in turns of 4: in turns of 8 the
+  // few-rows form's decode gained 3-6% over run-by-run order instead of 19-21% (three rounds);
+  // bursts (issue_all) in turns of 8, fewer instructions a line.
   template <int kTurn>
   void issue(int64_t lines) {
     int cur = cur_, live = live_;
@@ -628,9 +628,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   if (direct_pv) std::memset(ap, 0, kApBytes);
 
   // AMX tiles with P.V from the V rows in place (up to 32 rows): the next tile's prefetches in
-  // slices too, one per block's products and one per softmax row, instead of one burst that
-  // stalls the core on full fill buffers (on 2 AMX vCPUs, three alternating rounds: the 4-token
-  // GQA 32/4 row 10.0-10.6 -> 12.7-13.1 GB/s, split-KV 16/1 13.5-13.9 -> 17.0-17.8;
+  // slices too, spread over the blocks' products and the softmax rows (below), instead of one burst
+  // that stalls the core on full fill buffers (on 2 AMX vCPUs, three alternating rounds: the
+  // 4-token GQA 32/4 row 10.0-10.6 -> 12.7-13.1 GB/s, split-KV 16/1 13.5-13.9 -> 17.0-17.8;
   // results/cpu_2026-12-02_s29_amx_slices_ab.jsonl).
   const bool sliced = !few && direct_pv;
   for (int n0 = kb, n1; n0 < ke; n0 = n1) {
@@ -645,13 +645,13 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
     if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n)));
 #endif
-    if (sliced) slice = pf.slice(2 * blocks + rows_n);
-    auto tick = [&] {
-      if (few)
-        pf.issue<4>(slice);
-      else
-        pf.issue<8>(slice);
-    };
+    // sliced: a tick per 32 keys of scores, per 16 keys and per 64 dims of P.V (PathAmx), per
+    // softmax row. Ticks inside the products rather than one after each (session 29) spread the
+    // lines over the tile's time: on 2 vCPUs, six alternating rounds, the 4-token GQA 32/4 row
+    // +11%, split-KV 16/1 +6%, ragged 32/4 +8%; the AMX items in L2 -2..-4%.
+    if (sliced)
+      slice = pf.slice(blocks * ((ntp + 31) / 32 + (nt + 15) / 16 + (dv + 63) / 64) + rows_n);
+    auto tick = [&] { pf.issue<4>(slice); };
     const CacheRows* kr = &krows;
     const CacheRows* vr = &vrows;
     int r0 = n0;  // first row index of the tile in *kr / *vr
@@ -670,8 +670,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       if constexpr (Path::kDirectScores)
         for (int b = 0; b < blocks; ++b) {
           Path::direct_scores(*kr, r0, nt, ntp, d, qt_of(b), 16, s + int64_t(b) * 16 * ntp,
-                              reinterpret_cast<float*>(p));
-          if (sliced) tick();
+                              reinterpret_cast<float*>(p), tick);
         }
     } else {
       Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
@@ -731,8 +730,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         for (int b = 0; b < blocks; ++b) {
           const int rb = std::min(16, rows_n - 16 * b);
           Path::direct_pv(*vr, r0, nt, dv, s + int64_t(b) * 16 * ntp, ntp, rb, ap, vtail,
-                          o + int64_t(b) * 16 * dv);
-          if (sliced) tick();
+                          o + int64_t(b) * 16 * dv, tick);
         }
       continue;
     }
