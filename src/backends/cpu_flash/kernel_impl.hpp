@@ -389,9 +389,9 @@ struct PathF32 {
 // so that the products of one tile go on while the next tile's lines arrive. The runs are walked
 // together, kTurn lines of each in turn, not one after the other: every page's first lines then
 // go out early, and the core's own prefetchers follow each page as a stream. Run by run a core
-// kept about one page in flight (~10 GB/s; session 23). On a 2-vCPU VM this took bf16 GQA 32/8
-// decode above L3 from 0.66-0.70x to 0.85-0.87x of the read ceiling
-// (results/cpu_2026-12-02_s31_prefetch_order_*).
+// kept about one page in flight (~10 GB/s; session 23). On a 2-vCPU VM, with the tile distance
+// below, bf16 GQA 32/8 decode above L3 went from 0.65-0.72x to 0.80-0.91x of the read ceiling in
+// four alternating rounds (results/cpu_2026-12-02_s31_prefetch_order_*, bench/NOTES.md).
 class PrefetchCursor {
  public:
   void add(const CacheRows& rows, int64_t row_bytes, int from, int to) {
