@@ -1,12 +1,11 @@
-// Throwaway microbenchmark (not part of the build; session 31, bench/NOTES.md): each of 2 threads
-// reads its own 512 MiB in shuffled RUN-byte runs (argv: THREADS RUN), 20 FMAs a 64-byte line, N
-// runs at a time; mode 1 loads and prefetches (prefetcht0, DIST groups of N runs ahead) the N runs
-// line by line in turn, mode 5 both run by run, mode 6 loads run by run and prefetches the runs
-// line by line in turn (CPU_FLASH's order since session 31). The _hint variant: modes 5-8,
-// prefetcht1, 7 and 8 prefetch every second / fourth line only. decode-like: each thread walks
-// shuffled RUN-byte runs, N at a time interleaved line by line, WORK FMAs per line; prefetch of the
-// runs DIST groups ahead: mode 0 none, 1 every line T0 (spread over the group's lines), 2 every
-// line T1, 3 first two lines of each run (T0) only.
+// Throwaway microbenchmark (not part of the build; session 31, bench/NOTES.md): each of THREADS
+// threads (argv 1) reads its own 512 MiB in shuffled RUN-byte runs (argv 2), N runs at a time, 20
+// FMAs a 64-byte line, and prefetches (prefetcht0) the group of N runs DIST groups ahead. Mode 1:
+// loads and prefetches take one line of each run in turn; mode 5: both run by run (CPU_FLASH's
+// order before session 31); mode 6: loads run by run, prefetches one line of each run in turn
+// (its order since). The output's second half came from this file with
+// cpu_2026-12-02_s31_prefetch_order_micro_hint.diff applied (prefetcht1; modes 7 and 8 prefetch
+// every second / fourth line only). Modes 2-4 are earlier variants of the loop, not run for it.
 #include <immintrin.h>
 #include <sys/mman.h>
 #include <algorithm>

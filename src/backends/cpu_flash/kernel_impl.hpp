@@ -502,6 +502,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   float* mrow = scratch + sl.m;
   // Row r's softmax denominator as W partial sums at lsum + r * kMaxLanes, reduced once at the
   // end: one horizontal sum a row per item, not a row per tile.
+  static_assert(W <= kMaxLanes, "a row's partial sums fit its ScratchLayout::l slot");
   float* lsum = scratch + sl.l;
 
   // Rows: r = (token t0 + r / g, query head kv_head * g + r % g).
