@@ -1,11 +1,11 @@
 // The few-rows form of the CPU_FLASH kernel: decode-sized work items read their K and V rows where
 // they lie in the cache and multiply on fp32 FMAs, with nothing packed (kernel_impl.hpp decides
 // which items take it). Included inside an ISA namespace after its `Simd` (which provides
-// quad_sums, fold and the row-block sizes), by kernel_impl.hpp and ahead of PathBf16 in
-// kernel_avx512_bf16.cpp (the includer provides <algorithm>, <cstring> and <type_traits>). A
-// loader turns 2W elements of a row into two fp32 vectors (Load::pair): in dim order, or as its
-// even and odd elements (PathBf16: Q is converted alike, and O's dims come out permuted per 2W
-// for the caller to restore, Path::kFewPermutesO).
+// quad_sums, fold and the row-block sizes), by kernel_impl.hpp and ahead of PathBf16
+// (path_bf16.hpp) in the bf16 variants (the includer provides <algorithm>, <cstring> and
+// <type_traits>). A loader turns Load::kVecs x W elements of a row into kVecs fp32 vectors
+// (Load::load): in dim order, or permuted (PathBf16: Q is converted alike, and O's dims come out
+// permuted for the caller to restore, Path::kFewPermutesO).
 #pragma once
 
 // fn(std::integral_constant<int, n>) for a row count 1 <= n <= N known only at run time.
@@ -24,17 +24,17 @@ inline void quad_dots(const typename Load::E* const* k, int d, const float* q, i
   using F = typename Simd::F;
   constexpr int W = Simd::W;
   tick();
+  constexpr int V = Load::kVecs;
   F acc[RB][4];
   for (int r = 0; r < RB; ++r)
     for (int j = 0; j < 4; ++j) acc[r][j] = Simd::zero();
-  for (int c = 0; c < d; c += 2 * W)
+  for (int c = 0; c < d; c += V * W)
     for (int j = 0; j < 4; ++j) {
-      F a, b;
-      Load::pair(k[j] + c, a, b);
-      for (int r = 0; r < RB; ++r) {
-        acc[r][j] = Simd::fma(a, Simd::load(q + r * ldq + c), acc[r][j]);
-        acc[r][j] = Simd::fma(b, Simd::load(q + r * ldq + c + W), acc[r][j]);
-      }
+      F x[V];
+      Load::load(k[j] + c, x);
+      for (int r = 0; r < RB; ++r)
+        for (int i = 0; i < V; ++i)
+          acc[r][j] = Simd::fma(x[i], Simd::load(q + r * ldq + c + i * W), acc[r][j]);
     }
   for (int r = 0; r < RB; ++r) x[r] = Simd::quad_sums(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
 }
@@ -69,13 +69,17 @@ inline void group_scores(const typename Load::E* const* k, int d, const float* q
 // (results/cpu_2026-12-01_s22_ticks_ab.jsonl), and in a one-core loop over 4 KiB runs with 24-32
 // FMAs a line, bursts of 64 prefetches ran 20-45% slower than 1-4 (_s22_prefetch_micro.txt).
 constexpr int kPvTickKeys = 8;
-// tick() calls per tile of nt keys, for rows_n rows and dv value dims.
-inline int64_t few_ticks(int nt, int dv, int rows_n) {
+// P.V's row block for a loader of kVecs vectors: its accumulators stay at 2 x kFewPvRows.
+constexpr int few_pv_rows(int vecs) { return Simd::kFewPvRows * 2 / vecs; }
+// tick() calls per tile of nt keys, for rows_n rows and dv value dims, V's loader taking pv_vecs
+// vectors a step.
+inline int64_t few_ticks(int nt, int dv, int rows_n, int pv_vecs) {
   constexpr int W = Simd::W;
   const int64_t scores = int64_t((nt + W - 1) / W) * (W / 4) *
                          ((rows_n + Simd::kFewScoreRows - 1) / Simd::kFewScoreRows);
-  const int64_t pv = int64_t(dv / (2 * W)) * ((nt + kPvTickKeys - 1) / kPvTickKeys) *
-                     ((rows_n + Simd::kFewPvRows - 1) / Simd::kFewPvRows);
+  const int pv_rows = few_pv_rows(pv_vecs);
+  const int64_t pv = int64_t(dv / (pv_vecs * W)) * ((nt + kPvTickKeys - 1) / kPvTickKeys) *
+                     ((rows_n + pv_rows - 1) / pv_rows);
   return scores + pv;
 }
 
@@ -102,42 +106,37 @@ inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int 
   }
 }
 
-// O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), 2W dims at a time.
+// O[R][dv] += P[R][nt] V[nt][dv] (P fp32, row stride ntp), kVecs x W dims at a time.
 template <int R, class Load, class Tick>
 inline void pv_rows(const typename Load::E* const* v, int nt, int dv, const float* p, int ntp,
                     float* o, Tick& tick) {
   using F = typename Simd::F;
-  constexpr int W = Simd::W;
-  for (int c = 0; c < dv; c += 2 * W) {
-    F acc[R][2];
-    for (int r = 0; r < R; ++r) {
-      acc[r][0] = Simd::load(o + r * dv + c);
-      acc[r][1] = Simd::load(o + r * dv + c + W);
-    }
+  constexpr int W = Simd::W, V = Load::kVecs;
+  for (int c = 0; c < dv; c += V * W) {
+    F acc[R][V];
+    for (int r = 0; r < R; ++r)
+      for (int i = 0; i < V; ++i) acc[r][i] = Simd::load(o + r * dv + c + i * W);
     for (int n0 = 0; n0 < nt; n0 += kPvTickKeys) {
       tick();
       for (int n = n0; n < std::min(nt, n0 + kPvTickKeys); ++n) {
-        F a, b;
-        Load::pair(v[n] + c, a, b);
+        F x[V];
+        Load::load(v[n] + c, x);
         for (int r = 0; r < R; ++r) {
           const F pr = Simd::set1(p[int64_t(r) * ntp + n]);
-          acc[r][0] = Simd::fma(pr, a, acc[r][0]);
-          acc[r][1] = Simd::fma(pr, b, acc[r][1]);
+          for (int i = 0; i < V; ++i) acc[r][i] = Simd::fma(pr, x[i], acc[r][i]);
         }
       }
     }
-    for (int r = 0; r < R; ++r) {
-      Simd::store(o + r * dv + c, acc[r][0]);
-      Simd::store(o + r * dv + c + W, acc[r][1]);
-    }
+    for (int r = 0; r < R; ++r)
+      for (int i = 0; i < V; ++i) Simd::store(o + r * dv + c + i * W, acc[r][i]);
   }
 }
 
-// O[rows_n][dv] += P V for the tile's V rows n0 .. n0 + nt, in blocks of Simd::kFewPvRows rows.
+// O[rows_n][dv] += P V for the tile's V rows n0 .. n0 + nt, in blocks of few_pv_rows rows.
 template <class Load, class Tick>
 inline void pv_in_place(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
                         int rows_n, float* o, Tick&& tick) {
-  constexpr int RB = Simd::kFewPvRows;
+  constexpr int RB = few_pv_rows(Load::kVecs);
   using E = typename Load::E;
   const E* v[kKeyTile];
   for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const E*>(rows.row(n0 + n));

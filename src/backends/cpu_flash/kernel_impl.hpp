@@ -361,12 +361,16 @@ struct PathF32 {
   template <RowKind K>
   struct RowPairs {
     using E = RowElem<K>;
-    static void pair(const E* p, F& a, F& b) {
-      a = load_row<K>(p);
-      b = load_row<K>(p + W);
+    static constexpr int kVecs = 2;
+    static void load(const E* p, F (&x)[2]) {
+      x[0] = load_row<K>(p);
+      x[1] = load_row<K>(p + W);
     }
   };
-  static const float* few_q(const float* qs, int, int, float*) { return qs; }  // fp32 already
+  static int few_pv_vecs(const AttentionArgs&) { return 2; }
+  static const float* few_q(const AttentionArgs&, const float* qs, int, int, float*) {
+    return qs;  // fp32 already
+  }
   template <class Tick>
   static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
                          int d, const float* qf, int rows_n, float* s, Tick&& tick) {
@@ -623,7 +627,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // first half), once per item.
   const float* qf = nullptr;
   if constexpr (Path::kFewRows > 0)
-    if (few) qf = Path::few_q(qs, rows_n, d, stage);
+    if (few) qf = Path::few_q(a, qs, rows_n, d, stage);
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
@@ -645,7 +649,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
     int64_t slice = 0;
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-    if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n)));
+    if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n, Path::few_pv_vecs(a))));
 #endif
     // sliced: a tick per 32 keys of scores, per 16 keys and per 64 dims of P.V (PathAmx), per
     // softmax row. Ticks inside the products rather than one after each (session 29) spread the
@@ -761,7 +765,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if constexpr (Path::kDirectScores)
       if (direct_pv) Path::unpermute_o(orow, dv);
     if constexpr (Path::kFewRows > 0 && Path::kFewPermutesO)
-      if (few) Path::unpermute_o(orow, dv);
+      if (few) Path::few_unpermute_o(a, orow, dv);
     if (w.partial >= 0) {
       float* dst = partials + (w.partial + r) * int64_t(dv + 2);
       dst[0] = mrow[r];
