@@ -116,14 +116,13 @@ struct PathAmx : PathBf16 {
   // contiguous in one block; slots past nt inside that block are read but masked later). Two
   // groups at a time, and every tile register alternates between two with the pair step, so
   // the next step's loads do not wait for this step's products. c16 holds 2 tiles. tick() before
-  // each pair of groups (the caller's prefetch slices).
+  // each 64 dims of a pair of groups (the caller's prefetch slices).
   template <class Tick>
   static void direct_scores(const CacheRows& rows, int n0, int nt, int ntp, int d,
                             const uint32_t* qt, int rows_c, float* s, float* c16, Tick&& tick) {
     const int pairs = d / 2;
     const int64_t sq = int64_t(rows_c) * 4, sk = rows.s_token;
     for (int kg = 0; kg < ntp; kg += 32) {
-      tick();
       const bool two = kg + 16 < nt;  // the second group has a key
       if (kg >= nt) {  // no key of these groups exists: finite filler, masked by the softmax
         for (int r = 0; r < rows_c; ++r) std::memset(s + int64_t(r) * ntp + kg, 0, 128);
@@ -134,6 +133,7 @@ struct PathAmx : PathBf16 {
       _tile_zero(0);
       _tile_zero(1);
       for (int p = 0; p < pairs; p += 32) {  // steps p (registers 2, 4, 6) and p + 16 (3, 5, 7)
+        tick();
         _tile_loadd(2, qt + int64_t(p) * rows_c, sq);
         _tile_loadd(4, k0 + int64_t(p) * 4, sk);
         _tile_dpbf16ps(0, 4, 2);
@@ -186,7 +186,7 @@ struct PathAmx : PathBf16 {
   // the sequence may hold anything (NaN times a zero probability is NaN). `ap` holds the A
   // tiles ([group][even/odd][16 rows][16 dwords]); its rows from rows_n on are padding, left as
   // they are: a row of A reaches only the same row of O, and O's padding rows are never read.
-  // tick() before each group's A tiles and each 64 dims of O.
+  // tick() before each group's A tiles and each group's products into 64 dims of O.
   template <class Tick>
   static void direct_pv(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
                         int rows_n, uint32_t* ap, uint16_t* vtail, float* o, Tick&& tick) {
@@ -219,7 +219,6 @@ struct PathAmx : PathBf16 {
     }
     const int64_t so = int64_t(dv) * 4;
     for (int c = 0; c < dv; c += 64) {
-      tick();
       const bool two = c + 64 <= dv;  // two 32-dim chunks (tiles 0-3), else one (0-1)
       float* oc = o + c;
       _tile_loadd(0, oc, so);
@@ -229,6 +228,7 @@ struct PathAmx : PathBf16 {
         _tile_loadd(3, oc + 48, so);
       }
       for (int g = 0; g < groups; ++g) {
+        tick();
         _tile_loadd(4, ap + g * 2 * 256, 64);
         _tile_loadd(5, ap + (g * 2 + 1) * 256, 64);
         _tile_loadd(6, vg[g] + int64_t(c) * 2, vstride[g]);

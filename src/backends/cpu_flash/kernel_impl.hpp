@@ -651,12 +651,16 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
     if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n, Path::few_pv_vecs(a))));
 #endif
-    // sliced: a tick per 32 keys of scores, per 16 keys and per 64 dims of P.V (PathAmx), per
-    // softmax row. Ticks inside the products rather than one after each (session 29) spread the
-    // lines over the tile's time: on 2 vCPUs, six alternating rounds, the 4-token GQA 32/4 row
-    // +11%, split-KV 16/1 +6%, ragged 32/4 +8%; the AMX items in L2 -2..-4%.
+    // sliced: ticks only inside the tile products (PathAmx): per 32 keys x 64 dims of scores, per
+    // 16 keys of A tiles, per 16 keys x 64 dims of P.V. Inside the products rather than one after
+    // each (session 29), on 2 vCPUs, six alternating rounds: the 4-token GQA 32/4 row +11%,
+    // split-KV 16/1 +6%, ragged 32/4 +8%. Then none in the softmax rows, whose ticks had come in
+    // quick succession, and the products' ticks twice as dense, three rounds: split-KV 0.72 ->
+    // 0.82x, ragged 0.78 -> 0.88x, 4-token 0.61 -> 0.65x of the read ceiling; twice denser again
+    // lost 1-3% (results/cpu_2026-12-02_s32_fp8_quad_ab.jsonl.gz, sets k and l).
     if (sliced)
-      slice = pf.slice(blocks * ((ntp + 31) / 32 + (nt + 15) / 16 + (dv + 63) / 64) + rows_n);
+      slice = pf.slice(blocks * ((ntp + 31) / 32 * ((d / 2 + 31) / 32) + (nt + 15) / 16 +
+                                 (nt + 15) / 16 * ((dv + 63) / 64)));
     auto tick = [&] { pf.issue<4>(slice); };
     const CacheRows* kr = &krows;
     const CacheRows* vr = &vrows;
@@ -684,7 +688,6 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       if (direct_pv) std::memset(ap, 0, kApBytes);  // pack_k used the A tiles' space
     }
     for (int r = 0; r < rows_n; ++r) {
-      if (sliced) tick();
       const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
       const RowRange rr = row_range(L, mm, t, sq, sk);
       float* srow = s + int64_t(r) * ntp;
