@@ -56,6 +56,14 @@ bool amx_usable() {
 #else
 bool amx_usable() { return false; }
 #endif
+
+bool cpu_has_vbmi() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;
+#endif
+}
 }  // namespace
 
 bool isa_supported(Isa isa) {
@@ -76,8 +84,7 @@ bool isa_supported(Isa isa) {
     case Isa::kAvx512Bf16:
       return avx512 && __builtin_cpu_supports("avx512bf16");
     case Isa::kAmxBf16:
-      return avx512 && __builtin_cpu_supports("avx512bf16") &&
-             __builtin_cpu_supports("avx512vbmi") && amx_usable();
+      return avx512 && __builtin_cpu_supports("avx512bf16") && cpu_has_vbmi() && amx_usable();
   }
   return false;
 #else
@@ -114,7 +121,7 @@ void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, 
   if (!isa_supported(Isa::kAvx512Bf16))
     throw Unsupported("stage_fp8_as_bf16: this CPU lacks the AVX512_BF16 variant");
 #if defined(__x86_64__)
-  if (byte_tables && !__builtin_cpu_supports("avx512vbmi"))
+  if (byte_tables && !cpu_has_vbmi())
     throw Unsupported("stage_fp8_as_bf16: the byte tables need AVX512_VBMI, which this CPU lacks");
 #endif
   stage_fp8_rows_bf16(dt, byte_tables, codes, rows, d, out);
@@ -124,8 +131,8 @@ const KernelFns& kernels_for(Isa isa) {
   switch (isa) {
     case Isa::kAmxBf16:
       return kernels_amx_bf16();
-    case Isa::kAvx512Bf16:
-      return kernels_avx512_bf16();
+    case Isa::kAvx512Bf16:  // its VBMI build (the few-rows form's fp8 loader) where VBMI exists
+      return cpu_has_vbmi() ? kernels_avx512_bf16_vbmi() : kernels_avx512_bf16();
     case Isa::kAvx512:
       return kernels_avx512();
     case Isa::kAvx2:

@@ -212,6 +212,7 @@ const KernelFns& kernels_scalar();
 const KernelFns& kernels_avx2();
 const KernelFns& kernels_avx512();
 const KernelFns& kernels_avx512_bf16();
+const KernelFns& kernels_avx512_bf16_vbmi();  // the same variant built with AVX512_VBMI
 const KernelFns& kernels_amx_bf16();
 const KernelFns& kernels_for(Isa isa);
 // vdpbf16ps issue rate over vfmadd231ps's on this core, measured once (kernel_avx512_bf16.cpp);

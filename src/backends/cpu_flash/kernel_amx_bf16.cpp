@@ -258,13 +258,6 @@ struct PathAmx : PathBf16 {
 #define ATTNKIT_CPU_FLASH_AMX_PATH 1
 #include "backends/cpu_flash/kernel_impl.hpp"
 
-namespace attnkit::cpu_flash::isa_amx_bf16 {
-void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
-                   int64_t ldb, float* C, int64_t ldc, bool load_c) {
-  gemm<OpBf16>(M, N, K, A, lda, StridedRows<uint32_t>{B, ldb}, C, ldc, load_c);
-}
-}  // namespace attnkit::cpu_flash::isa_amx_bf16
-
 namespace attnkit::cpu_flash {
 const KernelFns& kernels_amx_bf16() {
   static const KernelFns f{Isa::kAmxBf16, true, &isa_amx_bf16::run_item_amx};

@@ -2,8 +2,9 @@
 // bf16 path for bf16 queries over a bf16 or fp8 cache (path_bf16.hpp). Its decode-sized items take
 // the few-rows form on fp32 FMAs over bf16 rows (fp8 rows converted in registers), larger ones run
 // both products on vdpbf16ps (32 bf16 multiply-adds per instruction into fp32) where that
-// instruction issues fast enough (bf16_dots_pay), else the fp32 path. CPUs with AMX take the
-// kAmxBf16 variant (kernel_amx_bf16.cpp) instead.
+// instruction issues fast enough (bf16_dots_pay), else the fp32 path. This build runs where the
+// CPU lacks AVX512_VBMI (Cooper Lake); elsewhere the same variant runs from
+// kernel_avx512_bf16_vbmi.cpp, and CPUs with AMX take the kAmxBf16 variant (kernel_amx_bf16.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -69,13 +70,6 @@ double issue_ratio() {
 #define ATTNKIT_CPU_FLASH_FEW_ROWS 1
 #define ATTNKIT_CPU_FLASH_BF16_PATH 1
 #include "backends/cpu_flash/kernel_impl.hpp"
-
-namespace attnkit::cpu_flash::isa_avx512_bf16 {
-void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
-                   int64_t ldb, float* C, int64_t ldc, bool load_c) {
-  gemm<OpBf16>(M, N, K, A, lda, StridedRows<uint32_t>{B, ldb}, C, ldc, load_c);
-}
-}  // namespace attnkit::cpu_flash::isa_avx512_bf16
 
 namespace attnkit::cpu_flash {
 double dpbf16_issue_ratio() { return isa_avx512_bf16::issue_ratio(); }

@@ -1,7 +1,8 @@
 // The bf16 path of CPU_FLASH (bf16 queries over a bf16 or fp8 cache), shared by the AVX512_BF16
-// variant (kernel_avx512_bf16.cpp) and the AMX one (kernel_amx_bf16.cpp, which also has
-// AVX512_VBMI). Included inside an ISA namespace after its `Simd` and few_rows.hpp; the includer
-// provides <immintrin.h>, <algorithm>, <cstring> and <type_traits>.
+// variant's two builds (kernel_avx512_bf16.cpp, kernel_avx512_bf16_vbmi.cpp) and the AMX variant
+// (kernel_amx_bf16.cpp); the last two have AVX512_VBMI. Included inside an ISA namespace after its
+// `Simd` and few_rows.hpp; the includer provides <immintrin.h>, <algorithm>, <cstring> and
+// <type_traits>.
 #pragma once
 
 // One A element = one bf16 pair (a dword); dpbf16 sums the two products of each pair.

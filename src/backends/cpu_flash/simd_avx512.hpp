@@ -1,6 +1,6 @@
-// AVX-512 (F/BW/VL/DQ) traits for kernel_impl.hpp (W = 16); included by kernel_avx512.cpp,
-// kernel_avx512_bf16.cpp and kernel_amx_bf16.cpp inside their ISA namespace, after they include
-// <immintrin.h> outside it.
+// AVX-512 (F/BW/VL/DQ) traits for kernel_impl.hpp (W = 16); included by kernel_avx512.cpp and the
+// bf16 variants' files (kernel_avx512_bf16*.cpp, kernel_amx_bf16.cpp) inside their ISA namespace,
+// after they include <immintrin.h> outside it.
 #pragma once
 
 struct Simd {
