@@ -794,7 +794,7 @@ inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, 
 }
 
 #ifdef ATTNKIT_CPU_FLASH_BF16_PATH
-// PathBf16's micro-GEMM on vdpbf16ps (declared in path_bf16.hpp, ahead of gemm).
+// PathBf16's micro-GEMM (declared in path_bf16.hpp, ahead of gemm).
 void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c) {
   gemm<OpBf16>(M, N, K, A, lda, StridedRows<uint32_t>{B, ldb}, C, ldc, load_c);

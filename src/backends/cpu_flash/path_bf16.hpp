@@ -21,6 +21,7 @@ struct OpBf16 {
   }
 };
 
+// PathBf16's micro-GEMM on vdpbf16ps; defined at the end of kernel_impl.hpp, after gemm.
 void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c);
 
