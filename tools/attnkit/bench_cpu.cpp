@@ -542,6 +542,8 @@ int run_cpu_bench(const BenchOptions& o) {
         shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true, page});
     shapes.push_back({"decode", b / 4, 1, kv_len, 32, 32, 128, bf, kbf, true});
     shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
+    // fp8 items of 8 rows (GQA 8): where AMX is present, staged to bf16 rows for its tiles.
+    shapes.push_back({"decode", b * 2, 1, kv_len, 32, 4, 128, bf, KvCacheDType::kFp8E4M3, true});
     shapes.push_back(
         {"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
     // Speculative decoding: 4 query tokens per sequence with GQA 8, 32 rows per work item (two
