@@ -634,8 +634,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   if (direct_pv) std::memset(ap, 0, kApBytes);
 
   // AMX tiles with P.V from the V rows in place (up to 32 rows): the next tile's prefetches in
-  // slices too, spread over the blocks' products and the softmax rows (below), instead of one burst
-  // that stalls the core on full fill buffers (on 2 AMX vCPUs, three alternating rounds: the
+  // slices too, spread over the blocks' tile products (below), instead of one burst that stalls
+  // the core on full fill buffers (on 2 AMX vCPUs, three alternating rounds: the
   // 4-token GQA 32/4 row 10.0-10.6 -> 12.7-13.1 GB/s, split-KV 16/1 13.5-13.9 -> 17.0-17.8;
   // results/cpu_2026-12-02_s29_amx_slices_ab.jsonl).
   const bool sliced = !few && direct_pv;
@@ -656,8 +656,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     // each (session 29), on 2 vCPUs, six alternating rounds: the 4-token GQA 32/4 row +11%,
     // split-KV 16/1 +6%, ragged 32/4 +8%. Then none in the softmax rows, whose ticks had come in
     // quick succession, and the products' ticks twice as dense, three rounds: split-KV 0.72 ->
-    // 0.82x, ragged 0.78 -> 0.88x, 4-token 0.61 -> 0.65x of the read ceiling; twice denser again
-    // lost 1-3% (results/cpu_2026-12-02_s32_fp8_quad_ab.jsonl.gz, sets k and l).
+    // 0.80x, ragged 0.78 -> 0.90x, 4-token 0.61 -> 0.66x of the read ceiling (medians); twice
+    // denser again lost 1.7-3.4% (results/cpu_2026-12-02_s32_fp8_quad_ab.jsonl.gz, sets k, l).
     if (sliced)
       slice = pf.slice(blocks * ((ntp + 31) / 32 * ((d / 2 + 31) / 32) + (nt + 15) / 16 +
                                  (nt + 15) / 16 * ((dv + 63) / 64)));
