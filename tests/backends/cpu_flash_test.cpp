@@ -14,6 +14,8 @@
 #include <random>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
 #include "attnkit/log.hpp"
@@ -41,6 +43,39 @@ struct Case {
   // Bytes past a 64-byte line where the K and V caches start: 16, what the heap used to hand
   // these buffers, so that rows straddle lines unless a test asks for 0.
   int cache_offset = 16;
+  // The first used K block starts past this many bytes of the cache (the blocks below are mapped
+  // but never touched): element and byte offsets beyond 32 bits.
+  int64_t base_bytes = 0;
+};
+
+// A cache tensor filled with `fill` from byte fill_from on: a vector, or where fill_from > 0 an
+// anonymous mapping whose pages below it are never touched (a cache of several GiB of which a
+// test writes a few blocks at the top).
+class CacheBuffer {
+ public:
+  CacheBuffer(size_t bytes, uint8_t fill, size_t fill_from) : bytes_(bytes) {
+    if (fill_from == 0) {
+      vec_.assign(bytes, fill);
+      data_ = vec_.data();
+      return;
+    }
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<uint8_t*>(p);
+    std::memset(data_ + fill_from, fill, bytes - fill_from);
+  }
+  ~CacheBuffer() {
+    if (vec_.empty() && data_) munmap(data_, bytes_);
+  }
+  CacheBuffer(const CacheBuffer&) = delete;
+  CacheBuffer& operator=(const CacheBuffer&) = delete;
+  uint8_t* data() const { return data_; }
+
+ private:
+  size_t bytes_;
+  std::vector<uint8_t> vec_;
+  uint8_t* data_ = nullptr;
 };
 
 float round_to(DType dt, float x) {
@@ -68,7 +103,9 @@ struct Result {
   std::vector<uint8_t> out;  // the output as written
 };
 
-Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_dots = {}) {
+// oracle: run CPU_REFERENCE instead of CPU_FLASH (isa, threads and bf16_dots then unused).
+Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_dots = {},
+                bool oracle = false) {
   std::mt19937 rng(1234);
   std::normal_distribution<float> nd(0.f, 1.f);
   const int ns = int(c.seqs.size());
@@ -83,10 +120,11 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
     max_blocks = std::max(max_blocks, (k + c.block - 1) / c.block);
     total_blocks += (k + c.block - 1) / c.block;
   }
-  const int nb = total_blocks + 3;
   const KvCacheDType stored = c.kv;
   const int64_t kbytes = kv_bytes_per_head_vector(stored, c.dt, c.d);
   const int64_t vbytes = kv_bytes_per_head_vector(stored, c.dt, c.dv);
+  const int64_t base = c.base_bytes > 0 ? c.base_bytes / (kbytes * c.block * hkv) + 1 : 0;
+  const int64_t nb = base + total_blocks + 3;
   KvCacheView kv;
   kv.dtype = stored;
   kv.num_blocks = nb;
@@ -100,16 +138,16 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
   kv.v_stride_token = vbytes;
   kv.v_stride_head = vbytes * c.block;
   kv.v_stride_block = kv.v_stride_head * hkv;
-  std::vector<uint8_t> kbuf(size_t(kv.stride_block) * nb + 128, 0xff),
-      vbuf(size_t(kv.v_stride_block) * nb + 128, 0xff);
-  auto at_offset = [&](std::vector<uint8_t>& b) {
+  CacheBuffer kbuf(size_t(kv.stride_block * nb + 128), 0xff, size_t(kv.stride_block * base)),
+      vbuf(size_t(kv.v_stride_block * nb + 128), 0xff, size_t(kv.v_stride_block * base));
+  auto at_offset = [&](const CacheBuffer& b) {
     return b.data() + (64 - reinterpret_cast<uintptr_t>(b.data()) % 64) % 64 + c.cache_offset;
   };
   kv.k = at_offset(kbuf);
   kv.v = c.mla ? nullptr : at_offset(vbuf);
   std::vector<float> kscale(static_cast<size_t>(hkv)), vscale(static_cast<size_t>(hkv));
   for (int h = 0; h < hkv; ++h) kscale[h] = 0.02f + 0.01f * h, vscale[h] = 0.03f + 0.005f * h;
-  std::vector<uint8_t> kbs, vbs;
+  std::optional<CacheBuffer> kbs, vbs;
   kv.scale_granularity = c.gran;
   if (c.gran != ScaleGranularity::kNone) {
     kv.k_scale = kscale.data();
@@ -119,13 +157,13 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
     kv.sb_token = c.d / 16;
     kv.sb_head = kv.sb_token * c.block;
     kv.sb_block = kv.sb_head * hkv;
-    kbs.assign(size_t(kv.sb_block) * nb, 0x7f);
-    vbs.assign(size_t(kv.sb_block) * nb, 0x7f);
-    kv.k_block_scales = kbs.data();
-    kv.v_block_scales = c.mla ? nullptr : vbs.data();
+    kbs.emplace(size_t(kv.sb_block * nb), 0x7f, size_t(kv.sb_block * base));
+    vbs.emplace(size_t(kv.sb_block * nb), 0x7f, size_t(kv.sb_block * base));
+    kv.k_block_scales = kbs->data();
+    kv.v_block_scales = c.mla ? nullptr : vbs->data();
   }
-  std::vector<int32_t> perm(static_cast<size_t>(nb));
-  std::iota(perm.begin(), perm.end(), 0);
+  std::vector<int32_t> perm(static_cast<size_t>(nb - base));
+  std::iota(perm.begin(), perm.end(), int32_t(base));
   std::shuffle(perm.begin(), perm.end(), rng);
   std::vector<int32_t> table(size_t(ns) * std::max(1, max_blocks), -1);
   int next = 0;
@@ -200,7 +238,7 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
   opt.isa = isa;
   opt.num_threads = threads;
   opt.bf16_dots = bf16_dots;
-  auto be = make_cpu_flash_backend(opt);
+  auto be = oracle ? make_cpu_reference_backend() : make_cpu_flash_backend(opt);
   be->plan(a.batch, L);
   std::vector<uint8_t> ws(be->workspace_bytes() + 64);
   a.workspace = ws.data();
@@ -392,6 +430,51 @@ TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
         EXPECT_LE(r.max_lse_err, c.dt == DType::kFloat32 ? 1e-4 : 2e-2);
       }
     }
+}
+
+// Used blocks past the first 4 GiB of the cache (reliability catalogue: offsets computed in 32
+// bits wrap there): K element offsets above 2^31 and byte offsets above 2^32. The same blocks at
+// the cache's start give the same output bit for bit, on CPU_REFERENCE and on every CPU_FLASH
+// variant (the cache write, both products on each form: few rows, AMX tiles, packed, staged fp8).
+TEST(CpuFlash, BlocksPastFourGiB) {
+  std::vector<Case> v;
+  Case gqa{"bf16_gqa_prefill_decode_split"};
+  gqa.hq = 32, gqa.hkv = 2, gqa.d = gqa.dv = 128, gqa.sinks = true;
+  gqa.seqs = {{1, 3000}, {7, 53}, {4, 300}};
+  v.push_back(gqa);
+  Case e4{"fp8_e4m3_gqa"};
+  e4.kv = KvCacheDType::kFp8E4M3, e4.gran = ScaleGranularity::kPerHead;
+  e4.hq = 16, e4.hkv = 2, e4.d = e4.dv = 128, e4.seqs = {{1, 700}, {5, 97}};
+  v.push_back(e4);
+  Case f4{"nvfp4_block_scales"};
+  f4.kv = KvCacheDType::kNvfp4, f4.gran = ScaleGranularity::kPerTensor;
+  f4.hq = 4, f4.hkv = 1, f4.seqs = {{1, 200}, {3, 40}};
+  v.push_back(f4);
+  Case mla{"mla_latent"};
+  mla.mla = true, mla.hq = 16, mla.d = 576, mla.dv = 512, mla.block = 64;
+  mla.seqs = {{1, 300}, {2, 65}};
+  v.push_back(mla);
+  for (Case& c : v) {
+    c.cache_offset = 0;
+    Case far = c;
+    far.base_bytes = int64_t(1) << 32;
+    {
+      SCOPED_TRACE(std::string("CPU_REFERENCE ") + c.name);
+      const Result a = run_case(c, Isa::kScalar, 1, {}, true);
+      const Result b = run_case(far, Isa::kScalar, 1, {}, true);
+      EXPECT_TRUE(b.finite);
+      EXPECT_TRUE(a.out == b.out) << "the output differs from the same blocks at the start";
+      EXPECT_LE(b.max_err, tolerance(c, Isa::kScalar));
+    }
+    for (Isa isa : isas()) {
+      SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
+      const Result a = run_case(c, isa, 2);
+      const Result b = run_case(far, isa, 2);
+      EXPECT_TRUE(b.finite);
+      EXPECT_TRUE(a.out == b.out) << "the output differs from the same blocks at the start";
+      EXPECT_LE(b.max_err, tolerance(c, isa));
+    }
+  }
 }
 
 TEST(CpuFlash, SingleThreadEqualsPool) {

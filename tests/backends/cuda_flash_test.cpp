@@ -122,12 +122,16 @@ struct Case {
   int64_t part_min_decode_bytes = 0;
   // PrefixLM ranges per sequence ({start, end} key positions); empty: none given.
   std::vector<std::vector<std::pair<int, int>>> mm;
+  // The first used K block starts past this many bytes of the cache (the blocks below are
+  // allocated but never written or read): offsets beyond 32 bits.
+  int64_t base_bytes = 0;
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
 struct Problem {
   Case c;
   int hv = 0, G = 0, total_q = 0, num_blocks = 0, bt_stride = 0, elem = 2;
+  int base = 0;  // first block the table uses (Case::base_bytes)
   std::vector<int32_t> cu, used, bt, mm_off, mm_rng;
   std::vector<uint16_t> q;
   std::vector<float> k_src, v_src, k_scale, v_scale, slopes, sinks;
@@ -165,11 +169,18 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
     P.dmm_rng = upload(P.mm_rng);
   }
   const int ns = int(c.seqs.size());
+  P.stride_tok = int64_t(c.head) * P.elem;
+  P.stride_head = P.stride_tok * c.block;
+  P.stride_block = P.stride_head * c.hkv;
+  P.vstride_tok = c.mla ? 0 : int64_t(P.hv) * P.elem;
+  P.vstride_head = P.vstride_tok * c.block;
+  P.vstride_block = P.vstride_head * c.hkv;
+  P.base = c.base_bytes > 0 ? int(c.base_bytes / P.stride_block + 1) : 0;
   P.bt_stride = max_pages + 1;
-  P.num_blocks = ns * max_pages + 3;
+  P.num_blocks = P.base + ns * max_pages + 3;
   // Shuffled physical blocks; unused table entries point at garbage indices on purpose.
-  std::vector<int32_t> perm(P.num_blocks);
-  std::iota(perm.begin(), perm.end(), 0);
+  std::vector<int32_t> perm(P.num_blocks - P.base);
+  std::iota(perm.begin(), perm.end(), P.base);
   std::shuffle(perm.begin(), perm.end(), rng);
   P.bt.assign(size_t(ns) * P.bt_stride, 1 << 30);
   int next = 0;
@@ -197,15 +208,9 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
   P.q.resize(size_t(P.total_q) * c.hq * c.head);
   for (auto& x : P.q) x = act_bits(U(rng) * c.q_amp, c.dtype);
 
-  P.stride_tok = int64_t(c.head) * P.elem;
-  P.stride_head = P.stride_tok * c.block;
-  P.stride_block = P.stride_head * c.hkv;
-  P.vstride_tok = c.mla ? 0 : int64_t(P.hv) * P.elem;
-  P.vstride_head = P.vstride_tok * c.block;
-  P.vstride_block = P.vstride_head * c.hkv;
-  // Poison the whole cache with NaN; only written slots may be read.
-  const size_t kbytes = size_t(P.stride_block) * P.num_blocks;
-  const size_t vbytes = size_t(P.vstride_block) * P.num_blocks;
+  // Poison the cache with NaN from the first used block on; only written slots may be read.
+  const size_t kbytes = size_t(P.stride_block) * (P.num_blocks - P.base);
+  const size_t vbytes = size_t(P.vstride_block) * (P.num_blocks - P.base);
   std::vector<uint8_t> poison_k(kbytes), poison_v(vbytes);
   auto fill_nan = [&](std::vector<uint8_t>& b) {
     if (P.elem == 1) {
@@ -217,8 +222,15 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
   };
   fill_nan(poison_k);
   fill_nan(poison_v);
-  P.dk = upload(poison_k);
-  if (!c.mla) P.dv = upload(poison_v);
+  auto upload_top = [&](const std::vector<uint8_t>& top, int64_t block_bytes) {
+    DevBuf b(size_t(block_bytes) * P.num_blocks);
+    EXPECT_EQ(cudaMemcpy(b.as<uint8_t>() + block_bytes * P.base, top.data(), top.size(),
+                         cudaMemcpyHostToDevice),
+              cudaSuccess);
+    return b;
+  };
+  P.dk = upload_top(poison_k, P.stride_block);
+  if (!c.mla) P.dv = upload_top(poison_v, P.vstride_block);
   if (c.gran != ScaleGranularity::kNone) {
     const int n = c.gran == ScaleGranularity::kPerHead ? c.hkv : 1;
     for (int i = 0; i < n; ++i) {
@@ -276,8 +288,16 @@ void write_cache(Problem& P, AttentionBackend& be) {
   w.cache = P.view;
   be.write_kv(w, nullptr);
   ck(cudaDeviceSynchronize());
-  P.k_cache = download<uint8_t>(P.dk, P.dk.n);
-  if (!P.c.mla) P.v_cache = download<uint8_t>(P.dv, P.dv.n);
+  // From the first used block on (Problem::base): the reference's cache starts there.
+  auto download_top = [&](const DevBuf& b, int64_t block_bytes) {
+    std::vector<uint8_t> v(b.n - size_t(block_bytes) * P.base);
+    EXPECT_EQ(cudaMemcpy(v.data(), b.as<uint8_t>() + block_bytes * P.base, v.size(),
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return v;
+  };
+  P.k_cache = download_top(P.dk, P.stride_block);
+  if (!P.c.mla) P.v_cache = download_top(P.dv, P.vstride_block);
 }
 
 AttentionLayerParams layer_of(const Problem& P, bool device) {
@@ -328,6 +348,11 @@ Outputs reference(const Problem& P) {
   AttentionLayerParams L = layer_of(P, false);
   ref->plan(b, L);
   std::vector<uint8_t> k = P.k_cache, v = P.v_cache;
+  // The host copies start at block P.base: the table's used entries move down by it.
+  std::vector<int32_t> bt = P.bt;
+  for (int32_t& e : bt)
+    if (e >= P.base && e < P.num_blocks) e -= P.base;
+  b.block_table = bt.data();
   Outputs o;
   const int64_t ostride = int64_t(P.hv) + P.c.out_pad;
   o.out.assign(size_t(P.total_q) * P.c.hq * ostride, 0);
@@ -342,6 +367,7 @@ Outputs reference(const Problem& P) {
   a.out_stride_head = ostride;
   a.lse = o.lse.data();
   a.kv = P.view;
+  a.kv.num_blocks = P.num_blocks - P.base;
   a.kv.k = k.data();
   a.kv.v = P.c.mla ? nullptr : v.data();
   a.kv.k_scale = P.k_scale.empty() ? nullptr : P.k_scale.data();
@@ -2148,6 +2174,61 @@ TEST_F(CudaFlash, ZeroPagesZeroesOnlyListedPages) {
     bad = {-1};
     EXPECT_THROW(zeroer->zero_blocks(bad), InvalidArgument);
   }
+}
+
+// More pages than a grid row holds (65535) in one call, past the first 4 GiB of a tensor: every
+// listed page zeroed, the pages between them as they were.
+TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
+  const int64_t page = 16384, top = (int64_t(1) << 32) / page + 1, count = 70000;
+  const int64_t blocks = top + 2 * count + 1;
+  DevBuf t(size_t(blocks * page));
+  ck(cudaMemset(t.as<uint8_t>() + top * page, 0x5a, size_t((blocks - top) * page)));
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < count; ++i) ids.push_back(int32_t(top + 2 * i));  // every other page
+  auto zeroer = make_cuda_page_zeroer({t.p}, page, int(blocks));
+  zeroer->zero_blocks(ids);
+  ck(cudaDeviceSynchronize());
+  std::vector<uint8_t> h(static_cast<size_t>(page));
+  for (int64_t i : {int64_t(0), int64_t(1), int64_t(2), int64_t(65534), int64_t(65535),
+                    int64_t(65536), 2 * count - 1, 2 * count}) {
+    ck(cudaMemcpy(h.data(), t.as<uint8_t>() + (top + i) * page, size_t(page),
+                  cudaMemcpyDeviceToHost));
+    const uint8_t want = i % 2 == 0 && i < 2 * count ? 0 : 0x5a;
+    int64_t wrong = 0;
+    for (uint8_t x : h) wrong += x != want;
+    EXPECT_EQ(wrong, 0) << "page top + " << i;
+  }
+}
+
+// Used blocks past the first 4 GiB of the cache (reliability catalogue: offsets computed in 32
+// bits wrap there): K element offsets above 2^31 and byte offsets above 2^32, written by
+// write_kv and read by each form (decode with splits, prefill, fp8 decode, the MLA forms).
+TEST_F(CudaFlash, BlocksPastFourGiB) {
+  const int64_t far = int64_t(1) << 32;
+  run_case(Case{.name = "bf16 decode and prefill past 4 GiB",
+                .hq = 32,
+                .hkv = 8,
+                .seqs = {{1, 3000}, {1, 54}, {7, 300}, {1, 1013}},
+                .base_bytes = far},
+           61);
+  run_case(Case{.name = "fp8 e4m3 per head past 4 GiB",
+                .kv = KvCacheDType::kFp8E4M3,
+                .gran = ScaleGranularity::kPerHead,
+                .hq = 32,
+                .hkv = 4,
+                .seqs = {{1, 2000}, {5, 97}},
+                .base_bytes = far},
+           62);
+  run_case(Case{.name = "MLA latent past 4 GiB",
+                .head = 576,
+                .head_v = 512,
+                .hq = 16,
+                .hkv = 1,
+                .block = 64,
+                .seqs = {{1, 700}, {2, 65}},
+                .mla = true,
+                .base_bytes = far},
+           63);
 }
 
 TEST_F(CudaFlash, UnbuiltHeadSizeIsUnsupported) {

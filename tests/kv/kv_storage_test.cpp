@@ -2,9 +2,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
+
+#include <sys/mman.h>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -268,6 +271,81 @@ TEST(KvStorage, HostAllocatorGivesLargeCachesHugePages) {
   }
   EXPECT_THROW(a.allocate(bytes, 4096), InvalidArgument);  // beyond the allocator's alignment
   a.deallocate(p, bytes);
+}
+
+// Hands out fresh anonymous mappings, whose pages are zero until written and cost nothing until
+// touched: a storage of several GiB of which a test uses a few blocks at the top.
+class LazyAllocator final : public KvAllocator {
+ public:
+  void* allocate(size_t bytes, size_t alignment) override {
+    if (alignment > 4096) throw InvalidArgument("LazyAllocator: page alignment at most");
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw OutOfMemory("LazyAllocator: mmap failed");
+    return p;
+  }
+  void deallocate(void* p, size_t bytes) override { munmap(p, bytes); }
+  void fill_zero(void*, size_t) override {}  // only called on fresh (zero) allocations here
+  void copy_from_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+};
+
+// Blocks past the first 4 GiB of a tensor (reliability catalogue: offsets computed in 32 bits
+// wrap there): the CPU KV write, the read back and the block zeroer address them, bf16 and fp8
+// with per-head scales, and leave the neighbouring blocks as they were.
+TEST(KvStorage, BlocksPastFourGiB) {
+  ModelSpec m;
+  m.name = "big";
+  m.max_position_embeddings = 1 << 16;
+  m.attention_layers = {attn_layer(0, 4, 2, 128),
+                        attn_layer(1, 4, 2, 128, KvCacheDType::kFp8E4M3, DType::kFloat32)};
+  m.attention_layers[1].kv_scale_granularity = ScaleGranularity::kPerHead;
+  KvPlanOptions o;
+  o.block_size = 16;
+  const KvPlan plan = plan_kv_cache(m, {}, o);
+  const int64_t top = (int64_t(1) << 32) / plan.page_bytes + 8;  // first block past 4 GiB
+  LazyAllocator lazy;
+  KvCacheStorage s(plan, top + 4, lazy);
+  ASSERT_GT(int64_t(s.tensor_bytes()), int64_t(1) << 32);
+  s.set_scales(1, std::vector<float>{0.5f, 0.25f}, std::vector<float>{2.f, 4.f});
+  const std::vector<int32_t> ids = {int32_t(top), int32_t(top + 2)};
+  for (int j = 0; j < s.num_tensors(); ++j)  // stale bytes in the blocks around them
+    std::memset(static_cast<uint8_t*>(s.tensor(j)) + (top - 1) * plan.page_bytes, 0xff,
+                size_t(5 * plan.page_bytes));
+  for (int layer = 0; layer < 2; ++layer) {
+    const KvCacheView v = s.view(layer);
+    std::vector<int64_t> slots;
+    for (int32_t b : ids)
+      for (int i = 0; i < 16; i += 5) slots.push_back(int64_t(b) * v.block_size + i);
+    std::vector<float> k(slots.size() * 2 * 128), val(k.size());
+    for (size_t i = 0; i < k.size(); ++i) k[i] = float(i % 13) - 6.f, val[i] = float(i % 7) - 3.f;
+    write_kv_cpu(args_for(v, k, val, slots));
+    std::vector<float> got(128);
+    for (size_t t = 0; t < slots.size(); ++t)
+      for (int h = 0; h < 2; ++h)
+        for (const bool value : {false, true}) {
+          read_kv_cpu(v, slots[t], h, value, got.data());
+          const float* want = (value ? val : k).data() + (t * 2 + size_t(h)) * 128;
+          for (int e = 0; e < 128; ++e)
+            ASSERT_EQ(got[size_t(e)], want[e]) << layer << " slot " << slots[t] << " head " << h;
+        }
+  }
+  HostBlockZeroer zeroer(s);
+  zeroer.zero_blocks(ids);
+  for (int j = 0; j < s.num_tensors(); ++j) {
+    const auto* base = static_cast<const uint8_t*>(s.tensor(j));
+    for (int64_t b = top - 1; b < top + 4; ++b) {
+      const bool zeroed = b == top || b == top + 2;
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < plan.page_bytes; ++i)
+        wrong += base[b * plan.page_bytes + i] != (zeroed ? 0 : 0xff);
+      EXPECT_EQ(wrong, 0) << "tensor " << j << " block " << b;
+    }
+  }
 }
 
 TEST(KvStorage, MlaLatentSingleTensorAndNvfp4BlockScales) {

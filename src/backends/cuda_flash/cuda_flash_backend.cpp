@@ -760,10 +760,6 @@ class CudaPageZeroer final : public BlockZeroer {
   void zero_blocks(std::span<const int32_t> block_ids) override {
     if (block_ids.empty()) return;
     check_block_ids(block_ids, num_blocks_);
-    if (block_ids.size() > 65535)
-      throw InvalidArgument(
-          fmt::format("zero_blocks: at most 65535 blocks per call (one grid row each), got {}",
-                      block_ids.size()));
     if (block_ids.size() > capacity_) {
       if (ids_) check_cuda(cudaFree(ids_), "cudaFree");
       ids_ = nullptr;
