@@ -46,6 +46,9 @@ struct Case {
   // The first used K block starts past this many bytes of the cache (the blocks below are mapped
   // but never touched): element and byte offsets beyond 32 bits.
   int64_t base_bytes = 0;
+  // Query and output token strides that put the last token past 2^31 elements (views into larger
+  // buffers, lazily mapped: only the tokens' rows are touched).
+  bool far_tokens = false;
 };
 
 // A cache tensor filled with `fill` from byte fill_from on: a vector, or where fill_from > 0 an
@@ -100,7 +103,8 @@ float load_act(const void* p, DType dt, int64_t i) {
 struct Result {
   double max_err = 0, max_lse_err = 0;
   bool finite = true;
-  std::vector<uint8_t> out;  // the output as written
+  bool wrote_outside = false;  // far_tokens: a byte past an output row changed
+  std::vector<uint8_t> out;    // the output as written
 };
 
 // oracle: run CPU_REFERENCE instead of CPU_FLASH (isa, threads and bf16_dots then unused).
@@ -209,6 +213,23 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
   a.out = out.data();
   a.out_stride_token = int64_t(c.hq) * c.dv;
   a.out_stride_head = c.dv;
+  // far_tokens: the same rows at a token stride of ~2^31 / (tokens - 1) elements.
+  const int64_t far_stride =
+      c.far_tokens ? ((int64_t(1) << 31) / std::max(1, total_q - 1) / 64 + 1) * 64 : 0;
+  const size_t q_row = size_t(c.hq) * c.d * esz, o_row = size_t(c.hq) * c.dv * esz;
+  std::optional<CacheBuffer> far_q, far_out;
+  if (c.far_tokens) {
+    const size_t bytes = size_t(far_stride) * esz * total_q;
+    far_q.emplace(bytes, 0, bytes);  // zero, untouched until the rows are copied in
+    far_out.emplace(bytes, 0, bytes);
+    for (int t = 0; t < total_q; ++t) {
+      std::memcpy(far_q->data() + size_t(t) * far_stride * esz, q.data() + t * q_row, q_row);
+      std::memset(far_out->data() + size_t(t) * far_stride * esz, 0xff, o_row);
+    }
+    a.q = far_q->data();
+    a.out = far_out->data();
+    a.q_stride_token = a.out_stride_token = far_stride;
+  }
   a.lse = lse.data();
   a.kv = kv;
   a.batch.num_seqs = ns;
@@ -243,6 +264,12 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
   std::vector<uint8_t> ws(be->workspace_bytes() + 64);
   a.workspace = ws.data();
   be->run(a);
+  bool wrote_outside = false;
+  for (int t = 0; c.far_tokens && t < total_q; ++t) {
+    const uint8_t* row = far_out->data() + size_t(t) * far_stride * esz;
+    std::memcpy(out.data() + t * o_row, row, o_row);
+    for (size_t i = 0; i < 64; ++i) wrote_outside |= row[o_row + i] != 0;
+  }
 
   // fp64 reference over the dequantized cache (read_kv_cpu).
   Result res;
@@ -303,6 +330,7 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
         }
       }
   }
+  res.wrote_outside = wrote_outside;
   res.out = std::move(out);
   return res;
 }
@@ -433,8 +461,9 @@ TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
 }
 
 // Used blocks past the first 4 GiB of the cache (reliability catalogue: offsets computed in 32
-// bits wrap there): K element offsets above 2^31 and byte offsets above 2^32. The same blocks at
-// the cache's start give the same output bit for bit, on CPU_REFERENCE and on every CPU_FLASH
+// bits wrap there): K element offsets above 2^31 and byte offsets above 2^32, and query / output
+// tokens as far apart (strided views). The same blocks and rows at the start give the same
+// output bit for bit, on CPU_REFERENCE and on every CPU_FLASH
 // variant (the cache write, both products on each form: few rows, AMX tiles, packed, staged fp8).
 TEST(CpuFlash, BlocksPastFourGiB) {
   std::vector<Case> v;
@@ -458,11 +487,13 @@ TEST(CpuFlash, BlocksPastFourGiB) {
     c.cache_offset = 0;
     Case far = c;
     far.base_bytes = int64_t(1) << 32;
+    far.far_tokens = true;
     {
       SCOPED_TRACE(std::string("CPU_REFERENCE ") + c.name);
       const Result a = run_case(c, Isa::kScalar, 1, {}, true);
       const Result b = run_case(far, Isa::kScalar, 1, {}, true);
       EXPECT_TRUE(b.finite);
+      EXPECT_FALSE(b.wrote_outside);
       EXPECT_TRUE(a.out == b.out) << "the output differs from the same blocks at the start";
       EXPECT_LE(b.max_err, tolerance(c, Isa::kScalar));
     }
@@ -471,6 +502,7 @@ TEST(CpuFlash, BlocksPastFourGiB) {
       const Result a = run_case(c, isa, 2);
       const Result b = run_case(far, isa, 2);
       EXPECT_TRUE(b.finite);
+      EXPECT_FALSE(b.wrote_outside);
       EXPECT_TRUE(a.out == b.out) << "the output differs from the same blocks at the start";
       EXPECT_LE(b.max_err, tolerance(c, isa));
     }

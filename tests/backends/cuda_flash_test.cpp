@@ -125,6 +125,9 @@ struct Case {
   // The first used K block starts past this many bytes of the cache (the blocks below are
   // allocated but never written or read): offsets beyond 32 bits.
   int64_t base_bytes = 0;
+  // Query and output token strides that put the last token past 2^31 elements (views into
+  // larger buffers; only the tokens' rows are written).
+  bool far_tokens = false;
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -379,8 +382,13 @@ Outputs reference(const Problem& P) {
   return o;
 }
 
+// The device's query and output token stride (elements) of a far_tokens case, else 0.
+int64_t far_token_stride(const Problem& P) {
+  return P.c.far_tokens ? ((int64_t(1) << 31) / std::max(1, P.total_q - 1) / 64 + 1) * 64 : 0;
+}
+
 struct DeviceRun {
-  DevBuf out, lse, ws;
+  DevBuf out, lse, ws, far_q;
   AttentionArgs args;
   void poison_out() {  // NaN in fp16 and bf16: a replay must write every output element again
     std::vector<uint16_t> nan(out.n / 2, 0x7fff);
@@ -417,17 +425,29 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
   const int64_t ostride = int64_t(P.hv) + P.c.out_pad;
   const size_t n_out = size_t(P.total_q) * P.c.hq * ostride;
   std::vector<uint16_t> poison(n_out, 0x7fff);  // NaN in fp16 and bf16
-  r.out = upload(poison);
+  const int64_t far = far_token_stride(P);
+  const size_t o_row = size_t(P.c.hq) * ostride * 2, q_row = size_t(P.c.hq) * P.c.head * 2;
+  if (far) {  // rows at a stride of `far` elements; zero between them
+    r.out = DevBuf(size_t(far) * 2 * P.total_q);
+    ck(cudaMemset(r.out.p, 0, r.out.n));
+    ck(cudaMemcpy2D(r.out.p, size_t(far) * 2, poison.data(), o_row, o_row, size_t(P.total_q),
+                    cudaMemcpyHostToDevice));
+    r.far_q = DevBuf(size_t(far) * 2 * P.total_q);
+    ck(cudaMemcpy2D(r.far_q.p, size_t(far) * 2, P.q.data(), q_row, q_row, size_t(P.total_q),
+                    cudaMemcpyHostToDevice));
+  } else {
+    r.out = upload(poison);
+  }
   std::vector<float> lpoison(size_t(P.total_q) * P.c.hq, std::nanf(""));
   r.lse = upload(lpoison);
   be.plan(host_batch(P), layer_of(P, true));
   r.ws = DevBuf(be.workspace_bytes());
   AttentionArgs& a = r.args;
-  a.q = P.dq.p;
-  a.q_stride_token = int64_t(P.c.hq) * P.c.head;
+  a.q = far ? r.far_q.p : P.dq.p;
+  a.q_stride_token = far ? far : int64_t(P.c.hq) * P.c.head;
   a.q_stride_head = P.c.head;
   a.out = r.out.p;
-  a.out_stride_token = int64_t(P.c.hq) * ostride;
+  a.out_stride_token = far ? far : int64_t(P.c.hq) * ostride;
   a.out_stride_head = ostride;
   a.lse = r.lse.as<float>();
   a.kv = P.view;
@@ -448,10 +468,24 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
 void compare(const Problem& P, const Outputs& ref, const DevBuf& dout, const DevBuf& dlse,
              const std::string& what) {
   const int64_t ostride = int64_t(P.hv) + P.c.out_pad;
-  auto out = download<uint16_t>(dout, ref.out.size());
+  std::vector<uint16_t> out;
+  int bad = 0;
+  if (const int64_t far = far_token_stride(P)) {  // each token's row and the 32 elements after it
+    const size_t row = size_t(P.c.hq) * ostride;
+    std::vector<uint16_t> rows(P.total_q * (row + 32));
+    ck(cudaMemcpy2D(rows.data(), (row + 32) * 2, dout.p, size_t(far) * 2, (row + 32) * 2,
+                    size_t(P.total_q), cudaMemcpyDeviceToHost));
+    for (int t = 0; t < P.total_q; ++t) {
+      out.insert(out.end(), rows.begin() + t * (row + 32), rows.begin() + t * (row + 32) + row);
+      for (size_t i = 0; i < 32; ++i)
+        if (rows[t * (row + 32) + row + i] != 0 && bad++ < 5)
+          ADD_FAILURE() << what << ": written past token " << t << "'s output row";
+    }
+  } else {
+    out = download<uint16_t>(dout, ref.out.size());
+  }
   auto lse = download<float>(dlse, ref.lse.size());
   double num = 0, den = 0, lse_err = 0;
-  int bad = 0;
   for (int t = 0; t < P.total_q; ++t)
     for (int h = 0; h < P.c.hq; ++h) {
       const size_t row = (size_t(t) * P.c.hq + h) * ostride;
@@ -2202,14 +2236,16 @@ TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
 
 // Used blocks past the first 4 GiB of the cache (reliability catalogue: offsets computed in 32
 // bits wrap there): K element offsets above 2^31 and byte offsets above 2^32, written by
-// write_kv and read by each form (decode with splits, prefill, fp8 decode, the MLA forms).
+// write_kv and read by each form (decode with splits, prefill, fp8 decode, the MLA forms); and
+// query / output tokens as far apart (strided views), nothing written between the rows.
 TEST_F(CudaFlash, BlocksPastFourGiB) {
   const int64_t far = int64_t(1) << 32;
   run_case(Case{.name = "bf16 decode and prefill past 4 GiB",
                 .hq = 32,
                 .hkv = 8,
                 .seqs = {{1, 3000}, {1, 54}, {7, 300}, {1, 1013}},
-                .base_bytes = far},
+                .base_bytes = far,
+                .far_tokens = true},
            61);
   run_case(Case{.name = "fp8 e4m3 per head past 4 GiB",
                 .kv = KvCacheDType::kFp8E4M3,
@@ -2217,7 +2253,8 @@ TEST_F(CudaFlash, BlocksPastFourGiB) {
                 .hq = 32,
                 .hkv = 4,
                 .seqs = {{1, 2000}, {5, 97}},
-                .base_bytes = far},
+                .base_bytes = far,
+                .far_tokens = true},
            62);
   run_case(Case{.name = "MLA latent past 4 GiB",
                 .head = 576,
@@ -2227,7 +2264,8 @@ TEST_F(CudaFlash, BlocksPastFourGiB) {
                 .block = 64,
                 .seqs = {{1, 700}, {2, 65}},
                 .mla = true,
-                .base_bytes = far},
+                .base_bytes = far,
+                .far_tokens = true},
            63);
 }
 
