@@ -462,9 +462,9 @@ TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
 
 // Used blocks past the first 4 GiB of the cache (reliability catalogue: offsets computed in 32
 // bits wrap there): K element offsets above 2^31 and byte offsets above 2^32, and query / output
-// tokens as far apart (strided views). The same blocks and rows at the start give the same
-// output bit for bit, on CPU_REFERENCE and on every CPU_FLASH
-// variant (the cache write, both products on each form: few rows, AMX tiles, packed, staged fp8).
+// tokens as far apart (strided views). The same blocks and rows at the start give the same output
+// bit for bit, on CPU_REFERENCE and on every CPU_FLASH variant (the cache write, both products on
+// each form: few rows, AMX tiles, packed, staged fp8), and nothing between the rows is written.
 TEST(CpuFlash, BlocksPastFourGiB) {
   std::vector<Case> v;
   Case gqa{"bf16_gqa_prefill_decode_split"};

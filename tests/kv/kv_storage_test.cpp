@@ -278,7 +278,7 @@ TEST(KvStorage, HostAllocatorGivesLargeCachesHugePages) {
 class LazyAllocator final : public KvAllocator {
  public:
   void* allocate(size_t bytes, size_t alignment) override {
-    if (alignment > 4096) throw InvalidArgument("LazyAllocator: page alignment at most");
+    if (alignment > 4096) throw InvalidArgument("LazyAllocator aligns to 4096 bytes at most");
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw OutOfMemory("LazyAllocator: mmap failed");
