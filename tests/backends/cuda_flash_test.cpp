@@ -2212,7 +2212,17 @@ TEST_F(CudaFlash, ZeroPagesZeroesOnlyListedPages) {
 
 // More pages than a grid row holds (65535) in one call, past the first 4 GiB of a tensor: every
 // listed page zeroed, the pages between them as they were.
+// Skips unless the device has `gib` GiB free (the tests below allocate caches past 4 GiB).
+#define ATTNKIT_SKIP_WITHOUT_FREE_GIB(gib)                                                       \
+  do {                                                                                           \
+    size_t free_b = 0, total_b = 0;                                                              \
+    ck(cudaMemGetInfo(&free_b, &total_b));                                                       \
+    if (free_b < (size_t(gib) << 30))                                                            \
+      GTEST_SKIP() << "needs " << (gib) << " GiB of device memory free, has " << (free_b >> 30); \
+  } while (0)
+
 TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
+  ATTNKIT_SKIP_WITHOUT_FREE_GIB(8);
   const int64_t page = 16384, top = (int64_t(1) << 32) / page + 1, count = 70000;
   const int64_t blocks = top + 2 * count + 1;
   DevBuf t(size_t(blocks * page));
@@ -2239,6 +2249,7 @@ TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
 // write_kv and read by each form (decode with splits, prefill, fp8 decode, the MLA forms); and
 // query / output tokens as far apart (strided views), nothing written between the rows.
 TEST_F(CudaFlash, BlocksPastFourGiB) {
+  ATTNKIT_SKIP_WITHOUT_FREE_GIB(24);  // K, V, Q and O views of 4-5 GiB each
   const int64_t far = int64_t(1) << 32;
   run_case(Case{.name = "bf16 decode and prefill past 4 GiB",
                 .hq = 32,
