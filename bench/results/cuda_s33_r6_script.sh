@@ -1,0 +1,7 @@
+#!/bin/bash
+# s33 device run 6: the final test binary's large-offset tests (with their free-memory guards) on
+# the H200.
+cd "$(dirname "$0")/../.." && rm -rf /tmp/z && mkdir -p /tmp/z
+tar xJf .devbin/s33/bin6.txz -C /tmp/z
+export LD_LIBRARY_PATH=/tmp/z/lib
+timeout 120 /tmp/z/attnkit_test_backends --gtest_filter='*PastFourGiB*:CudaFlash.ZeroPages*' 2>&1 | tee $OUT/new_tests.txt | grep -E '^\[       OK|^\[  FAILED|^\[  PASSED|^\[  SKIPPED'
