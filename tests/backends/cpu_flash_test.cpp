@@ -14,8 +14,7 @@
 #include <random>
 #include <vector>
 
-#include <sys/mman.h>
-
+#include "../far_offsets.hpp"
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
 #include "attnkit/log.hpp"
@@ -51,9 +50,9 @@ struct Case {
   bool far_tokens = false;
 };
 
-// A cache tensor filled with `fill` from byte fill_from on: a vector, or where fill_from > 0 an
-// anonymous mapping whose pages below it are never touched (a cache of several GiB of which a
-// test writes a few blocks at the top).
+// A cache tensor filled with `fill` from byte fill_from on: a vector, or where fill_from > 0 a
+// lazy mapping whose pages below it are never touched (a cache of several GiB of which a test
+// writes a few blocks at the top).
 class CacheBuffer {
  public:
   CacheBuffer(size_t bytes, uint8_t fill, size_t fill_from) : bytes_(bytes) {
@@ -62,14 +61,12 @@ class CacheBuffer {
       data_ = vec_.data();
       return;
     }
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    data_ = static_cast<uint8_t*>(p);
+    data_ = static_cast<uint8_t*>(far_offsets::map_lazily(bytes));
+    if (!data_) throw std::bad_alloc();
     std::memset(data_ + fill_from, fill, bytes - fill_from);
   }
   ~CacheBuffer() {
-    if (vec_.empty() && data_) munmap(data_, bytes_);
+    if (vec_.empty() && data_) far_offsets::unmap_lazily(data_, bytes_);
   }
   CacheBuffer(const CacheBuffer&) = delete;
   CacheBuffer& operator=(const CacheBuffer&) = delete;
@@ -213,9 +210,8 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
   a.out = out.data();
   a.out_stride_token = int64_t(c.hq) * c.dv;
   a.out_stride_head = c.dv;
-  // far_tokens: the same rows at a token stride of ~2^31 / (tokens - 1) elements.
-  const int64_t far_stride =
-      c.far_tokens ? ((int64_t(1) << 31) / std::max(1, total_q - 1) / 64 + 1) * 64 : 0;
+  // far_tokens: the same rows at a token stride that puts the last past 2^31 elements.
+  const int64_t far_stride = c.far_tokens ? far_offsets::token_stride(total_q) : 0;
   const size_t q_row = size_t(c.hq) * c.d * esz, o_row = size_t(c.hq) * c.dv * esz;
   std::optional<CacheBuffer> far_q, far_out;
   if (c.far_tokens) {
@@ -468,12 +464,9 @@ TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
 TEST(CpuFlash, BlocksPastFourGiB) {
   // Lazily mapped buffers of ~5 GiB each; a host that refuses such mappings (strict overcommit)
   // cannot run the test.
-  if (void* p = mmap(nullptr, size_t(5) << 30, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      p == MAP_FAILED)
-    GTEST_SKIP() << "cannot map 5 GiB lazily on this host";
-  else
-    munmap(p, size_t(5) << 30);
+  void* probe = far_offsets::map_lazily(size_t(5) << 30);
+  if (!probe) GTEST_SKIP() << "cannot map 5 GiB lazily on this host";
+  far_offsets::unmap_lazily(probe, size_t(5) << 30);
   std::vector<Case> v;
   Case gqa{"bf16_gqa_prefill_decode_split"};
   gqa.hq = 32, gqa.hkv = 2, gqa.d = gqa.dv = 128, gqa.sinks = true;
@@ -501,7 +494,7 @@ TEST(CpuFlash, BlocksPastFourGiB) {
   for (Case& c : v) {
     c.cache_offset = 0;
     Case far = c;
-    far.base_bytes = int64_t(1) << 32;
+    far.base_bytes = far_offsets::kBaseBytes;
     far.far_tokens = true;
     {
       SCOPED_TRACE(std::string("CPU_REFERENCE ") + c.name);

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "../far_offsets.hpp"
 #include "attnkit/error.hpp"
 #include "attnkit/numeric.hpp"
 #include "backends/cpu_reference/cpu_reference_backend.hpp"
@@ -384,7 +385,7 @@ Outputs reference(const Problem& P) {
 
 // The device's query and output token stride (elements) of a far_tokens case, else 0.
 int64_t far_token_stride(const Problem& P) {
-  return P.c.far_tokens ? ((int64_t(1) << 31) / std::max(1, P.total_q - 1) / 64 + 1) * 64 : 0;
+  return P.c.far_tokens ? far_offsets::token_stride(P.total_q) : 0;
 }
 
 struct DeviceRun {
@@ -2223,7 +2224,7 @@ TEST_F(CudaFlash, ZeroPagesZeroesOnlyListedPages) {
 
 TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
   ATTNKIT_SKIP_WITHOUT_FREE_GIB(8);
-  const int64_t page = 16384, top = (int64_t(1) << 32) / page + 1, count = 70000;
+  const int64_t page = 16384, top = far_offsets::kBaseBytes / page + 1, count = 70000;
   const int64_t blocks = top + 2 * count + 1;
   DevBuf t(size_t(blocks * page));
   ck(cudaMemset(t.as<uint8_t>() + top * page, 0x5a, size_t((blocks - top) * page)));
@@ -2250,7 +2251,7 @@ TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
 // query / output tokens as far apart (strided views), nothing written between the rows.
 TEST_F(CudaFlash, BlocksPastFourGiB) {
   ATTNKIT_SKIP_WITHOUT_FREE_GIB(24);  // K, V, Q and O views of 4-5 GiB each
-  const int64_t far = int64_t(1) << 32;
+  const int64_t far = far_offsets::kBaseBytes;
   run_case(Case{.name = "bf16 decode and prefill past 4 GiB",
                 .hq = 32,
                 .hkv = 8,

@@ -7,12 +7,11 @@
 #include <random>
 #include <string>
 
-#include <sys/mman.h>
-
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../far_offsets.hpp"
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
 #include "attnkit/numeric.hpp"
@@ -279,12 +278,11 @@ class LazyAllocator final : public KvAllocator {
  public:
   void* allocate(size_t bytes, size_t alignment) override {
     if (alignment > 4096) throw InvalidArgument("LazyAllocator aligns to 4096 bytes at most");
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw OutOfMemory("LazyAllocator: mmap failed");
+    void* p = far_offsets::map_lazily(bytes);
+    if (!p) throw OutOfMemory("LazyAllocator: mmap failed");
     return p;
   }
-  void deallocate(void* p, size_t bytes) override { munmap(p, bytes); }
+  void deallocate(void* p, size_t bytes) override { far_offsets::unmap_lazily(p, bytes); }
   void fill_zero(void*, size_t) override {}  // only called on fresh (zero) allocations here
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
@@ -307,10 +305,10 @@ TEST(KvStorage, BlocksPastFourGiB) {
   KvPlanOptions o;
   o.block_size = 16;
   const KvPlan plan = plan_kv_cache(m, {}, o);
-  const int64_t top = (int64_t(1) << 32) / plan.page_bytes + 8;  // first block past 4 GiB
+  const int64_t top = far_offsets::kBaseBytes / plan.page_bytes + 8;  // first block past 4 GiB
   LazyAllocator lazy;
   KvCacheStorage s(plan, top + 4, lazy);
-  ASSERT_GT(int64_t(s.tensor_bytes()), int64_t(1) << 32);
+  ASSERT_GT(int64_t(s.tensor_bytes()), far_offsets::kBaseBytes);
   s.set_scales(1, std::vector<float>{0.5f, 0.25f}, std::vector<float>{2.f, 4.f});
   const std::vector<int32_t> ids = {int32_t(top), int32_t(top + 2)};
   for (int j = 0; j < s.num_tensors(); ++j)  // stale bytes in the blocks around them

@@ -159,14 +159,16 @@ struct PathBf16 {
         }
     }
   };
+  // Set once at start-up (as kFp8Bits), shared by the staging below and Fp8Quad.
+  static inline const Fp8ByteTable kFp8Bytes{};
   __attribute__((target("avx512vbmi"))) static void stage_rows_vbmi(KvCacheDType dt,
                                                                     const CacheRows& rows, int n0,
                                                                     int nt, int ntp, int d,
                                                                     uint16_t* dst) {
-    static const Fp8ByteTable tables;
+    const Fp8ByteTable& t = kFp8Bytes;
     const int f = dt == KvCacheDType::kFp8E5M2 ? 1 : 0;
-    const __m512i h0 = _mm512_load_si512(tables.hi[f]), h1 = _mm512_load_si512(tables.hi[f] + 64);
-    const __m512i l0 = _mm512_load_si512(tables.lo[f]), l1 = _mm512_load_si512(tables.lo[f] + 64);
+    const __m512i h0 = _mm512_load_si512(t.hi[f]), h1 = _mm512_load_si512(t.hi[f] + 64);
+    const __m512i l0 = _mm512_load_si512(t.lo[f]), l1 = _mm512_load_si512(t.lo[f] + 64);
     const __m512i order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
     zero_staged_tail(dst, nt, ntp, d);
     for (int n = 0; n < nt; ++n) {
@@ -240,11 +242,10 @@ struct PathBf16 {
 #ifdef __AVX512VBMI__
   static constexpr bool kFp8Quad = true;
   // fp8 rows 64 codes a step (AVX512_VBMI): the high and low bytes of each code's bf16 bits by two
-  // byte-table permutes (stage_rows_vbmi's tables), the sign merged into the high bytes, the
+  // byte-table permutes (kFp8Bytes), the sign merged into the high bytes, the
   // halves interleaved into words by two unpacks, each split as EvenOdd splits: 9 instructions
   // per 64 codes where Fp8EvenOdd takes 18 (its word permutes several micro-ops each), all on the
   // two ports the FMAs use. The four vectors hold a 64-dim step's dims in quad_dim order.
-  static inline const Fp8ByteTable kFp8Bytes{};
   template <bool kE5m2>
   struct Fp8Quad {
     using E = uint8_t;
