@@ -1,5 +1,5 @@
 #!/bin/bash
-# s33 device run 6: the final test binary's large-offset tests (with their free-memory guards) on
+# s33 device runs 6 and 7 (cf48dae, then 327d9c1 after the review): the test binary's large-offset tests on
 # the H200.
 cd "$(dirname "$0")/../.." && rm -rf /tmp/z && mkdir -p /tmp/z
 tar xJf .devbin/s33/bin6.txz -C /tmp/z
