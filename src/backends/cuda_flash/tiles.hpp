@@ -183,7 +183,8 @@ constexpr int pair_exchange_bytes(int bn) { return 2 * (32 * (bn + 8) * 2 + 2 * 
 
 // The fp8 decode form asks for at least this much shared memory: at most two CTAs per SM (227
 // KiB on SM90). Its swizzled tiles need 68 KB and 167 registers, which fit three: 64x4k 32/8 then
-// ran 17-20% slower (512 CTAs in 1.3 waves), 256x2k 1-5% faster (v2n r7).
+// ran 17-20% slower (512 CTAs in 1.3 waves), 256x2k 1-5% faster (v2n r7); per layer in the layer
+// loop 1x32k 32/4 9-12% and 64x4k 15-29% slower, 256x2k 1-4% faster (s34 r2).
 inline constexpr int kFp8DecodeMinSmem = 80 * 1024;
 
 constexpr int flash_smem_bytes(int head_qk, int head_v, bool fp8, bool split_keys = false,
