@@ -137,9 +137,21 @@ def encoder(args, flush):
         del q, k, v
 
 
+def decode_grid(text):
+    """'1x32768,16x8192' -> ((1, 32768), (16, 8192)), as `attnkit bench --decode-grid` reads it."""
+    grid = []
+    for item in text.split(","):
+        b, _, ctx = item.partition("x")
+        if not (b.isdigit() and ctx.isdigit() and int(b) > 0 and int(ctx) > 0):
+            raise argparse.ArgumentTypeError(
+                f"decode grid entries are BATCHxCONTEXT with positive integers (got '{item}')")
+        grid.append((int(b), int(ctx)))
+    return tuple(grid)
+
+
 def decode(args, flush):
-    grid = ((1, 32768), (64, 4096)) if args.quick else ((1, 32768), (16, 8192), (64, 4096),
-                                                        (256, 2048))
+    grid = args.decode_grid or (((1, 32768), (64, 4096)) if args.quick else
+                                ((1, 32768), (16, 8192), (64, 4096), (256, 2048)))
     for hkv in (8, 4):
         for b, ctx in grid:
             hq, d = 32, args.decode_head
@@ -176,6 +188,9 @@ def main():
     p.add_argument("--quick", action="store_true")
     p.add_argument("--suite", choices=("all", "prefill", "decode", "encoder"), default="all")
     p.add_argument("--decode-head", type=int, default=128, help="head size of the decode rows")
+    p.add_argument("--decode-grid", type=decode_grid, default=None,
+                   help="decode shapes as batch x context, e.g. 1x256,1x32768 (default: the "
+                        "benchmark grid)")
     args = p.parse_args()
     flush = torch.empty(64 << 20, device="cuda")  # 256 MiB
     suites = [[ceilings(flush)]]
