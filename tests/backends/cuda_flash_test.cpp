@@ -2211,8 +2211,6 @@ TEST_F(CudaFlash, ZeroPagesZeroesOnlyListedPages) {
   }
 }
 
-// More pages than a grid row holds (65535) in one call, past the first 4 GiB of a tensor: every
-// listed page zeroed, the pages between them as they were.
 // Skips unless the device has `gib` GiB free (the tests below allocate caches past 4 GiB).
 #define ATTNKIT_SKIP_WITHOUT_FREE_GIB(gib)                                                       \
   do {                                                                                           \
@@ -2222,6 +2220,8 @@ TEST_F(CudaFlash, ZeroPagesZeroesOnlyListedPages) {
       GTEST_SKIP() << "needs " << (gib) << " GiB of device memory free, has " << (free_b >> 30); \
   } while (0)
 
+// More pages than a grid row holds (65535) in one call, past the first 4 GiB of a tensor: every
+// listed page zeroed, the pages between them as they were.
 TEST_F(CudaFlash, ZeroPagesPastFourGiBManyAtOnce) {
   ATTNKIT_SKIP_WITHOUT_FREE_GIB(8);
   const int64_t page = 16384, top = far_offsets::kBaseBytes / page + 1, count = 70000;
