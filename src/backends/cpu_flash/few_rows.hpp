@@ -16,33 +16,54 @@ inline void with_rows(int n, Fn&& fn) {
   fn(std::integral_constant<int, N>{});
 }
 
+// How a loader's vectors meet Q's: fp32 FMAs over Q rows as fp32 (FmaMac, every loader here), or
+// the loader's own `Mac` (PathBf16's dot loaders: vdpbf16ps over Q rows as bf16 words).
+template <class Load>
+struct FmaMac {
+  using QE = float;
+  using X = typename Simd::F;
+  static constexpr int kDims = Load::kVecs * Simd::W;  // dims per loader step
+  static X q(const float* p, int i) { return Simd::load(p + i * Simd::W); }
+  static typename Simd::F mac(typename Simd::F acc, X x, X q) { return Simd::fma(x, q, acc); }
+};
+template <class Load>
+struct MacOfT {
+  using type = FmaMac<Load>;
+};
+template <class Load>
+requires requires { typename Load::Mac; }
+struct MacOfT<Load> {
+  using type = typename Load::Mac;
+};
+template <class Load>
+using MacOf = typename MacOfT<Load>::type;
+
 // x[r]: row r's dot products with keys k[0..3], as partial sums per 128-bit lane in key order
 // (Simd::fold adds the lanes).
 template <int RB, class Load, class Tick>
-inline void quad_dots(const typename Load::E* const* k, int d, const float* q, int64_t ldq,
-                      typename Simd::F (&x)[RB], Tick& tick) {
+inline void quad_dots(const typename Load::E* const* k, int d, const typename MacOf<Load>::QE* q,
+                      int64_t ldq, typename Simd::F (&x)[RB], Tick& tick) {
   using F = typename Simd::F;
-  constexpr int W = Simd::W;
+  using M = MacOf<Load>;
   tick();
   constexpr int V = Load::kVecs;
   F acc[RB][4];
   for (int r = 0; r < RB; ++r)
     for (int j = 0; j < 4; ++j) acc[r][j] = Simd::zero();
-  for (int c = 0; c < d; c += V * W)
+  for (int c = 0; c < d; c += M::kDims)
     for (int j = 0; j < 4; ++j) {
-      F x[V];
+      typename M::X x[V];
       Load::load(k[j] + c, x);
       for (int r = 0; r < RB; ++r)
-        for (int i = 0; i < V; ++i)
-          acc[r][j] = Simd::fma(x[i], Simd::load(q + r * ldq + c + i * W), acc[r][j]);
+        for (int i = 0; i < V; ++i) acc[r][j] = M::mac(acc[r][j], x[i], M::q(q + r * ldq + c, i));
     }
   for (int r = 0; r < RB; ++r) x[r] = Simd::quad_sums(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
 }
 
 // s[r][0..W) = rows q[0..RB) . keys k[0..W).
 template <int RB, class Load, class Tick>
-inline void group_scores(const typename Load::E* const* k, int d, const float* q, int64_t ldq,
-                         float* s, int64_t lds, Tick& tick) {
+inline void group_scores(const typename Load::E* const* k, int d, const typename MacOf<Load>::QE* q,
+                         int64_t ldq, float* s, int64_t lds, Tick& tick) {
   using F = typename Simd::F;
   static_assert(Simd::W == 16 || Simd::W == 8);
   if constexpr (Simd::W == 16) {  // four quads, folded pairwise twice
@@ -71,23 +92,23 @@ inline void group_scores(const typename Load::E* const* k, int d, const float* q
 constexpr int kPvTickKeys = 8;
 // P.V's row block for a loader of kVecs vectors: its accumulators stay at 2 x kFewPvRows.
 constexpr int few_pv_rows(int vecs) { return Simd::kFewPvRows * 2 / vecs; }
-// tick() calls per tile of nt keys, for rows_n rows and dv value dims, V's loader taking pv_vecs
-// vectors a step.
-inline int64_t few_ticks(int nt, int dv, int rows_n, int pv_vecs) {
+// tick() calls per tile of nt keys, for rows_n rows and dv value dims, P.V taking pv_dims dims a
+// step in blocks of pv_rows rows.
+inline int64_t few_ticks(int nt, int dv, int rows_n, int pv_dims, int pv_rows) {
   constexpr int W = Simd::W;
   const int64_t scores = int64_t((nt + W - 1) / W) * (W / 4) *
                          ((rows_n + Simd::kFewScoreRows - 1) / Simd::kFewScoreRows);
-  const int pv_rows = few_pv_rows(pv_vecs);
-  const int64_t pv = int64_t(dv / (pv_vecs * W)) * ((nt + kPvTickKeys - 1) / kPvTickKeys) *
+  const int64_t pv = int64_t(dv / pv_dims) * ((nt + kPvTickKeys - 1) / kPvTickKeys) *
                      ((rows_n + pv_rows - 1) / pv_rows);
   return scores + pv;
 }
 
 // s[rows_n][ntp] for keys n0 .. n0 + nt (zero past nt: the softmax masks them) from Q rows q
-// (fp32, row stride d; converted as Load converts K).
+// (row stride d; as MacOf<Load> takes them: fp32, converted as Load converts K, or bf16 words in
+// Load's order).
 template <class Load, class Tick>
-inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int d, const float* q,
-                            int rows_n, float* s, Tick&& tick) {
+inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int d,
+                            const typename MacOf<Load>::QE* q, int rows_n, float* s, Tick&& tick) {
   constexpr int W = Simd::W, RB = Simd::kFewScoreRows;
   using E = typename Load::E;
   for (int kg = 0; kg < ntp; kg += W) {

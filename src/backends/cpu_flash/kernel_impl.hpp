@@ -367,20 +367,25 @@ struct PathF32 {
       x[1] = load_row<K>(p + W);
     }
   };
-  static int few_pv_vecs(const AttentionArgs&) { return 2; }
-  static const float* few_q(const AttentionArgs&, const float* qs, int, int, float*) {
+  // The PathBf16 interface's dot form (vdpbf16ps) does not exist here.
+  static bool few_dots(const AttentionArgs&, bool) { return false; }
+  static int64_t few_tick_count(const AttentionArgs&, int nt, int dv, int rows_n, bool) {
+    return few_ticks(nt, dv, rows_n, 2 * W, few_pv_rows(2));
+  }
+  static const void* few_q(const AttentionArgs&, const float* qs, int, int, float*, bool) {
     return qs;  // fp32 already
   }
   template <class Tick>
   static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
-                         int d, const float* qf, int rows_n, float* s, Tick&& tick) {
+                         int d, const void* q, int rows_n, float* s, Tick&& tick, bool) {
     with_kind(row_kind(a, d), [&](auto k) {
-      scores_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
+      scores_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, ntp, d,
+                                                    static_cast<const float*>(q), rows_n, s, tick);
     });
   }
   template <class Tick>
   static void few_pv(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int dv,
-                     const float* p, int ntp, int rows_n, float* o, Tick&& tick) {
+                     float* p, int ntp, int rows_n, float* o, Tick&& tick, bool) {
     with_kind(row_kind(a, dv), [&](auto k) {
       pv_in_place<RowPairs<decltype(k)::value>>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
     });
@@ -623,11 +628,14 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
   // fp32 FMAs, the next tile's prefetches spread over them.
   const bool few = few_rows<Path>(a, rows_c, bf16_dots);
-  // The form's Q rows as fp32, converted as its loader converts K (PathBf16: into the stage's
-  // first half), once per item.
-  const float* qf = nullptr;
+  // PathBf16's few-rows items on vdpbf16ps where it pays (path_bf16.hpp, the dot form).
+  bool dots = false;
+  if constexpr (Path::kFewRows > 0) dots = few && Path::few_dots(a, bf16_dots);
+  // The form's Q rows as its loader takes them (PathBf16: converted into the stage's first
+  // half where they are not as they lie), once per item.
+  const void* qf = nullptr;
   if constexpr (Path::kFewRows > 0)
-    if (few) qf = Path::few_q(a, qs, rows_n, d, stage);
+    if (few) qf = Path::few_q(a, qs, rows_n, d, stage, dots);
   uint32_t* ap = reinterpret_cast<uint32_t*>(kt);  // A tiles of P (kt is free on this path)
   uint16_t* vtail = reinterpret_cast<uint16_t*>(vs);
   constexpr size_t kApBytes = size_t(kKeyTile / 16) * 2 * 16 * 64;
@@ -649,7 +657,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
     int64_t slice = 0;
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-    if (few) slice = pf.slice(int(few_ticks(nt, dv, rows_n, Path::few_pv_vecs(a))));
+    if (few) slice = pf.slice(int(Path::few_tick_count(a, nt, dv, rows_n, dots)));
 #endif
     // sliced: ticks only inside the tile products (PathAmx): per 32 keys x 64 dims of scores, per
     // 16 keys of A tiles, per 16 keys x 64 dims of P.V. Inside the products rather than one after
@@ -675,7 +683,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if (!direct_pv && !few) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
     if (few) {
       if constexpr (Path::kFewRows > 0)
-        Path::few_scores(a, *kr, r0, nt, ntp, d, qf, rows_n, s, tick);
+        Path::few_scores(a, *kr, r0, nt, ntp, d, qf, rows_n, s, tick, dots);
     } else if (direct && r0 % 16 == 0) {
       if constexpr (Path::kDirectScores)
         for (int b = 0; b < blocks; ++b) {
@@ -744,7 +752,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       continue;
     }
     if (few) {
-      if constexpr (Path::kFewRows > 0) Path::few_pv(a, *vr, r0, nt, dv, s, ntp, rows_n, o, tick);
+      if constexpr (Path::kFewRows > 0)
+        Path::few_pv(a, *vr, r0, nt, dv, s, ntp, rows_n, o, tick, dots);
       continue;
     }
     if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
@@ -768,7 +777,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     if constexpr (Path::kDirectScores)
       if (direct_pv) Path::unpermute_o(orow, dv);
     if constexpr (Path::kFewRows > 0 && Path::kFewPermutesO)
-      if (few) Path::few_unpermute_o(a, orow, dv);
+      if (few) Path::few_unpermute_o(a, orow, dv, dots);
     if (w.partial >= 0) {
       float* dst = partials + (w.partial + r) * int64_t(dv + 2);
       dst[0] = mrow[r];

@@ -210,7 +210,9 @@ struct PathBf16 {
   // 48 and 64 rows 0.89-1.03x against the older 8x2 block), else up to 16 (the 16/1 split-KV row
   // 4.5-5.5 -> 6.4-6.7 GB/s against 8, results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
   static constexpr int kFewRows = 32;
-  static int few_max(const AttentionArgs&, bool bf16_dots) { return bf16_dots ? 16 : kFewRows; }
+  static int few_max(const AttentionArgs& a, bool bf16_dots) {
+    return few_dots(a, bf16_dots) ? kFewDotRows : bf16_dots ? 16 : kFewRows;
+  }
   static constexpr bool kFewPermutesO = true;
   struct EvenOdd {
     using E = uint16_t;
@@ -297,13 +299,153 @@ struct PathBf16 {
     else
       fn(Fp8EvenOdd<false>{});
   }
-  static int few_pv_vecs(const AttentionArgs& a) {
-    return few_quad(a.kv.dtype, a.layer.head_size_v) ? 4 : 2;
+  // The few-rows form on vdpbf16ps (the dot form), where that instruction issues at the FMA rate
+  // (bf16_dots: Zen 4+): Q.K^T multiplies Q's bf16 words with K's as they lie (or as fp8 codes
+  // convert), P.V P's bf16 pairs (p_n, p_n+1) with V rows n and n+1 interleaved word by word,
+  // both half the FMA form's instructions per row and key, without its even/odd split.
+  // Q's words take the loader's order (dot_word_dim); O's dims come out in dot_o_dim's.
+  template <class Load>
+  struct DotMac {
+    using QE = uint16_t;
+    using X = __m512i;
+    static constexpr int kDims = Load::kVecs * 32;
+    static X q(const uint16_t* p, int i) { return _mm512_loadu_si512(p + 32 * i); }
+    static __m512 mac(__m512 acc, X x, X q) {
+      return _mm512_dpbf16_ps(acc, (__m512bh)x, (__m512bh)q);
+    }
+  };
+  struct Words {  // bf16 rows: 32 dims a vector, in order
+    using E = uint16_t;
+    using Mac = DotMac<Words>;
+    static constexpr int kVecs = 1;
+    static void load(const uint16_t* p, __m512i (&x)[1]) { x[0] = _mm512_loadu_si512(p); }
+  };
+#ifdef __AVX512VBMI__
+  template <bool kE5m2>
+  struct Fp8DotQuad {  // fp8 rows by the byte tables (as Fp8Quad): 64 codes, two vectors of words
+    using E = uint8_t;
+    using Mac = DotMac<Fp8DotQuad>;
+    static constexpr int kVecs = 2;
+    static void load(const uint8_t* p, __m512i (&x)[2]) {
+      constexpr int f = kE5m2 ? 1 : 0;
+      const __m512i c = _mm512_loadu_si512(p);
+      const __m512i hi = _mm512_ternarylogic_epi32(
+          _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.hi[f]), c,
+                                   _mm512_load_si512(kFp8Bytes.hi[f] + 64)),
+          c, _mm512_set1_epi8(char(0x80)), 0xf8);
+      const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.lo[f]), c,
+                                                  _mm512_load_si512(kFp8Bytes.lo[f] + 64));
+      x[0] = _mm512_unpacklo_epi8(lo, hi);
+      x[1] = _mm512_unpackhi_epi8(lo, hi);
+    }
+  };
+#endif
+  // Vectors per step of the dot loader for rows of n elements of the cache (0: none; fp8 rows
+  // without AVX512_VBMI, on Cooper Lake, keep the FMA form).
+  static int dot_vecs(KvCacheDType dt, int n) {
+    if (dt == KvCacheDType::kBFloat16) return n % 32 == 0 ? 1 : 0;
+    if (few_quad(dt, n)) return 2;
+    return 0;
   }
-  // Q (bf16 pairs) into qf (room for rows_n x d floats) as the loader converts K.
-  static const float* few_q(const AttentionArgs& a, const uint32_t* qs, int rows_n, int d,
-                            float* qf) {
+  // Dim of word w of a loader step (vecs vectors of 32 words): the byte tables' unpacks take
+  // bytes 0-7 (vector 0) or 8-15 of each 128-bit lane of 16 codes.
+  static int dot_word_dim(int vecs, int w) {
+    if (vecs == 1) return w;
+    const int i = w / 32, x = w % 32;
+    return 16 * (x / 8) + 8 * i + x % 8;
+  }
+  // Dim of O's element p in a step: accumulator u = p / 16 holds vector u / 2's pairs of words
+  // from the low (u even) or high halves of each 128-bit lane (the word unpacks of two V rows).
+  static int dot_o_dim(int vecs, int p) {
+    const int u = p / 16, q = p % 16;
+    return dot_word_dim(vecs, 32 * (u / 2) + 8 * (q / 4) + 4 * (u % 2) + q % 4);
+  }
+  // P.V's row block: 16 accumulators.
+  static constexpr int dot_pv_rows(int vecs) { return 8 / vecs; }
+  // The dot form takes items of up to kFewDotRows rows.
+  static constexpr int kFewDotRows = 32;
+  static bool few_dots(const AttentionArgs& a, bool bf16_dots) {
+    const int vk = dot_vecs(a.kv.dtype, a.layer.head_size);
+    return bf16_dots && vk > 0 && vk == dot_vecs(a.kv.dtype, a.layer.head_size_v);
+  }
+  template <class Fn>
+  static void with_dot_loader(KvCacheDType dt, Fn&& fn) {
+#ifdef __AVX512VBMI__
+    if (dt == KvCacheDType::kFp8E5M2) return fn(Fp8DotQuad<true>{});
+    if (dt == KvCacheDType::kFp8E4M3) return fn(Fp8DotQuad<false>{});
+#endif
+    (void)dt;
+    fn(Words{});
+  }
+  // O[R][dv] += P V over the key pairs of v[0..nt) (v[nt] too where nt is odd: a zero row), P as
+  // bf16 pairs (dwords, row stride ldp), 32 x kVecs dims a step.
+  template <int R, class Load, class Tick>
+  static void pv_pairs(const typename Load::E* const* v, int nt, int dv, const uint32_t* pw,
+                       int64_t ldp, float* o, Tick& tick) {
+    constexpr int V = Load::kVecs, U = 2 * V, kDims = 32 * V;
+    for (int c = 0; c < dv; c += kDims) {
+      __m512 acc[R][U];
+      for (int r = 0; r < R; ++r)
+        for (int u = 0; u < U; ++u) acc[r][u] = _mm512_loadu_ps(o + r * dv + c + 16 * u);
+      for (int n0 = 0; n0 < nt; n0 += kPvTickKeys) {
+        tick();
+        for (int n = n0; n < std::min(nt, n0 + kPvTickKeys); n += 2) {
+          __m512i va[V], vb[V], x[U];
+          Load::load(v[n] + c, va);
+          Load::load(v[n + 1] + c, vb);
+          for (int i = 0; i < V; ++i) {
+            x[2 * i] = _mm512_unpacklo_epi16(va[i], vb[i]);
+            x[2 * i + 1] = _mm512_unpackhi_epi16(va[i], vb[i]);
+          }
+          for (int r = 0; r < R; ++r) {
+            const __m512i pp = _mm512_set1_epi32(int(pw[r * ldp + n / 2]));
+            for (int u = 0; u < U; ++u)
+              acc[r][u] = _mm512_dpbf16_ps(acc[r][u], (__m512bh)x[u], (__m512bh)pp);
+          }
+        }
+      }
+      for (int r = 0; r < R; ++r)
+        for (int u = 0; u < U; ++u) _mm512_storeu_ps(o + r * dv + c + 16 * u, acc[r][u]);
+    }
+  }
+  // O[rows_n][dv] += P V for the tile's V rows n0 .. n0 + nt, in blocks of dot_pv_rows rows; P's
+  // pairs at row stride ldp dwords (the rows as few_pv leaves them).
+  template <class Load, class Tick>
+  static void pv_pairs_in_place(const CacheRows& rows, int n0, int nt, int dv, const uint32_t* pw,
+                                int64_t ldp, int rows_n, float* o, Tick& tick) {
+    constexpr int RB = dot_pv_rows(Load::kVecs);
+    using E = typename Load::E;
+    const E* v[kKeyTile];
+    const int nt2 = nt + nt % 2;
+    for (int n = 0; n < nt2; ++n)
+      v[n] = reinterpret_cast<const E*>(n < nt ? rows.row(n0 + n) : kZeroRow);
+    for (int r0 = 0; r0 < rows_n; r0 += RB)
+      with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
+        pv_pairs<decltype(rb)::value, Load>(v, nt2, dv, pw + r0 * ldp, ldp, o + int64_t(r0) * dv,
+                                            tick);
+      });
+  }
+  // The few-rows form's tick count per tile (few_ticks), for its FMA or its dot loaders.
+  static int64_t few_tick_count(const AttentionArgs& a, int nt, int dv, int rows_n, bool dots) {
+    if (dots) {
+      const int vecs = dot_vecs(a.kv.dtype, dv);
+      return few_ticks(nt, dv, rows_n, 32 * vecs, dot_pv_rows(vecs));
+    }
+    const int vecs = few_quad(a.kv.dtype, dv) ? 4 : 2;
+    return few_ticks(nt, dv, rows_n, vecs * Simd::W, few_pv_rows(vecs));
+  }
+  // Q for the form, once per item: bf16 words in the dot loader's order (qs itself where that is
+  // dim order), or fp32 as the FMA loader converts K (into qf: room for rows_n x d floats).
+  static const void* few_q(const AttentionArgs& a, const uint32_t* qs, int rows_n, int d, float* qf,
+                           bool dots) {
     const auto* q = reinterpret_cast<const uint16_t*>(qs);
+    if (dots) {
+      if (dot_vecs(a.kv.dtype, d) == 1) return q;
+      auto* qw = reinterpret_cast<uint16_t*>(qf);
+      for (int64_t e = 0; e < int64_t(rows_n) * d; e += 64)
+        for (int w = 0; w < 64; ++w) qw[e + w] = q[e + dot_word_dim(2, w)];
+      return qw;
+    }
     if (few_quad(a.kv.dtype, d)) {
       for (int64_t e = 0; e < int64_t(rows_n) * d; e += 64)
         for (int p = 0; p < 64; ++p) qf[e + p] = bf16_bits_to_float(q[e + quad_dim(p)]);
@@ -319,20 +461,53 @@ struct PathBf16 {
   }
   template <class Tick>
   static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
-                         int d, const float* qf, int rows_n, float* s, Tick&& tick) {
-    with_few_loader(a.kv.dtype, d, [&](auto ld) {
-      scores_in_place<decltype(ld)>(rows, n0, nt, ntp, d, qf, rows_n, s, tick);
-    });
+                         int d, const void* q, int rows_n, float* s, Tick&& tick, bool dots) {
+    auto run = [&](auto ld) {
+      using M = MacOf<decltype(ld)>;
+      scores_in_place<decltype(ld)>(rows, n0, nt, ntp, d, static_cast<const typename M::QE*>(q),
+                                    rows_n, s, tick);
+    };
+    if (dots)
+      with_dot_loader(a.kv.dtype, run);
+    else
+      with_few_loader(a.kv.dtype, d, run);
   }
+  // P.V from the softmax's fp32 P (s, row stride ntp). The dot form first rounds each row to bf16
+  // pairs in place (a row's 16-bit pairs fill the first half of its floats).
   template <class Tick>
   static void few_pv(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int dv,
-                     const float* p, int ntp, int rows_n, float* o, Tick&& tick) {
-    with_few_loader(a.kv.dtype, dv, [&](auto ld) {
-      pv_in_place<decltype(ld)>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+                     float* p, int ntp, int rows_n, float* o, Tick&& tick, bool dots) {
+    if (!dots) {
+      with_few_loader(a.kv.dtype, dv, [&](auto ld) {
+        pv_in_place<decltype(ld)>(rows, n0, nt, dv, p, ntp, rows_n, o, tick);
+      });
+      return;
+    }
+    for (int r = 0; r < rows_n; ++r) {
+      float* row = p + int64_t(r) * ntp;
+      for (int j = 0; j < ntp;
+           j += 32) {  // reads keys [j, j + 32), then writes [j / 2, j / 2 + 16)
+        const __m512 hi = j + 16 < ntp ? _mm512_loadu_ps(row + j + 16) : _mm512_setzero_ps();
+        _mm512_storeu_si512(row + j / 2,
+                            (__m512i)_mm512_cvtne2ps_pbh(hi, _mm512_loadu_ps(row + j)));
+      }
+    }
+    with_dot_loader(a.kv.dtype, [&](auto ld) {
+      pv_pairs_in_place<decltype(ld)>(rows, n0, nt, dv, reinterpret_cast<const uint32_t*>(p), ntp,
+                                      rows_n, o, tick);
     });
   }
   // One row of the few-rows form's O back into dim order.
-  static void few_unpermute_o(const AttentionArgs& a, float* o, int dv) {
+  static void few_unpermute_o(const AttentionArgs& a, float* o, int dv, bool dots) {
+    if (dots) {
+      const int vecs = dot_vecs(a.kv.dtype, dv), step = 32 * vecs;
+      float t[64];
+      for (int c = 0; c < dv; c += step) {
+        for (int p = 0; p < step; ++p) t[dot_o_dim(vecs, p)] = o[c + p];
+        std::memcpy(o + c, t, sizeof(float) * size_t(step));
+      }
+      return;
+    }
     if (!few_quad(a.kv.dtype, dv)) return unpermute_o(o, dv);
     float t[64];
     for (int c = 0; c < dv; c += 64) {
