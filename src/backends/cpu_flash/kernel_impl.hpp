@@ -5,9 +5,9 @@
 // One work item = query rows (token x query head of one KV head) against a key range, tiled by
 // kKeyTile keys with an online softmax. Decode-sized items (up to 16 or 32 rows: Path::few_max;
 // head sizes in whole 2W-element steps, rows the SIMD loads convert) take the few-rows form
-// (few_rows.hpp): K and V rows read where they lie, fp32 FMAs, nothing packed. Larger items run
-// both matrix products through one register-blocked micro-GEMM whose A operand is broadcast and B
-// operand is loaded as vectors:
+// (few_rows.hpp): K and V rows read where they lie, fp32 FMAs (PathBf16 where vdpbf16ps pays: its
+// dot form, path_bf16.hpp), nothing packed. Larger items run both matrix products through one
+// register-blocked micro-GEMM whose A operand is broadcast and B operand is loaded as vectors:
 //   S[rows][keys] = Q[rows][d] x Kt[d][keys]      (K tile packed transposed once per tile,
 //                                                   shared by every query head of the group)
 //   O[rows][dv]  += P[rows][keys] x V[keys][dv]

@@ -208,7 +208,8 @@ struct PathBf16 {
   // 32 rows an item over a cache above L3, 1.20-1.29x the fp32 path's packed form; prefill items
   // of 32 rows, in cache, 0.93-1.02x; results/cpu_2026-12-01_s23_few32_after_6x4_interleaved.txt;
   // 48 and 64 rows 0.89-1.03x against the older 8x2 block), else up to 16 (the 16/1 split-KV row
-  // 4.5-5.5 -> 6.4-6.7 GB/s against 8, results/cpu_2026-12-01_s21_few_rows_ab.jsonl).
+  // 4.5-5.5 -> 6.4-6.7 GB/s against 8, results/cpu_2026-12-01_s21_few_rows_ab.jsonl) unless the
+  // dot form (below) takes the cache's rows: then up to kFewDotRows.
   static constexpr int kFewRows = 32;
   static int few_max(const AttentionArgs& a, bool bf16_dots) {
     return few_dots(a, bf16_dots) ? kFewDotRows : bf16_dots ? 16 : kFewRows;
@@ -362,7 +363,9 @@ struct PathBf16 {
   }
   // P.V's row block: 16 accumulators.
   static constexpr int dot_pv_rows(int vecs) { return 8 / vecs; }
-  // The dot form takes items of up to kFewDotRows rows.
+  // The dot form takes items of up to 32 rows: the 4-token GQA 32/4 row's 32-row items ran as fast
+  // on it as on the packed vdpbf16ps GEMM from L2, and 1.45x over DRAM (its sliced prefetches) on
+  // a Zen 5 VM (results/cpu_2026-12-02_s35_dot_form_ab.jsonl.gz).
   static constexpr int kFewDotRows = 32;
   static bool few_dots(const AttentionArgs& a, bool bf16_dots) {
     const int vk = dot_vecs(a.kv.dtype, a.layer.head_size);
