@@ -626,7 +626,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // permuted.
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
   // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
-  // fp32 FMAs, the next tile's prefetches spread over them.
+  // fp32 FMAs or vdpbf16ps (dots, below), the next tile's prefetches spread over them.
   const bool few = few_rows<Path>(a, rows_c, bf16_dots);
   // PathBf16's few-rows items on vdpbf16ps where it pays (path_bf16.hpp, the dot form).
   bool dots = false;
