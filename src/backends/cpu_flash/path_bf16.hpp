@@ -363,9 +363,9 @@ struct PathBf16 {
   }
   // P.V's row block: 16 accumulators.
   static constexpr int dot_pv_rows(int vecs) { return 8 / vecs; }
-  // The dot form takes items of up to 32 rows: the 4-token GQA 32/4 row's 32-row items ran as fast
-  // on it as on the packed vdpbf16ps GEMM from L2, and 1.45x over DRAM (its sliced prefetches) on
-  // a Zen 5 VM (results/cpu_2026-12-02_s35_dot_form_ab.jsonl.gz).
+  // The dot form takes items of up to 32 rows: on a Zen 5 VM, items of 8-32 rows ran as fast on it
+  // as on the packed vdpbf16ps GEMM from L2 (8 rows +8%), and 1.4-2.5x as fast over DRAM (its
+  // sliced prefetches; results/cpu_2026-12-02_s35_dot_form_rows_check.jsonl.gz).
   static constexpr int kFewDotRows = 32;
   static bool few_dots(const AttentionArgs& a, bool bf16_dots) {
     const int vk = dot_vecs(a.kv.dtype, a.layer.head_size);
