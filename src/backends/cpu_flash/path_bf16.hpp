@@ -244,26 +244,35 @@ struct PathBf16 {
   };
 #ifdef __AVX512VBMI__
   static constexpr bool kFp8Quad = true;
-  // fp8 rows 64 codes a step (AVX512_VBMI): the high and low bytes of each code's bf16 bits by two
-  // byte-table permutes (kFp8Bytes), the sign merged into the high bytes, the
-  // halves interleaved into words by two unpacks, each split as EvenOdd splits: 9 instructions
-  // per 64 codes where Fp8EvenOdd takes 18 (its word permutes several micro-ops each), all on the
-  // two ports the FMAs use. The four vectors hold a 64-dim step's dims in quad_dim order.
+  // 64 fp8 codes -> their bf16 bits as two vectors of words, bytes 0-7 (w0) and 8-15 (w1) of each
+  // 128-bit lane of codes (AVX512_VBMI): the high and low bytes by two byte-table permutes
+  // (kFp8Bytes), the sign merged into the high bytes, the halves interleaved by two unpacks.
+  template <bool kE5m2>
+  static void fp8x64_words(const uint8_t* p, __m512i& w0, __m512i& w1) {
+    constexpr int f = kE5m2 ? 1 : 0;
+    const __m512i c = _mm512_loadu_si512(p);
+    const __m512i hi =
+        _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.hi[f]), c,
+                                                           _mm512_load_si512(kFp8Bytes.hi[f] + 64)),
+                                  c, _mm512_set1_epi8(char(0x80)), 0xf8);
+    const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.lo[f]), c,
+                                                _mm512_load_si512(kFp8Bytes.lo[f] + 64));
+    w0 = _mm512_unpacklo_epi8(lo, hi);
+    w1 = _mm512_unpackhi_epi8(lo, hi);
+  }
+  // fp8 rows 64 codes a step: fp8x64_words, each vector of words split as EvenOdd splits: 9
+  // instructions per 64 codes where Fp8EvenOdd takes 18 (its word permutes several micro-ops
+  // each), all on the two ports the FMAs use. The four vectors hold a 64-dim step's dims in
+  // quad_dim order.
   template <bool kE5m2>
   struct Fp8Quad {
     using E = uint8_t;
     static constexpr int kVecs = 4;
     static void load(const uint8_t* p, __m512 (&x)[4]) {
-      constexpr int f = kE5m2 ? 1 : 0;
-      const __m512i c = _mm512_loadu_si512(p);
-      const __m512i hi = _mm512_ternarylogic_epi32(
-          _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.hi[f]), c,
-                                   _mm512_load_si512(kFp8Bytes.hi[f] + 64)),
-          c, _mm512_set1_epi8(char(0x80)), 0xf8);
-      const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.lo[f]), c,
-                                                  _mm512_load_si512(kFp8Bytes.lo[f] + 64));
-      EvenOdd::split(_mm512_unpacklo_epi8(lo, hi), x[0], x[1]);
-      EvenOdd::split(_mm512_unpackhi_epi8(lo, hi), x[2], x[3]);
+      __m512i w0, w1;
+      fp8x64_words<kE5m2>(p, w0, w1);
+      EvenOdd::split(w0, x[0], x[1]);
+      EvenOdd::split(w1, x[2], x[3]);
     }
   };
 #else
@@ -323,22 +332,11 @@ struct PathBf16 {
   };
 #ifdef __AVX512VBMI__
   template <bool kE5m2>
-  struct Fp8DotQuad {  // fp8 rows by the byte tables (as Fp8Quad): 64 codes, two vectors of words
+  struct Fp8DotQuad {  // fp8 rows: fp8x64_words, 64 codes a step
     using E = uint8_t;
     using Mac = DotMac<Fp8DotQuad>;
     static constexpr int kVecs = 2;
-    static void load(const uint8_t* p, __m512i (&x)[2]) {
-      constexpr int f = kE5m2 ? 1 : 0;
-      const __m512i c = _mm512_loadu_si512(p);
-      const __m512i hi = _mm512_ternarylogic_epi32(
-          _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.hi[f]), c,
-                                   _mm512_load_si512(kFp8Bytes.hi[f] + 64)),
-          c, _mm512_set1_epi8(char(0x80)), 0xf8);
-      const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.lo[f]), c,
-                                                  _mm512_load_si512(kFp8Bytes.lo[f] + 64));
-      x[0] = _mm512_unpacklo_epi8(lo, hi);
-      x[1] = _mm512_unpackhi_epi8(lo, hi);
-    }
+    static void load(const uint8_t* p, __m512i (&x)[2]) { fp8x64_words<kE5m2>(p, x[0], x[1]); }
   };
 #endif
   // Vectors per step of the dot loader for rows of n elements of the cache (0: none; fp8 rows
