@@ -278,11 +278,19 @@ struct PathBf16 {
 #else
   static constexpr bool kFp8Quad = false;
 #endif
-  // Element p of Fp8Quad's vectors (16 i + lane j) is dim quad_dim(p) of its 64-dim step: the
-  // unpacks take bytes 0-7 (i < 2) or 8-15 of each 128-bit lane j / 4, the split even or odd words.
+  // Dim of word w of a step of vecs vectors of 32 words, as the loaders give them: in order for one
+  // vector (bf16 rows), fp8x64_words' order for two (bytes 0-7, then 8-15, of each 128-bit lane of
+  // 16 codes).
+  static int step_word_dim(int vecs, int w) {
+    if (vecs == 1) return w;
+    const int i = w / 32, x = w % 32;
+    return 16 * (x / 8) + 8 * i + x % 8;
+  }
+  // Element p of Fp8Quad's vectors (16 i + lane j) is dim quad_dim(p) of its 64-dim step: word
+  // 2 j (i even) or 2 j + 1 of fp8x64_words' vector i / 2, as EvenOdd splits it.
   static int quad_dim(int p) {
     const int i = p / 16, j = p % 16;
-    return 16 * (j / 4) + 8 * (i / 2) + 2 * (j % 4) + i % 2;
+    return step_word_dim(2, 32 * (i / 2) + 2 * j + i % 2);
   }
   // Whether rows of n elements of the cache take Fp8Quad.
   static bool few_quad(KvCacheDType dt, int n) {
@@ -313,7 +321,7 @@ struct PathBf16 {
   // (bf16_dots: Zen 4+): Q.K^T multiplies Q's bf16 words with K's as they lie (or as fp8 codes
   // convert), P.V P's bf16 pairs (p_n, p_n+1) with V rows n and n+1 interleaved word by word,
   // both half the FMA form's instructions per row and key, without its even/odd split.
-  // Q's words take the loader's order (dot_word_dim); O's dims come out in dot_o_dim's.
+  // Q's words take the loader's order (step_word_dim); O's dims come out in dot_o_dim's.
   template <class Load>
   struct DotMac {
     using QE = uint16_t;
@@ -346,18 +354,11 @@ struct PathBf16 {
     if (few_quad(dt, n)) return 2;
     return 0;
   }
-  // Dim of word w of a loader step (vecs vectors of 32 words): the byte tables' unpacks take
-  // bytes 0-7 (vector 0) or 8-15 of each 128-bit lane of 16 codes.
-  static int dot_word_dim(int vecs, int w) {
-    if (vecs == 1) return w;
-    const int i = w / 32, x = w % 32;
-    return 16 * (x / 8) + 8 * i + x % 8;
-  }
   // Dim of O's element p in a step: accumulator u = p / 16 holds vector u / 2's pairs of words
   // from the low (u even) or high halves of each 128-bit lane (the word unpacks of two V rows).
   static int dot_o_dim(int vecs, int p) {
     const int u = p / 16, q = p % 16;
-    return dot_word_dim(vecs, 32 * (u / 2) + 8 * (q / 4) + 4 * (u % 2) + q % 4);
+    return step_word_dim(vecs, 32 * (u / 2) + 8 * (q / 4) + 4 * (u % 2) + q % 4);
   }
   // P.V's row block: 16 accumulators.
   static constexpr int dot_pv_rows(int vecs) { return 8 / vecs; }
@@ -444,7 +445,7 @@ struct PathBf16 {
       if (dot_vecs(a.kv.dtype, d) == 1) return q;
       auto* qw = reinterpret_cast<uint16_t*>(qf);
       for (int64_t e = 0; e < int64_t(rows_n) * d; e += 64)
-        for (int w = 0; w < 64; ++w) qw[e + w] = q[e + dot_word_dim(2, w)];
+        for (int w = 0; w < 64; ++w) qw[e + w] = q[e + step_word_dim(2, w)];
       return qw;
     }
     if (few_quad(a.kv.dtype, d)) {
@@ -486,8 +487,8 @@ struct PathBf16 {
     }
     for (int r = 0; r < rows_n; ++r) {
       float* row = p + int64_t(r) * ntp;
-      for (int j = 0; j < ntp;
-           j += 32) {  // reads keys [j, j + 32), then writes [j / 2, j / 2 + 16)
+      // Reads keys [j, j + 32), then writes their pairs over [j / 2, j / 2 + 16).
+      for (int j = 0; j < ntp; j += 32) {
         const __m512 hi = j + 16 < ntp ? _mm512_loadu_ps(row + j + 16) : _mm512_setzero_ps();
         _mm512_storeu_si512(row + j / 2,
                             (__m512i)_mm512_cvtne2ps_pbh(hi, _mm512_loadu_ps(row + j)));
@@ -500,20 +501,20 @@ struct PathBf16 {
   }
   // One row of the few-rows form's O back into dim order.
   static void few_unpermute_o(const AttentionArgs& a, float* o, int dv, bool dots) {
-    if (dots) {
-      const int vecs = dot_vecs(a.kv.dtype, dv), step = 32 * vecs;
-      float t[64];
-      for (int c = 0; c < dv; c += step) {
-        for (int p = 0; p < step; ++p) t[dot_o_dim(vecs, p)] = o[c + p];
-        std::memcpy(o + c, t, sizeof(float) * size_t(step));
-      }
-      return;
+    if (dots) {  // bf16 steps repeat the one-vector order every 32 dims
+      const int vecs = dot_vecs(a.kv.dtype, dv);
+      return unpermute_steps(o, dv, 32 * vecs, [vecs](int p) { return dot_o_dim(vecs, p); });
     }
     if (!few_quad(a.kv.dtype, dv)) return unpermute_o(o, dv);
+    unpermute_steps(o, dv, 64, quad_dim);
+  }
+  // o's steps of `step` (<= 64) elements, element p of each at dim dim_of(p) of its step.
+  template <class DimOf>
+  static void unpermute_steps(float* o, int dv, int step, DimOf dim_of) {
     float t[64];
-    for (int c = 0; c < dv; c += 64) {
-      for (int p = 0; p < 64; ++p) t[quad_dim(p)] = o[c + p];
-      std::memcpy(o + c, t, sizeof t);
+    for (int c = 0; c < dv; c += step) {
+      for (int p = 0; p < step; ++p) t[dim_of(p)] = o[c + p];
+      std::memcpy(o + c, t, sizeof(float) * size_t(step));
     }
   }
   // Interleaves each 32-dim chunk of o (16 even dims, 16 odd dims) back into dim order.
