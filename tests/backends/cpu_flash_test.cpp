@@ -48,6 +48,7 @@ struct Case {
   // Query and output token strides that put the last token past 2^31 elements (views into larger
   // buffers, lazily mapped: only the tokens' rows are touched).
   bool far_tokens = false;
+  bool lockstep = true;  // CpuFlashOptions::lockstep_heads
 };
 
 // A cache tensor filled with `fill` from byte fill_from on: a vector, or where fill_from > 0 a
@@ -255,6 +256,7 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
   opt.isa = isa;
   opt.num_threads = threads;
   opt.bf16_dots = bf16_dots;
+  opt.lockstep_heads = c.lockstep;
   auto be = oracle ? make_cpu_reference_backend() : make_cpu_flash_backend(opt);
   be->plan(a.batch, L);
   std::vector<uint8_t> ws(be->workspace_bytes() + 64);
@@ -514,6 +516,43 @@ TEST(CpuFlash, SingleThreadEqualsPool) {
   const Result b = run_case(c, cpu_flash::detect_isa(), 3);
   EXPECT_LE(a.max_err, tolerance(c, cpu_flash::detect_isa()));
   EXPECT_LE(b.max_err, tolerance(c, cpu_flash::detect_isa()));
+}
+
+// Decode-sized items of several KV heads in lockstep (WorkItem::heads; one thread: four items
+// a thread, so 2-8 heads an item here): per-head fp8 scales, ALiBi slopes, sinks and softcap go
+// with their heads, rows of two tokens (speculative) and MHA's one-row heads too, a long
+// sequence's split items put their partials where the merge finds them. Each case matches the
+// fp64 loop and, where the plan cannot split, equals one head an item bit for bit (the same
+// arithmetic in another order of heads).
+TEST(CpuFlash, LockstepHeadsMatchOneHeadAnItem) {
+  std::vector<Case> v;
+  Case gqa{"bf16_gqa_32_8_alibi_sinks"};
+  gqa.hq = 32, gqa.hkv = 8, gqa.d = gqa.dv = 128, gqa.alibi = true, gqa.sinks = true;
+  gqa.seqs = {{1, 300}, {1, 97}, {1, 1013}, {2, 54}};
+  v.push_back(gqa);
+  Case e4{"fp8_e4m3_per_head_softcap"};
+  e4.kv = KvCacheDType::kFp8E4M3, e4.gran = ScaleGranularity::kPerHead, e4.cap = 5.f;
+  e4.hq = 16, e4.hkv = 4, e4.d = e4.dv = 128, e4.seqs = {{1, 200}, {1, 1}, {2, 130}, {1, 64}};
+  v.push_back(e4);
+  Case mha{"fp16_mha_window"};
+  mha.dt = DType::kFloat16, mha.hq = mha.hkv = 8, mha.d = mha.dv = 64, mha.wl = 40;
+  mha.seqs = {{1, 129}, {1, 17}};
+  v.push_back(mha);
+  Case e5{"fp8_e5m2_per_head_split"};
+  e5.kv = KvCacheDType::kFp8E5M2, e5.gran = ScaleGranularity::kPerHead, e5.sinks = true;
+  e5.hq = 16, e5.hkv = 4, e5.d = e5.dv = 128, e5.seqs = {{1, 6000}, {1, 33}, {1, 70}, {1, 5}};
+  v.push_back(e5);
+  for (Isa isa : isas())
+    for (Case c : v) {
+      SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
+      const Result lock = run_case(c, isa, 1);
+      c.lockstep = false;
+      const Result one = run_case(c, isa, 1);
+      EXPECT_TRUE(lock.finite);
+      EXPECT_LE(lock.max_err, tolerance(c, isa));
+      EXPECT_LE(lock.max_lse_err, 2e-2);
+      if (c.seqs[0].second < 6000) EXPECT_TRUE(lock.out == one.out);
+    }
 }
 
 // Work is split by cost, not only when items are few: in a ragged batch a sequence whose items

@@ -239,8 +239,8 @@ class CpuFlashBackend final : public AttentionBackend {
   CpuFlashBackend(const CpuFlashOptions& o, int)
       : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
         pool_(cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())),
-        bf16_dots_(kernels_->bf16_dot &&
-                   (o.bf16_dots ? *o.bf16_dots : cpu_flash::bf16_dots_pay())) {
+        bf16_dots_(kernels_->bf16_dot && (o.bf16_dots ? *o.bf16_dots : cpu_flash::bf16_dots_pay())),
+        lockstep_heads_(o.lockstep_heads) {
     if (o.isa && !cpu_flash::isa_supported(*o.isa))
       throw Unsupported(fmt::format("CPU_FLASH: ISA variant {} is not supported by this CPU",
                                     cpu_flash::to_string(*o.isa)));
@@ -277,29 +277,42 @@ class CpuFlashBackend final : public AttentionBackend {
       int lo, hi;
     };
     std::vector<Base> base;
+    // Lockstep items take KV heads together only while the threads keep about four items each
+    // (as the splits below aim for): fewer heads an item on many threads.
+    const int64_t quarters = 4 * int64_t(pool_->size());
+    int64_t single_items = 0;
+    for (int s = 0; s < hb.num_seqs; ++s)
+      single_items +=
+          int64_t((hb.cu_seqlens_q[s + 1] - hb.cu_seqlens_q[s] + tq - 1) / tq) * L.num_kv_heads;
+    const int lock_cap = int(std::clamp<int64_t>(single_items / quarters, 1, L.num_kv_heads));
     for (int s = 0; s < hb.num_seqs; ++s) {
       const int sq = hb.cu_seqlens_q[s + 1] - hb.cu_seqlens_q[s], sk = hb.seqused_k[s];
       const cpu_flash::MmRanges mm = cpu_flash::mm_ranges(hb, s);
-      for (int kh = 0; kh < L.num_kv_heads; ++kh)
-        for (int t0 = 0; t0 < sq; t0 += tq) {
-          const int t1 = std::min(sq, t0 + tq);
-          // Visible keys of the block: lo grows and hi grows with the query position.
-          const auto first = cpu_flash::row_range(L, mm, t0, sq, sk);
-          const auto last = cpu_flash::row_range(L, mm, t1 - 1, sq, sk);
-          base.push_back({WorkItem{s, kh, t0, t1, 0, sk, -1}, first.lo, last.hi});
-          max_rows = std::max(max_rows, (t1 - t0) * g);
+      for (int t0 = 0; t0 < sq; t0 += tq) {
+        const int t1 = std::min(sq, t0 + tq);
+        // Visible keys of the block: lo grows and hi grows with the query position.
+        const auto first = cpu_flash::row_range(L, mm, t0, sq, sk);
+        const auto last = cpu_flash::row_range(L, mm, t1 - 1, sq, sk);
+        const int per_head = (t1 - t0) * g;
+        const int heads = lockstep_heads_ && per_head <= cpu_flash::kLockstepHeadRows
+                              ? std::clamp(cpu_flash::kLockstepRows / per_head, 1, lock_cap)
+                              : 1;
+        for (int kh = 0; kh < L.num_kv_heads; kh += heads) {
+          WorkItem w{s, kh, t0, t1, 0, sk, -1, std::min(heads, L.num_kv_heads - kh)};
+          base.push_back({w, first.lo, last.hi});
+          max_rows = std::max(max_rows, per_head * w.heads);
         }
+      }
     }
     // Split key ranges so that no piece costs more than a quarter of a thread's share of the
     // batch (cost = query rows x visible keys): few items split until every thread has about
     // four, and in a ragged batch a long sequence's items split while the short ones stay whole
     // (dynamic scheduling cannot balance an item longer than a thread's share).
     auto base_cost = [&](const Base& b) {
-      return int64_t(b.w.t1 - b.w.t0) * int64_t(std::max(1, b.hi - b.lo + 1));
+      return int64_t(b.w.t1 - b.w.t0) * b.w.heads * int64_t(std::max(1, b.hi - b.lo + 1));
     };
     int64_t total = 0;
     for (const Base& b : base) total += base_cost(b);
-    const int64_t quarters = 4 * int64_t(pool_->size());
     for (const Base& b : base) {
       const int keys = b.hi - b.lo + 1;
       const int64_t want = (base_cost(b) * quarters + total - 1) / std::max<int64_t>(total, 1);
@@ -308,7 +321,7 @@ class CpuFlashBackend final : public AttentionBackend {
         items_.push_back(b.w);
         continue;
       }
-      const int rows = (b.w.t1 - b.w.t0) * g;
+      const int rows = (b.w.t1 - b.w.t0) * g * b.w.heads;
       const int chunk = (keys + splits - 1) / splits / cpu_flash::kKeyTile * cpu_flash::kKeyTile +
                         cpu_flash::kKeyTile;
       Merge m{b.w, partial_rows_, 0};
@@ -325,7 +338,7 @@ class CpuFlashBackend final : public AttentionBackend {
     }
     // Largest first, so dynamic scheduling ends with the small ones.
     auto cost = [&](const WorkItem& w) {
-      return int64_t(w.t1 - w.t0) * int64_t(std::max(1, w.k_end - w.k_begin));
+      return int64_t(w.t1 - w.t0) * w.heads * int64_t(std::max(1, w.k_end - w.k_begin));
     };
     std::stable_sort(items_.begin(), items_.end(),
                      [&](const WorkItem& a, const WorkItem& b) { return cost(a) > cost(b); });
@@ -383,10 +396,8 @@ class CpuFlashBackend final : public AttentionBackend {
   void merge(const AttentionArgs& a, const Merge& m, float* partials) const {
     const AttentionLayerParams& L = a.layer;
     const int g = L.num_heads / L.num_kv_heads, dv = L.head_size_v;
-    const int rows = (m.w.t1 - m.w.t0) * g;
+    const int rows = cpu_flash::item_rows(a, m.w);
     const int q0 = a.batch.cu_seqlens_q[m.w.seq];
-    const float v_scale =
-        cpu_flash::kv_scale(a.kv, a.kv.v ? a.kv.v_scale : a.kv.k_scale, m.w.kv_head);
     const int64_t stride = int64_t(rows) * (dv + 2);
     for (int r = 0; r < rows; ++r) {
       float* first = partials + (m.first + r) * int64_t(dv + 2);
@@ -405,14 +416,17 @@ class CpuFlashBackend final : public AttentionBackend {
           for (int i = 0; i < dv; ++i) first[2 + i] += p[2 + i] * w;
         }
       }
-      cpu_flash::finalize_row(a, q0 + m.w.t0 + r / g, m.w.kv_head * g + r % g, first + 2, mx, l,
-                              v_scale);
+      const auto [t, h] = cpu_flash::item_row(a, m.w, r);
+      cpu_flash::finalize_row(
+          a, q0 + t, h, first + 2, mx, l,
+          cpu_flash::kv_scale(a.kv, a.kv.v ? a.kv.v_scale : a.kv.k_scale, h / g));
     }
   }
 
   const cpu_flash::KernelFns* kernels_;
   std::shared_ptr<cpu_flash::ThreadPool> pool_;
-  bool bf16_dots_;  // bf16 items above decode size on vdpbf16ps (CpuFlashOptions::bf16_dots)
+  bool bf16_dots_;       // bf16 items above decode size on vdpbf16ps (CpuFlashOptions::bf16_dots)
+  bool lockstep_heads_;  // CpuFlashOptions::lockstep_heads
   std::vector<std::vector<float>> scratch_;
   std::vector<WorkItem> items_;
   std::vector<Merge> merges_;

@@ -41,6 +41,9 @@ struct CpuFlashOptions {
   // bf16 items above decode size on vdpbf16ps (variants with AVX512_BF16); default:
   // cpu_flash::bf16_dots_pay(). Tests force both ways.
   std::optional<bool> bf16_dots;
+  // Decode-sized items of several KV heads in lockstep (WorkItem::heads); false: one KV head an
+  // item. Tests run both.
+  bool lockstep_heads = true;
 };
 
 std::unique_ptr<AttentionBackend> make_cpu_flash_backend();

@@ -19,6 +19,9 @@ namespace attnkit::cpu_flash {
 // Tile sizes, shared by the planner (scratch, split granularity) and the kernels.
 constexpr int kKeyTile = 64;  // keys per inner tile
 constexpr int kSplitMinKeys = 512;
+// Lockstep items (WorkItem::heads): KV heads of at most kLockstepHeadRows query rows each, up to
+// kLockstepRows rows an item (the few-rows form's Q and O for all of them stay in L1).
+constexpr int kLockstepHeadRows = 8, kLockstepRows = 32;
 
 // Query rows (token x query head of one KV head) per work item. The fp32-FMA path takes 128: each
 // tile's K transposes and fixed costs then serve twice the rows (bench prefill, three alternating
@@ -39,19 +42,45 @@ alignas(64) inline constexpr unsigned char kZeroRow[kZeroRowBytes] = {};
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// One unit of parallel work: query tokens [t0, t1) of a sequence, all query heads of one KV
-// head (GQA: every K/V tile is loaded once for all of them), keys [k_begin, k_end).
+// One unit of parallel work: query tokens [t0, t1) of a sequence, all query heads of `heads`
+// consecutive KV heads from kv_head (GQA: every K/V tile is loaded once for all query heads of
+// its KV head), keys [k_begin, k_end). An item of several KV heads runs them in lockstep, tile
+// by tile (decode-sized items: the few-rows form), so that it reads each cache block's heads
+// one after the other: the runs of one block lie back to back (HND), where one head's runs lie
+// a block apart.
 struct WorkItem {
   int seq = 0;
   int kv_head = 0;
   int t0 = 0, t1 = 0;
   int k_begin = 0, k_end = 0;
   int64_t partial = -1;  // first partial row in the workspace (split-KV), or -1: write out
+  int heads = 1;
 };
 
-// Query rows of a work item: its tokens x the query heads of its KV head.
-inline int item_rows(const AttentionArgs& a, const WorkItem& w) {
+// Query rows of one KV head of a work item: its tokens x that head's query heads.
+inline int item_head_rows(const AttentionArgs& a, const WorkItem& w) {
   return (w.t1 - w.t0) * (a.layer.num_heads / a.layer.num_kv_heads);
+}
+// Query rows of a work item, KV head by KV head.
+inline int item_rows(const AttentionArgs& a, const WorkItem& w) {
+  return item_head_rows(a, w) * w.heads;
+}
+// Row r of a work item: its token (from the sequence's first query) and query head.
+struct ItemRow {
+  int t, h;
+};
+inline ItemRow item_row(const AttentionArgs& a, const WorkItem& w, int r) {
+  const int g = a.layer.num_heads / a.layer.num_kv_heads, per_head = (w.t1 - w.t0) * g;
+  const int kh = w.kv_head + r / per_head, i = r % per_head;
+  return {w.t0 + i / g, kh * g + i % g};
+}
+// KV head `hh` of a work item as an item of its own (its partial rows where they lie in w's).
+inline WorkItem item_head(const AttentionArgs& a, const WorkItem& w, int hh) {
+  WorkItem one = w;
+  one.kv_head = w.kv_head + hh;
+  one.heads = 1;
+  if (w.partial >= 0) one.partial = w.partial + int64_t(hh) * item_head_rows(a, w);
+  return one;
 }
 
 // The widest SIMD vector of any variant, in floats (AVX-512).

@@ -480,12 +480,20 @@ bool few_rows(const AttentionArgs& a, int rows, bool bf16_dots) {
          a.layer.head_size_v % (2 * W) == 0;
 }
 
-// Returns false (and writes nothing) when the direct P.V path (allow_direct_pv) produced a NaN
-// that the packed path would not: the caller runs the item again without it. `bf16_dots`: as
-// run_item's (the few-rows form's size limit on PathBf16).
+// Returns false when the direct P.V path (allow_direct_pv) produced a NaN that the packed path
+// would not (having written nothing of that KV head): the caller runs the item again without it.
+// `bf16_dots`: as run_item's (the few-rows form's size limit on PathBf16).
 template <class Path>
 bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                 bool bf16_dots, bool allow_direct_pv = false) {
+  // Lockstep (several KV heads) is the few-rows form's; other forms run the heads in turn.
+  if (w.heads > 1 &&
+      !few_rows<Path>(a, round_up(item_head_rows(a, w), Path::kRowAlign), bf16_dots)) {
+    for (int hh = 0; hh < w.heads; ++hh)
+      if (!run_item_t<Path>(a, item_head(a, w, hh), scratch, partials, bf16_dots, allow_direct_pv))
+        return false;
+    return true;
+  }
   using Op = typename Path::Op;
   using QE = typename Op::A;
   using KE = typename Op::B;
@@ -500,6 +508,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const MmRanges mm = mm_ranges(B, w.seq);
   const int rows_n = item_rows(a, w);
   const int rows_c = round_up(rows_n, Path::kRowAlign);  // rows the GEMMs compute (AMX: 16)
+  // KV heads in lockstep (WorkItem::heads): only on the few-rows form, rph rows each.
+  const int heads = w.heads, rph = item_head_rows(a, w);
   const ScratchLayout sl(rows_c, d, dv);
   QE* qs = reinterpret_cast<QE*>(scratch + sl.q);
   float* stage = scratch + sl.stage;
@@ -514,17 +524,18 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   static_assert(W <= kMaxLanes, "a row's partial sums fit its ScratchLayout::l slot");
   float* lsum = scratch + sl.l;
 
-  // Rows: r = (token t0 + r / g, query head kv_head * g + r % g).
+  // Rows: item_row's (KV head by KV head; in each, token t0 + i / g, query head i % g of it).
+  // Every KV head of an item sees the same keys: its first head's rows give the range.
   int klo = sk, khi = -1;
   for (int r = 0; r < rows_n; ++r) {
-    const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
+    const auto [t, h] = item_row(a, w, r);
     const auto* src =
         static_cast<const uint8_t*>(a.q) +
         (int64_t(q0 + t) * a.q_stride_token + int64_t(h) * a.q_stride_head) * dtype_bytes(L.dtype);
     Path::load_q(src, L.dtype, d, qs + int64_t(r) * d / kPack);
     mrow[r] = kNegInf;
     Simd::store(lsum + int64_t(r) * kMaxLanes, Simd::zero());
-    if (r % g == 0) {
+    if (r % g == 0 && r < rph) {
       const RowRange rr = row_range(L, mm, t, sq, sk);
       if (rr.hi >= rr.lo) klo = std::min(klo, rr.lo), khi = std::max(khi, rr.hi);
     }
@@ -538,33 +549,33 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 
   const KvCacheView& kv = a.kv;
   const int32_t* table = B.block_table + int64_t(w.seq) * B.block_table_stride;
-  const CacheRows krows{static_cast<const uint8_t*>(kv.k),
-                        kv.stride_block,
-                        kv.stride_head,
-                        kv.stride_token,
-                        kv.k_block_scales,
-                        kv.sb_block,
-                        kv.sb_head,
-                        kv.sb_token,
-                        table,
-                        kv.block_size,
-                        w.kv_head};
-  const CacheRows vrows =
-      kv.v ? CacheRows{static_cast<const uint8_t*>(kv.v),
-                       kv.v_stride_block,
-                       kv.v_stride_head,
-                       kv.v_stride_token,
-                       kv.v_block_scales,
-                       kv.sb_block,
-                       kv.sb_head,
-                       kv.sb_token,
-                       table,
-                       kv.block_size,
-                       w.kv_head}
-           : krows;  // MLA: V is the first head_size_v elements of each latent K row
-  const float k_scale = kv_scale(kv, kv.k_scale, w.kv_head);
-  const float v_scale = kv_scale(kv, kv.v ? kv.v_scale : kv.k_scale, w.kv_head);
-  const float score_scale = L.scale * k_scale;
+  CacheRows krows{static_cast<const uint8_t*>(kv.k),
+                  kv.stride_block,
+                  kv.stride_head,
+                  kv.stride_token,
+                  kv.k_block_scales,
+                  kv.sb_block,
+                  kv.sb_head,
+                  kv.sb_token,
+                  table,
+                  kv.block_size,
+                  w.kv_head};
+  CacheRows vrows = kv.v ? CacheRows{static_cast<const uint8_t*>(kv.v),
+                                     kv.v_stride_block,
+                                     kv.v_stride_head,
+                                     kv.v_stride_token,
+                                     kv.v_block_scales,
+                                     kv.sb_block,
+                                     kv.sb_head,
+                                     kv.sb_token,
+                                     table,
+                                     kv.block_size,
+                                     w.kv_head}
+                         : krows;  // MLA: V is the first head_size_v elements of each latent K row
+  // The rows and scales of the item's KV head hh (lockstep items switch between them).
+  auto use_head = [&, first = w.kv_head](int hh) { krows.kv_head = vrows.kv_head = first + hh; };
+  auto score_scale_of = [&](int hh) { return L.scale * kv_scale(kv, kv.k_scale, w.kv_head + hh); };
+  float score_scale = score_scale_of(0);
   const float cap = L.logits_soft_cap;
   const F iota = Simd::iota();
 
@@ -576,7 +587,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // (64-token chunks 0-10%), while prefill in L3 moved by -1..+5% (session 11,
   // results/cpu_2026-11-30_s11_prefill_driver.txt).
   PrefetchCursor pf;
-  auto prefetch_tile = [&](int from, int to) {
+  auto prefetch_tile = [&](int from, int to, int hh) {
+    use_head(hh);
     pf.add(krows, k_row_bytes, from, to);
     if (kv.v) pf.add(vrows, v_row_bytes, from, to);
   };
@@ -589,7 +601,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // rule while the pages went out one after the other; walked together (PrefetchCursor), one
   // tile ahead reads faster: on 2 vCPUs, three alternating rounds, bf16 GQA 32/8 decode +4-10%,
   // MHA +22%, three tiles ahead -3..-8% (results/cpu_2026-12-02_s31_prefetch_order_ab.jsonl.gz).
-  if (kb < ke) prefetch_tile(kb, tile_end(kb));
+  if (kb < ke) prefetch_tile(kb, tile_end(kb), 0);
   pf.issue_all();
   // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
   // in scratch, which then stand in for the cache (scales are folded into the score scale and
@@ -627,7 +639,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   const bool direct_pv = allow_direct_pv && direct && dv % 32 == 0 && rows_c <= kDirectPvRows;
   // Decode-sized items (the few-rows form, few_rows.hpp): both products from the rows in place on
   // fp32 FMAs or vdpbf16ps (dots, below), the next tile's prefetches spread over them.
-  const bool few = few_rows<Path>(a, rows_c, bf16_dots);
+  const bool few = few_rows<Path>(a, round_up(rph, Path::kRowAlign), bf16_dots);
   // PathBf16's few-rows items on vdpbf16ps where it pays (path_bf16.hpp, the dot form).
   bool dots = false;
   if constexpr (Path::kFewRows > 0) dots = few && Path::few_dots(a, bf16_dots);
@@ -650,120 +662,132 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   for (int n0 = kb, n1; n0 < ke; n0 = n1) {
     n1 = tile_end(n0);
     const int nt = n1 - n0;
-    pf.issue_all();
-    if (n1 < ke) prefetch_tile(n1, tile_end(n1));
-    if (!few && !sliced) pf.issue_all();
-    const int ntp = round_up(nt, Path::kKeyAlign);
-    // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
-    int64_t slice = 0;
+    for (int hh = 0; hh < heads; ++hh) {  // one KV head's rows [rlo, rlo + rph) at a time
+      const int rlo = hh * rph;
+      pf.issue_all();
+      // The next (tile, head): the tile's next head, or the next tile's first.
+      if (hh + 1 < heads)
+        prefetch_tile(n0, n1, hh + 1);
+      else if (n1 < ke)
+        prefetch_tile(n1, tile_end(n1), 0);
+      use_head(hh);
+      score_scale = score_scale_of(hh);
+      if (!few && !sliced) pf.issue_all();
+      const int ntp = round_up(nt, Path::kKeyAlign);
+      // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
+      int64_t slice = 0;
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-    if (few) slice = pf.slice(int(Path::few_tick_count(a, nt, dv, rows_n, dots)));
+      if (few) slice = pf.slice(int(Path::few_tick_count(a, nt, dv, rph, dots)));
 #endif
-    // sliced: ticks only inside the tile products (PathAmx): per 32 keys x 64 dims of scores, per
-    // 16 keys of A tiles, per 16 keys x 64 dims of P.V. Inside the products rather than one after
-    // each (session 29), on 2 vCPUs, six alternating rounds: the 4-token GQA 32/4 row +11%,
-    // split-KV 16/1 +6%, ragged 32/4 +8%. Then none in the softmax rows, whose ticks had come in
-    // quick succession, and the products' ticks twice as dense, three rounds: split-KV 0.72 ->
-    // 0.80x, ragged 0.78 -> 0.90x, 4-token 0.61 -> 0.66x of the read ceiling (medians); twice
-    // denser again lost 1.7-3.4% (results/cpu_2026-12-02_s32_fp8_quad_ab.jsonl.gz, sets k, l).
-    if (sliced)
-      slice = pf.slice(blocks * ((ntp + 31) / 32 * ((d / 2 + 31) / 32) + (nt + 15) / 16 +
-                                 (nt + 15) / 16 * ((dv + 63) / 64)));
-    auto tick = [&] { pf.issue<4>(slice); };
-    const CacheRows* kr = &krows;
-    const CacheRows* vr = &vrows;
-    int r0 = n0;  // first row index of the tile in *kr / *vr
-    if constexpr (kPack == 2) {
-      if (staged && !few) {  // the few-rows form reads fp8 rows in place
-        Path::stage_rows(kv.dtype, krows, n0, nt, ntp, d, kst);
-        Path::stage_rows(kv.dtype, vrows, n0, nt, ntp, dv, vst);
-        kr = &ks, vr = &vs_rows, r0 = 0;
-      }
-    }
-    if (!direct_pv && !few) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
-    if (few) {
-      if constexpr (Path::kFewRows > 0)
-        Path::few_scores(a, *kr, r0, nt, ntp, d, qf, rows_n, s, tick, dots);
-    } else if (direct && r0 % 16 == 0) {
-      if constexpr (Path::kDirectScores)
-        for (int b = 0; b < blocks; ++b) {
-          Path::direct_scores(*kr, r0, nt, ntp, d, qt_of(b), 16, s + int64_t(b) * 16 * ntp,
-                              reinterpret_cast<float*>(p), tick);
+      // sliced: ticks only inside the tile products (PathAmx): per 32 keys x 64 dims of scores, per
+      // 16 keys of A tiles, per 16 keys x 64 dims of P.V. Inside the products rather than one after
+      // each (session 29), on 2 vCPUs, six alternating rounds: the 4-token GQA 32/4 row +11%,
+      // split-KV 16/1 +6%, ragged 32/4 +8%. Then none in the softmax rows, whose ticks had come in
+      // quick succession, and the products' ticks twice as dense, three rounds: split-KV 0.72 ->
+      // 0.80x, ragged 0.78 -> 0.90x, 4-token 0.61 -> 0.66x of the read ceiling (medians); twice
+      // denser again lost 1.7-3.4% (results/cpu_2026-12-02_s32_fp8_quad_ab.jsonl.gz, sets k, l).
+      if (sliced)
+        slice = pf.slice(blocks * ((ntp + 31) / 32 * ((d / 2 + 31) / 32) + (nt + 15) / 16 +
+                                   (nt + 15) / 16 * ((dv + 63) / 64)));
+      auto tick = [&] { pf.issue<4>(slice); };
+      const CacheRows* kr = &krows;
+      const CacheRows* vr = &vrows;
+      int r0 = n0;  // first row index of the tile in *kr / *vr
+      if constexpr (kPack == 2) {
+        if (staged && !few) {  // the few-rows form reads fp8 rows in place
+          Path::stage_rows(kv.dtype, krows, n0, nt, ntp, d, kst);
+          Path::stage_rows(kv.dtype, vrows, n0, nt, ntp, dv, vst);
+          kr = &ks, vr = &vs_rows, r0 = 0;
         }
-    } else {
-      Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
-      Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
-      if (direct_pv) std::memset(ap, 0, kApBytes);  // pack_k used the A tiles' space
-    }
-    for (int r = 0; r < rows_n; ++r) {
-      const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
-      const RowRange rr = row_range(L, mm, t, sq, sk);
-      float* srow = s + int64_t(r) * ntp;
-      const int lo = std::max(rr.lo, n0), hi = std::min(rr.hi, n0 + nt - 1);
-      if (hi < lo) {  // nothing visible in this tile: p = 0
-        std::memset(srow, 0, sizeof(float) * ntp);
+      }
+      if (!direct_pv && !few) Path::pack_v(a, *vr, r0, nt, ntp, dv, rows_c, stage, vs);
+      if (few) {
+        if constexpr (Path::kFewRows > 0)  // head hh's Q rows as few_q left them: bf16 words
+          Path::few_scores(a, *kr, r0, nt, ntp, d,  // (dot form) or fp32
+                           static_cast<const char*>(qf) + int64_t(rlo) * d * (dots ? 2 : 4), rph, s,
+                           tick, dots);
+      } else if (direct && r0 % 16 == 0) {
+        if constexpr (Path::kDirectScores)
+          for (int b = 0; b < blocks; ++b) {
+            Path::direct_scores(*kr, r0, nt, ntp, d, qt_of(b), 16, s + int64_t(b) * 16 * ntp,
+                                reinterpret_cast<float*>(p), tick);
+          }
+      } else {
+        Path::pack_k(a, *kr, r0, nt, ntp, d, stage, kt);
+        Path::gemm(rows_c, ntp, d / kPack, qs, d / kPack, kt, ntp, s, ntp, false);
+        if (direct_pv) std::memset(ap, 0, kApBytes);  // pack_k used the A tiles' space
+      }
+      for (int r = rlo; r < rlo + rph; ++r) {  // item_row(a, w, r), without its two divisions
+        const int t = w.t0 + (r - rlo) / g, h = (w.kv_head + hh) * g + (r - rlo) % g;
+        const RowRange rr = row_range(L, mm, t, sq, sk);
+        float* srow = s + int64_t(r - rlo) * ntp;
+        const int lo = std::max(rr.lo, n0), hi = std::min(rr.hi, n0 + nt - 1);
+        if (hi < lo) {  // nothing visible in this tile: p = 0
+          std::memset(srow, 0, sizeof(float) * ntp);
+          if (!direct_pv && !few) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+          continue;
+        }
+        const bool full = lo == n0 && hi == n0 + ntp - 1;
+        const float slope = L.alibi_slopes ? L.alibi_slopes[h] : 0.f;
+        F mx = Simd::set1(kNegInf);
+        for (int j = 0; j < ntp; j += W) {
+          F x = Simd::mul(Simd::load(srow + j), Simd::set1(score_scale));
+          if (cap > 0.f)
+            x = Simd::mul(Simd::set1(cap), Simd::tanh(Simd::mul(x, Simd::set1(1.f / cap))));
+          const F key = Simd::add(iota, Simd::set1(float(n0 + j)));
+          if (L.alibi_slopes)  // -slope * |key - query position| (docs/semantics.md)
+            x = Simd::fma(Simd::set1(-slope), Simd::abs(Simd::sub(key, Simd::set1(float(rr.pos)))),
+                          x);
+          if (!full) x = Simd::mask_range(key, float(lo), float(hi), x);
+          Simd::store(srow + j, x);
+          mx = Simd::max(mx, x);
+        }
+        const float m_old = mrow[r];
+        const float m_new = std::max(m_old, Simd::hmax(mx));  // finite: this tile has a key
+        // Once the row's maximum settles most tiles keep it: alpha is then exactly 1, no expf call
+        // (one a row a tile).
+        const float alpha = m_old == kNegInf ? 0.f : m_old == m_new ? 1.f : std::exp(m_old - m_new);
+        F sum = Simd::zero();
+        const F mv = Simd::set1(m_new);
+        for (int j = 0; j < ntp; j += W) {
+          const F e = Simd::exp(Simd::sub(Simd::load(srow + j), mv));
+          Simd::store(srow + j, e);
+          sum = Simd::add(sum, e);
+        }
         if (!direct_pv && !few) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
+        float* lr = lsum + int64_t(r) * kMaxLanes;
+        Simd::store(lr, Simd::fma(Simd::load(lr), Simd::set1(alpha), sum));
+        mrow[r] = m_new;
+        if (alpha != 1.f) {
+          float* orow = o + int64_t(r) * dv;
+          const F av = Simd::set1(alpha);
+          for (int i = 0; i < dv; i += W)
+            Simd::store(orow + i, Simd::mul(Simd::load(orow + i), av));
+        }
+      }
+      if (direct_pv) {
+        if constexpr (Path::kDirectScores)
+          for (int b = 0; b < blocks; ++b) {
+            const int rb = std::min(16, rows_n - 16 * b);
+            Path::direct_pv(*vr, r0, nt, dv, s + int64_t(b) * 16 * ntp, ntp, rb, ap, vtail,
+                            o + int64_t(b) * 16 * dv, tick);
+          }
         continue;
       }
-      const bool full = lo == n0 && hi == n0 + ntp - 1;
-      const float slope = L.alibi_slopes ? L.alibi_slopes[h] : 0.f;
-      F mx = Simd::set1(kNegInf);
-      for (int j = 0; j < ntp; j += W) {
-        F x = Simd::mul(Simd::load(srow + j), Simd::set1(score_scale));
-        if (cap > 0.f)
-          x = Simd::mul(Simd::set1(cap), Simd::tanh(Simd::mul(x, Simd::set1(1.f / cap))));
-        const F key = Simd::add(iota, Simd::set1(float(n0 + j)));
-        if (L.alibi_slopes)  // -slope * |key - query position| (docs/semantics.md)
-          x = Simd::fma(Simd::set1(-slope), Simd::abs(Simd::sub(key, Simd::set1(float(rr.pos)))),
-                        x);
-        if (!full) x = Simd::mask_range(key, float(lo), float(hi), x);
-        Simd::store(srow + j, x);
-        mx = Simd::max(mx, x);
+      if (few) {
+        if constexpr (Path::kFewRows > 0)
+          Path::few_pv(a, *vr, r0, nt, dv, s, ntp, rph, o + int64_t(rlo) * dv, tick, dots);
+        continue;
       }
-      const float m_old = mrow[r];
-      const float m_new = std::max(m_old, Simd::hmax(mx));  // finite: this tile has a key
-      // Once the row's maximum settles most tiles keep it: alpha is then exactly 1, no expf call
-      // (one a row a tile).
-      const float alpha = m_old == kNegInf ? 0.f : m_old == m_new ? 1.f : std::exp(m_old - m_new);
-      F sum = Simd::zero();
-      const F mv = Simd::set1(m_new);
-      for (int j = 0; j < ntp; j += W) {
-        const F e = Simd::exp(Simd::sub(Simd::load(srow + j), mv));
-        Simd::store(srow + j, e);
-        sum = Simd::add(sum, e);
-      }
-      if (!direct_pv && !few) Path::store_p(srow, ntp, p + int64_t(r) * ntp);
-      float* lr = lsum + int64_t(r) * kMaxLanes;
-      Simd::store(lr, Simd::fma(Simd::load(lr), Simd::set1(alpha), sum));
-      mrow[r] = m_new;
-      if (alpha != 1.f) {
-        float* orow = o + int64_t(r) * dv;
-        const F av = Simd::set1(alpha);
-        for (int i = 0; i < dv; i += W) Simd::store(orow + i, Simd::mul(Simd::load(orow + i), av));
-      }
+      if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
+        std::memset(p + int64_t(rows_n) * ntp, 0,
+                    sizeof(typename Path::PElem) * size_t(rows_c - rows_n) * ntp);
+      if constexpr (requires { &Path::gemm_v; })
+        Path::gemm_v(a, rows_c, dv, ntp, p, ntp, vs, o);
+      else
+        Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o,
+                   dv, true);
     }
-    if (direct_pv) {
-      if constexpr (Path::kDirectScores)
-        for (int b = 0; b < blocks; ++b) {
-          const int rb = std::min(16, rows_n - 16 * b);
-          Path::direct_pv(*vr, r0, nt, dv, s + int64_t(b) * 16 * ntp, ntp, rb, ap, vtail,
-                          o + int64_t(b) * 16 * dv, tick);
-        }
-      continue;
-    }
-    if (few) {
-      if constexpr (Path::kFewRows > 0)
-        Path::few_pv(a, *vr, r0, nt, dv, s, ntp, rows_n, o, tick, dots);
-      continue;
-    }
-    if (rows_c > rows_n)  // padding rows of P: finite (zero), their outputs are never read
-      std::memset(p + int64_t(rows_n) * ntp, 0,
-                  sizeof(typename Path::PElem) * size_t(rows_c - rows_n) * ntp);
-    if constexpr (requires { &Path::gemm_v; })
-      Path::gemm_v(a, rows_c, dv, ntp, p, ntp, vs, o);
-    else
-      Path::gemm(rows_c, dv, ntp / kPack, reinterpret_cast<const QE*>(p), ntp / kPack, vs, dv, o,
-                 dv, true);
   }
 
   // A NaN or infinity in a V element meets a zero half of the A dwords on the direct path and
@@ -771,7 +795,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   if constexpr (Path::kDirectScores)
     if (direct_pv && Path::any_nan(o, rows_n * dv)) return false;
   for (int r = 0; r < rows_n; ++r) {
-    const int t = w.t0 + r / g, h = w.kv_head * g + r % g;
+    const auto [t, h] = item_row(a, w, r);
     float* orow = o + int64_t(r) * dv;
     const float l = Simd::hsum(Simd::load(lsum + int64_t(r) * kMaxLanes));
     if constexpr (Path::kDirectScores)
@@ -784,7 +808,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       dst[1] = l;
       std::memcpy(dst + 2, orow, sizeof(float) * dv);
     } else {
-      finalize_row(a, q0 + t, h, orow, mrow[r], l, v_scale);
+      finalize_row(a, q0 + t, h, orow, mrow[r], l,
+                   kv_scale(kv, kv.v ? kv.v_scale : kv.k_scale, h / g));
     }
   }
   return true;
@@ -793,7 +818,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
 inline void run_item(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                      bool use_bf16, bool bf16_dots) {
 #ifdef ATTNKIT_CPU_FLASH_BF16_PATH
-  const int rows = item_rows(a, w);
+  const int rows = item_head_rows(a, w);  // a lockstep item's forms go by one head's rows
   if (use_bf16 && (bf16_dots || few_rows<PathBf16>(a, rows, bf16_dots))) {
     run_item_t<PathBf16>(a, w, scratch, partials, bf16_dots);
     return;
@@ -824,7 +849,7 @@ void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const ui
 constexpr int kAmxFewRows = 4;
 inline void run_item_amx(const AttentionArgs& a, const WorkItem& w, float* scratch, float* partials,
                          bool use_bf16, bool bf16_dots) {
-  const int rows = item_rows(a, w);
+  const int rows = item_head_rows(a, w);  // a lockstep item's forms go by one head's rows
   if (use_bf16 && a.layer.head_size % 32 == 0 &&
       !(rows <= kAmxFewRows && few_rows<PathBf16>(a, rows, bf16_dots))) {
     amx_configure();
