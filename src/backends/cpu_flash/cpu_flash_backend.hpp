@@ -1,6 +1,7 @@
 // CPU_FLASH: tiled online-softmax attention for serving on a CPU (docs/semantics.md), with
 // runtime ISA dispatch (AMX, AVX-512 + bf16 dot products, AVX-512, AVX2, scalar), a thread pool
-// over (request, KV head, query block, KV split) and an LSE merge for split long decodes.
+// over (request, KV head, query block, KV split) and an LSE merge for split long decodes; decode
+// items take several KV heads in lockstep (kernel.hpp, WorkItem).
 #pragma once
 
 #include <memory>
