@@ -164,6 +164,14 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   EXPECT_THAT(r.err, HasSubstr("--suite encoder benchmarks CUDA kernels"));
 }
 
+// The CPU bench shuffles its block tables by default; --sequential-blocks (CPU only) keeps each
+// sequence's blocks in order. The cuda bench has no such switch and says so.
+TEST(CliBench, SequentialBlocksIsCpuOnly) {
+  const CliResult r = run_cli("bench --device cuda --suite decode --sequential-blocks");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--sequential-blocks applies to --device cpu only"));
+}
+
 TEST(CliPlan, NoNativeBackendOnRocmExitsThreeListingEveryBackend) {
   CliResult r = run_cli("plan --model llama-3.1-8b --device mi300x");
   EXPECT_EQ(r.rc, 3);

@@ -75,6 +75,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "each other both ways (PrefixLM ranges [0, N); 0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--sequential-blocks", opts->sequential_blocks,
+                "cpu: each sequence's KV blocks one after another in the cache (by default the "
+                "block tables take them in a shuffled order, as the cuda bench's do)");
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
@@ -86,6 +89,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
           "--mla-form, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
           "apply to --device cuda only (the CPU suite has its own grid)");
+    if (opts->device == "cuda" && opts->sequential_blocks)
+      throw InvalidArgument(
+          "bench: --sequential-blocks applies to --device cpu only (the cuda bench always "
+          "shuffles its block tables)");
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(
           "bench: --prefill-window and --prefill-image do not combine (one mask change a run)");

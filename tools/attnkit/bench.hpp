@@ -23,6 +23,7 @@ struct BenchOptions {
   int prefill_window = 0;               // cuda: the prefill rows' sliding window (0: none)
   std::string prefill_kv = "bfloat16";  // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
   int prefill_image = 0;  // cuda: each prefill sequence's first N keys are one PrefixLM range
+  bool sequential_blocks = false;  // cpu: block tables in allocation order, not shuffled
 };
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp

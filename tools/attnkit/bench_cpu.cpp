@@ -19,7 +19,9 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -289,10 +291,12 @@ struct BenchRun {
   AttentionArgs a;
 };
 
-// Builds a contiguous-block paged cache (HND, block s.page) filled with random values.
-void build(const Shape& s, BenchRun& r) {
+// Builds a paged cache (HND, block s.page) filled with random values. Its block tables take the
+// blocks in a shuffled order, as a serving cache hands them out after a while (and as the cuda
+// bench does), or, `sequential`, each sequence's blocks one after the other.
+void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
   const int bs = s.page, blocks_per_seq = (s.kv_len + bs - 1) / bs;
-  int nb = 0;  // every sequence's pages in order, its table row padded to the longest
+  int nb = 0;  // every sequence's pages, its table row padded to the longest
   for (int b = 0; b < s.batch; ++b) nb += (s.len(b) + bs - 1) / bs;
   const int64_t row = kv_bytes_per_head_vector(s.kv_dtype, s.dtype, s.head_size);
   KvCacheView& kv = r.a.kv;
@@ -336,10 +340,13 @@ void build(const Shape& s, BenchRun& r) {
   for (int b = 0; b < s.batch; ++b) r.cu.push_back(r.cu.back() + s.q_len);
   r.used.resize(size_t(s.batch));
   r.table.assign(size_t(s.batch) * blocks_per_seq, 0);
+  std::vector<int32_t> order(static_cast<size_t>(nb));
+  std::iota(order.begin(), order.end(), 0);
+  if (!sequential) std::shuffle(order.begin(), order.end(), std::mt19937(seed));
   for (int b = 0, next = 0; b < s.batch; ++b) {
     r.used[size_t(b)] = s.len(b);
     for (int j = 0; j < (s.len(b) + bs - 1) / bs; ++j)
-      r.table[size_t(b) * blocks_per_seq + j] = next++;
+      r.table[size_t(b) * blocks_per_seq + j] = order[size_t(next++)];
   }
   const int total_q = r.cu.back(), esz = dtype_bytes(s.dtype);
   r.q.resize(size_t(total_q) * s.heads * s.head_size * esz);
@@ -423,18 +430,22 @@ double sampled_error(const Shape& s, const BenchRun& r) {
 }
 
 // The decode's memory pattern without its arithmetic: the same threads read the same K and V
-// bytes in the same runs as CPU_FLASH's decode items (per (sequence, KV head): each 64-key tile's
-// K rows, block by block, then its V rows), work split over the threads by (item, tile). The
-// decode row's time over this one is what its arithmetic adds on this machine (on a core whose
-// loads do not overlap the arithmetic, the two add up).
+// bytes in the order CPU_FLASH's decode items fetch them, work split over the threads by (item,
+// tile). Per 64-key tile of an item: block by block, the rows of each of the item's KV heads (one
+// head, or the heads it takes in lockstep, cpu_flash::lockstep_heads: back to back in HND, as
+// those items prefetch them), K then V. The decode row's time over this one is what its
+// arithmetic adds on this machine (on a core whose loads do not overlap the arithmetic, the two
+// add up).
 double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repeats) {
   const KvCacheView& kv = r.a.kv;
   const int64_t row = kv.stride_token;
-  // (sequence, KV head, 64-key tile) units, numbered sequence by sequence
+  const int group = cpu_flash::lockstep_heads(s.q_len * (s.heads / s.kv_heads),
+                                              int64_t(s.batch) * s.kv_heads, threads, s.kv_heads);
+  const int groups = (s.kv_heads + group - 1) / group;
+  // (sequence, item's KV heads, 64-key tile) units, numbered sequence by sequence
   std::vector<int64_t> first_unit(size_t(s.batch) + 1, 0);
   for (int b = 0; b < s.batch; ++b)
-    first_unit[size_t(b) + 1] =
-        first_unit[size_t(b)] + int64_t(s.kv_heads) * ((s.len(b) + 63) / 64);
+    first_unit[size_t(b) + 1] = first_unit[size_t(b)] + int64_t(groups) * ((s.len(b) + 63) / 64);
   const int64_t units = first_unit.back();
   const int bps = r.a.batch.block_table_stride;
   const SumBytesFn sum = sum_bytes();
@@ -444,14 +455,15 @@ double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repe
       const int seq =
           int(std::upper_bound(first_unit.begin(), first_unit.end(), u) - first_unit.begin()) - 1;
       const int64_t tiles = (s.len(seq) + 63) / 64, v = u - first_unit[size_t(seq)];
-      const int h = int(v / tiles), tile = int(v % tiles);
-      const int j1 = std::min(s.len(seq), (tile + 1) * 64);
+      const int h0 = int(v / tiles) * group, h1 = std::min(s.kv_heads, h0 + group);
+      const int tile = int(v % tiles), j1 = std::min(s.len(seq), (tile + 1) * 64);
       for (const uint8_t* base :
            {static_cast<const uint8_t*>(kv.k), static_cast<const uint8_t*>(kv.v)})
         for (int j = int(tile * 64); j < j1;) {
           const int blk = r.table[size_t(seq) * bps + j / s.page], off = j % s.page;
           const int n = std::min(s.page - off, j1 - j);
-          acc += sum(base + blk * kv.stride_block + h * kv.stride_head + off * row, n * row);
+          for (int h = h0; h < h1; ++h)
+            acc += sum(base + blk * kv.stride_block + h * kv.stride_head + off * row, n * row);
           j += n;
         }
     }
@@ -583,6 +595,7 @@ int run_cpu_bench(const BenchOptions& o) {
       isa_env && *isa_env ? isa_env : std::string(cpu_flash::to_string(cpu_flash::detect_isa()));
   cpu_set_t all_cpus;
   const bool have_affinity = sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0;
+  uint32_t seed = 1;  // each shape's block order
   for (const Shape& s : shapes) {
     const bool in_l2 = std::string_view(s.kind) == "decode_l2";
     AttentionBackend& be = in_l2 ? *backend_1t : *backend;
@@ -596,7 +609,7 @@ int run_cpu_bench(const BenchOptions& o) {
       sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
     }
     BenchRun r;
-    build(s, r);
+    build(s, r, o.sequential_blocks, uint32_t(seed++));
     be.plan(r.a.batch, r.a.layer);
     r.ws.resize(be.workspace_bytes() + 64);
     r.a.workspace = r.ws.data();
@@ -629,6 +642,7 @@ int run_cpu_bench(const BenchOptions& o) {
               s.kv_dtype == KvCacheDType::kAuto ? "float32" : std::string(to_string(s.kv_dtype))},
              {"causal", s.causal},
              {"page", s.page},
+             {"block_table", o.sequential_blocks ? "sequential" : "shuffled"},
              {"time_ms", sec * 1e3},
              {"repeats", repeats},
              {"gflops", flops / sec * 1e-9},

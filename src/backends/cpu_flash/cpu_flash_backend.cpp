@@ -127,6 +127,12 @@ void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, 
   stage_fp8_rows_bf16(dt, byte_tables, codes, rows, d, out);
 }
 
+int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_heads) {
+  if (head_rows > kLockstepHeadRows) return 1;
+  const int cap = int(std::clamp<int64_t>(single_items / (4 * int64_t(threads)), 1, kv_heads));
+  return std::clamp(kLockstepRows / std::max(head_rows, 1), 1, cap);
+}
+
 const KernelFns& kernels_for(Isa isa) {
   switch (isa) {
     case Isa::kAmxBf16:
@@ -284,7 +290,6 @@ class CpuFlashBackend final : public AttentionBackend {
     for (int s = 0; s < hb.num_seqs; ++s)
       single_items +=
           int64_t((hb.cu_seqlens_q[s + 1] - hb.cu_seqlens_q[s] + tq - 1) / tq) * L.num_kv_heads;
-    const int lock_cap = int(std::clamp<int64_t>(single_items / quarters, 1, L.num_kv_heads));
     for (int s = 0; s < hb.num_seqs; ++s) {
       const int sq = hb.cu_seqlens_q[s + 1] - hb.cu_seqlens_q[s], sk = hb.seqused_k[s];
       const cpu_flash::MmRanges mm = cpu_flash::mm_ranges(hb, s);
@@ -294,8 +299,9 @@ class CpuFlashBackend final : public AttentionBackend {
         const auto first = cpu_flash::row_range(L, mm, t0, sq, sk);
         const auto last = cpu_flash::row_range(L, mm, t1 - 1, sq, sk);
         const int per_head = (t1 - t0) * g;
-        const int heads = lockstep_heads_ && per_head <= cpu_flash::kLockstepHeadRows
-                              ? std::clamp(cpu_flash::kLockstepRows / per_head, 1, lock_cap)
+        const int heads = lockstep_heads_
+                              ? cpu_flash::lockstep_heads(per_head, single_items,
+                                                          int(pool_->size()), L.num_kv_heads)
                               : 1;
         for (int kh = 0; kh < L.num_kv_heads; kh += heads) {
           WorkItem w{s, kh, t0, t1, 0, sk, -1, std::min(heads, L.num_kv_heads - kh)};

@@ -34,6 +34,11 @@ bool bf16_dots_pay();
 // on one machine; throws Unsupported where the variant, or VBMI for the byte tables, is missing.
 void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, int rows, int d,
                        uint16_t* out);
+// KV heads that a decode work item of `head_rows` query rows a KV head (tokens x GQA group) takes
+// in lockstep, in a batch of `single_items` one-head items on `threads` threads: up to 32 rows
+// (at most 8 a head), and only while the threads keep about four items each. The planner's rule;
+// the bench's pattern read follows it.
+int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_heads);
 }  // namespace cpu_flash
 
 struct CpuFlashOptions {

@@ -428,23 +428,36 @@ class PrefetchCursor {
       const int64_t left = run.left;
       if (left >= kTurn) {
         for (int i = 0; i < kTurn; ++i) prefetch(p + i * 64);
-        run.p = p + kTurn * 64, run.left = left - kTurn, lines -= kTurn;
+        run.p = p + kTurn * 64, run.left = left - kTurn, lines -= kTurn, left_ -= kTurn;
         if (left == kTurn) --live;
       } else if (left > 0) {
         for (int64_t i = 0; i < left; ++i) prefetch(p + i * 64);
-        lines -= left, run.left = 0, --live;
+        lines -= left, left_ -= left, run.left = 0, --live;
       }
       cur = cur + 1 == n ? 0 : cur + 1;
     }
     cur_ = cur, live_ = live;
   }
+  // About `lines` more lines, the runs one after the other in the order they were added (the
+  // lockstep items' address order, below).
+  void issue_in_order(int64_t lines) {
+    while (lines > 0 && next_ < n_) {
+      Run& run = runs_[next_];
+      const int64_t k = std::min(lines, run.left);
+      for (int64_t i = 0; i < k; ++i) prefetch(run.p + i * 64);
+      run.p += k * 64, run.left -= k, lines -= k, left_ -= k;
+      if (run.left == 0) ++next_, --live_;
+    }
+  }
   // Every line not issued yet; the cursor is empty afterwards.
   void issue_all() {
     issue<8>(std::numeric_limits<int64_t>::max());
-    n_ = cur_ = live_ = 0, lines_ = 0;
+    n_ = cur_ = live_ = next_ = 0, lines_ = left_ = 0;
   }
   // Lines per slice when the runs are issued in `slices` parts.
   int64_t slice(int slices) const { return (lines_ + slices - 1) / slices; }
+  // The same for the lines not issued yet.
+  int64_t slice_of_rest(int slices) const { return (left_ + slices - 1) / slices; }
 
  private:
   struct Run {
@@ -460,7 +473,7 @@ class PrefetchCursor {
           reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(63));
       const int64_t n = (e - line + 63) / 64;
       runs_[n_++] = {line, n};
-      lines_ += n;
+      lines_ += n, left_ += n;
       ++live_;
     }
   }
@@ -468,8 +481,8 @@ class PrefetchCursor {
   // page boundary counts twice.
   static constexpr int kMaxRuns = 4 * kKeyTile;
   Run runs_[kMaxRuns];
-  int n_ = 0, cur_ = 0, live_ = 0;
-  int64_t lines_ = 0;
+  int n_ = 0, cur_ = 0, live_ = 0, next_ = 0;  // next_: issue_in_order's run
+  int64_t lines_ = 0, left_ = 0;               // lines added, lines not issued yet
 };
 
 // Items the path's few-rows form takes: up to Path::few_max rows (by the cache's rows, and for
@@ -601,7 +614,34 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // rule while the pages went out one after the other; walked together (PrefetchCursor), one
   // tile ahead reads faster: on 2 vCPUs, three alternating rounds, bf16 GQA 32/8 decode +4-10%,
   // MHA +22%, three tiles ahead -3..-8% (results/cpu_2026-12-02_s31_prefetch_order_ab.jsonl.gz).
-  if (kb < ke) prefetch_tile(kb, tile_end(kb), 0);
+  // Lockstep items over HND caches take the next tile of all their heads at once, in address
+  // order: block by block each head's K rows (one span, the heads back to back), then the same
+  // for V, issued in order over the current tile's heads. One head ahead, as the other items go,
+  // a thread's prefetches jumped a block stride between a block's heads; in order, on a 2-vCPU
+  // Zen 4 VM over shuffled block tables, five alternating rounds: bf16 GQA 32/8 decode +5-19%
+  // (page 16: 18.8 -> 22.3 GB/s), MHA +9%, fp16 +12%, fp8 +8-11%, ragged +11%
+  // (results/cpu_2026-12-03_s37_prefetch_address_order.jsonl.gz, bench/NOTES.md).
+  const bool in_order =
+      heads > 1 && krows.s_token == k_row_bytes && (!kv.v || vrows.s_token == v_row_bytes);
+  auto prefetch_tile_heads = [&](int from, int to) {
+    for (CacheRows* cr : {&krows, &vrows}) {
+      if (cr == &vrows && !kv.v) break;
+      const int64_t row_bytes = cr == &krows ? k_row_bytes : v_row_bytes;
+      for (int n = from, e; n < to; n = e) {
+        e = std::min(to, (cr->block_of(n) + 1) * cr->block_size);
+        for (int hh = 0; hh < heads; ++hh) {
+          cr->kv_head = w.kv_head + hh;
+          pf.add(*cr, row_bytes, n, e);
+        }
+      }
+    }
+  };
+  if (kb < ke) {
+    if (in_order)
+      prefetch_tile_heads(kb, tile_end(kb));
+    else
+      prefetch_tile(kb, tile_end(kb), 0);
+  }
   pf.issue_all();
   // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
   // in scratch, which then stand in for the cache (scales are folded into the score scale and
@@ -664,12 +704,17 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
     const int nt = n1 - n0;
     for (int hh = 0; hh < heads; ++hh) {  // one KV head's rows [rlo, rlo + rph) at a time
       const int rlo = hh * rph;
-      pf.issue_all();
-      // The next (tile, head): the tile's next head, or the next tile's first.
-      if (hh + 1 < heads)
-        prefetch_tile(n0, n1, hh + 1);
-      else if (n1 < ke)
-        prefetch_tile(n1, tile_end(n1), 0);
+      if (!in_order) {
+        pf.issue_all();
+        // The next (tile, head): the tile's next head, or the next tile's first.
+        if (hh + 1 < heads)
+          prefetch_tile(n0, n1, hh + 1);
+        else if (n1 < ke)
+          prefetch_tile(n1, tile_end(n1), 0);
+      } else if (hh == 0) {
+        pf.issue_all();
+        if (n1 < ke) prefetch_tile_heads(n1, tile_end(n1));
+      }
       use_head(hh);
       score_scale = score_scale_of(hh);
       if (!few && !sliced) pf.issue_all();
@@ -677,7 +722,10 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       // few: the next tile's lines in slices, one per tick of the form (few_rows.hpp).
       int64_t slice = 0;
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-      if (few) slice = pf.slice(int(Path::few_tick_count(a, nt, dv, rph, dots)));
+      if (few) {
+        const int ticks = int(Path::few_tick_count(a, nt, dv, rph, dots));
+        slice = in_order ? pf.slice_of_rest((heads - hh) * ticks) : pf.slice(ticks);
+      }
 #endif
       // sliced: ticks only inside the tile products (PathAmx): per 32 keys x 64 dims of scores, per
       // 16 keys of A tiles, per 16 keys x 64 dims of P.V. Inside the products rather than one after
@@ -689,7 +737,12 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
       if (sliced)
         slice = pf.slice(blocks * ((ntp + 31) / 32 * ((d / 2 + 31) / 32) + (nt + 15) / 16 +
                                    (nt + 15) / 16 * ((dv + 63) / 64)));
-      auto tick = [&] { pf.issue<4>(slice); };
+      auto tick = [&] {
+        if (in_order)
+          pf.issue_in_order(slice);
+        else
+          pf.issue<4>(slice);
+      };
       const CacheRows* kr = &krows;
       const CacheRows* vr = &vrows;
       int r0 = n0;  // first row index of the tile in *kr / *vr
