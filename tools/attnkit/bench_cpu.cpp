@@ -431,17 +431,19 @@ double sampled_error(const Shape& s, const BenchRun& r) {
 
 // The decode's memory pattern without its arithmetic: the same threads read the same K and V
 // bytes in the order CPU_FLASH's decode items fetch them, work split over the threads by (item,
-// tile). Per 64-key tile of an item: block by block, the rows of each of the item's KV heads (one
-// head, or the heads it takes in lockstep, cpu_flash::lockstep_heads: back to back in HND, as
-// those items prefetch them), K then V. The decode row's time over this one is what its
-// arithmetic adds on this machine (on a core whose loads do not overlap the arithmetic, the two
-// add up).
+// tile). Per 64-key tile of an item, for each of its KV heads (one, or those it takes in
+// lockstep: cpu_flash::lockstep_heads) the head's K rows block by block, then its V rows; where
+// lockstep items prefetch in address order (cpu_flash::lockstep_prefetch_in_order), block by
+// block the rows of all the item's heads (back to back in HND), K then V. The decode row's time
+// over this one is what its arithmetic adds on this machine (on a core whose loads do not overlap
+// the arithmetic, the two add up).
 double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repeats) {
   const KvCacheView& kv = r.a.kv;
   const int64_t row = kv.stride_token;
   const int group = cpu_flash::lockstep_heads(s.q_len * (s.heads / s.kv_heads),
                                               int64_t(s.batch) * s.kv_heads, threads, s.kv_heads);
   const int groups = (s.kv_heads + group - 1) / group;
+  const bool by_block = group > 1 && cpu_flash::lockstep_prefetch_in_order();
   // (sequence, item's KV heads, 64-key tile) units, numbered sequence by sequence
   std::vector<int64_t> first_unit(size_t(s.batch) + 1, 0);
   for (int b = 0; b < s.batch; ++b)
@@ -457,15 +459,23 @@ double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repe
       const int64_t tiles = (s.len(seq) + 63) / 64, v = u - first_unit[size_t(seq)];
       const int h0 = int(v / tiles) * group, h1 = std::min(s.kv_heads, h0 + group);
       const int tile = int(v % tiles), j1 = std::min(s.len(seq), (tile + 1) * 64);
-      for (const uint8_t* base :
-           {static_cast<const uint8_t*>(kv.k), static_cast<const uint8_t*>(kv.v)})
+      // heads [ha, hb)'s rows of the tile in `base`, block by block
+      auto read = [&](const void* base, int ha, int hb) {
         for (int j = int(tile * 64); j < j1;) {
           const int blk = r.table[size_t(seq) * bps + j / s.page], off = j % s.page;
           const int n = std::min(s.page - off, j1 - j);
-          for (int h = h0; h < h1; ++h)
-            acc += sum(base + blk * kv.stride_block + h * kv.stride_head + off * row, n * row);
+          for (int h = ha; h < hb; ++h)
+            acc += sum(static_cast<const uint8_t*>(base) + blk * kv.stride_block +
+                           h * kv.stride_head + off * row,
+                       n * row);
           j += n;
         }
+      };
+      for (int h = h0; h < h1; h = by_block ? h1 : h + 1) {
+        const int hb = by_block ? h1 : h + 1;
+        read(kv.k, h, hb);
+        read(kv.v, h, hb);
+      }
     }
     return acc;
   });
@@ -659,6 +669,11 @@ int run_cpu_bench(const BenchOptions& o) {
     // The ceiling a kind is held to: prefill the GEMM rate, decode the read bandwidth.
     if (ok && s.kind[0] == 'p' && gemm) row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
     if (ok && std::string_view(s.kind) == "decode") {
+      // How the items of several KV heads (if any) fetch their tiles (kernel_impl.hpp).
+      row["lockstep_heads"] = cpu_flash::lockstep_heads(
+          s.q_len * (s.heads / s.kv_heads), int64_t(s.batch) * s.kv_heads, threads, s.kv_heads);
+      row["lockstep_prefetch"] =
+          cpu_flash::lockstep_prefetch_in_order() ? "address_order" : "turns";
       row["fraction_of_bw"] = kv_bytes / sec * 1e-9 / bw;
       const double pattern = pattern_read_gbs(s, r, threads, repeats);
       row["pattern_read_gbs"] = pattern;

@@ -133,6 +133,15 @@ int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_head
   return std::clamp(kLockstepRows / std::max(head_rows, 1), 1, cap);
 }
 
+bool lockstep_prefetch_in_order() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool amd = __builtin_cpu_is("amd");
+  return amd;
+#else
+  return false;
+#endif
+}
+
 const KernelFns& kernels_for(Isa isa) {
   switch (isa) {
     case Isa::kAmxBf16:

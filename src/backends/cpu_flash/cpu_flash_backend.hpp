@@ -39,6 +39,11 @@ void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, 
 // (at most 8 a head), and only while the threads keep about four items each. The planner's rule;
 // the bench's pattern read follows it.
 int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_heads);
+// Whether lockstep items prefetch their next tile in address order (kernel_impl.hpp) rather than
+// one head ahead with the runs walked in turns: on AMD cores, where software prefetches fetch
+// the paged runs line by line; on Intel cores the hardware prefetchers follow each 4 KiB run once
+// its first lines go out, and the turns read faster there (bench/NOTES.md, session 37).
+bool lockstep_prefetch_in_order();
 }  // namespace cpu_flash
 
 struct CpuFlashOptions {

@@ -614,15 +614,18 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // rule while the pages went out one after the other; walked together (PrefetchCursor), one
   // tile ahead reads faster: on 2 vCPUs, three alternating rounds, bf16 GQA 32/8 decode +4-10%,
   // MHA +22%, three tiles ahead -3..-8% (results/cpu_2026-12-02_s31_prefetch_order_ab.jsonl.gz).
-  // Lockstep items over HND caches take the next tile of all their heads at once, in address
-  // order: block by block each head's K rows (one span, the heads back to back), then the same
-  // for V, issued in order over the current tile's heads. One head ahead, as the other items go,
-  // a thread's prefetches jumped a block stride between a block's heads; in order, on a 2-vCPU
-  // Zen 4 VM over shuffled block tables, five alternating rounds: bf16 GQA 32/8 decode +5-19%
-  // (page 16: 18.8 -> 22.3 GB/s), MHA +9%, fp16 +12%, fp8 +8-11%, ragged +11%
-  // (results/cpu_2026-12-03_s37_prefetch_address_order.jsonl.gz, bench/NOTES.md).
-  const bool in_order =
-      heads > 1 && krows.s_token == k_row_bytes && (!kv.v || vrows.s_token == v_row_bytes);
+  // Lockstep items over HND caches on AMD cores (lockstep_prefetch_in_order) take the next tile
+  // of all their heads at once, in address order: block by block each head's K rows (one span,
+  // the heads back to back), then the same for V, issued in order over the current tile's heads.
+  // One head ahead, as the other items go, a thread's prefetches jumped a block stride between a
+  // block's heads; in order, on a 2-vCPU Zen 4 VM over shuffled block tables, five alternating
+  // rounds: bf16 GQA 32/8 decode +5-19% (page 16: 18.8 -> 22.3 GB/s), MHA +9%, fp16 +12%, fp8
+  // +8-11%, ragged +11% (results/cpu_2026-12-03_s37_prefetch_address_order.jsonl.gz). On the
+  // H200 host's 16 Intel cores (two heads an item there) MHA fell 129 -> 100 GB/s and fp16
+  // 120 -> 111 in three rounds (results/cuda_s37_r1_*): its own prefetchers take over the runs
+  // whose first lines the turns send early.
+  const bool in_order = heads > 1 && lockstep_prefetch_in_order() && krows.s_token == k_row_bytes &&
+                        (!kv.v || vrows.s_token == v_row_bytes);
   auto prefetch_tile_heads = [&](int from, int to) {
     for (CacheRows* cr : {&krows, &vrows}) {
       if (cr == &vrows && !kv.v) break;
