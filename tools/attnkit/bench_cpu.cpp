@@ -437,11 +437,9 @@ double sampled_error(const Shape& s, const BenchRun& r) {
 // block the rows of all the item's heads (back to back in HND), K then V. The decode row's time
 // over this one is what its arithmetic adds on this machine (on a core whose loads do not overlap
 // the arithmetic, the two add up).
-double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repeats) {
+double pattern_read_gbs(const Shape& s, const BenchRun& r, int threads, int repeats, int group) {
   const KvCacheView& kv = r.a.kv;
   const int64_t row = kv.stride_token;
-  const int group = cpu_flash::lockstep_heads(s.q_len * (s.heads / s.kv_heads),
-                                              int64_t(s.batch) * s.kv_heads, threads, s.kv_heads);
   const int groups = (s.kv_heads + group - 1) / group;
   const bool by_block = group > 1 && cpu_flash::lockstep_prefetch_in_order();
   // (sequence, item's KV heads, 64-key tile) units, numbered sequence by sequence
@@ -669,13 +667,15 @@ int run_cpu_bench(const BenchOptions& o) {
     // The ceiling a kind is held to: prefill the GEMM rate, decode the read bandwidth.
     if (ok && s.kind[0] == 'p' && gemm) row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
     if (ok && std::string_view(s.kind) == "decode") {
-      // How the items of several KV heads (if any) fetch their tiles (kernel_impl.hpp).
-      row["lockstep_heads"] = cpu_flash::lockstep_heads(
+      // KV heads an item takes (the planner's rule; a decode row's sequences are one item a KV
+      // head each wherever that rule groups them) and how such items fetch their tiles.
+      const int group = cpu_flash::lockstep_heads(
           s.q_len * (s.heads / s.kv_heads), int64_t(s.batch) * s.kv_heads, threads, s.kv_heads);
+      row["lockstep_heads"] = group;
       row["lockstep_prefetch"] =
           cpu_flash::lockstep_prefetch_in_order() ? "address_order" : "turns";
       row["fraction_of_bw"] = kv_bytes / sec * 1e-9 / bw;
-      const double pattern = pattern_read_gbs(s, r, threads, repeats);
+      const double pattern = pattern_read_gbs(s, r, threads, repeats, group);
       row["pattern_read_gbs"] = pattern;
       row["fraction_of_pattern_read"] = kv_bytes / sec * 1e-9 / pattern;
     }

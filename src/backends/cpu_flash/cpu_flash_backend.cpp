@@ -292,9 +292,8 @@ class CpuFlashBackend final : public AttentionBackend {
       int lo, hi;
     };
     std::vector<Base> base;
-    // Lockstep items take KV heads together only while the threads keep about four items each
-    // (as the splits below aim for): fewer heads an item on many threads.
-    const int64_t quarters = 4 * int64_t(pool_->size());
+    // One-head items of the batch: lockstep_heads groups KV heads only while the threads keep
+    // about four items each (as the splits below aim for).
     int64_t single_items = 0;
     for (int s = 0; s < hb.num_seqs; ++s)
       single_items +=
@@ -328,6 +327,7 @@ class CpuFlashBackend final : public AttentionBackend {
     };
     int64_t total = 0;
     for (const Base& b : base) total += base_cost(b);
+    const int64_t quarters = 4 * int64_t(pool_->size());
     for (const Base& b : base) {
       const int keys = b.hi - b.lo + 1;
       const int64_t want = (base_cost(b) * quarters + total - 1) / std::max<int64_t>(total, 1);

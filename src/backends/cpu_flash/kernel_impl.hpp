@@ -600,10 +600,20 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // (64-token chunks 0-10%), while prefill in L3 moved by -1..+5% (session 11,
   // results/cpu_2026-11-30_s11_prefill_driver.txt).
   PrefetchCursor pf;
-  auto prefetch_tile = [&](int from, int to, int hh) {
-    use_head(hh);
-    pf.add(krows, k_row_bytes, from, to);
-    if (kv.v) pf.add(vrows, v_row_bytes, from, to);
+  // Keys [from, to) of the item's KV heads [h0, h1): block by block each head's K rows, then the
+  // same for V (one head: its K runs, then its V runs).
+  auto prefetch_tile = [&](int from, int to, int h0, int h1) {
+    for (CacheRows* cr : {&krows, &vrows}) {
+      if (cr == &vrows && !kv.v) break;
+      const int64_t row_bytes = cr == &krows ? k_row_bytes : v_row_bytes;
+      for (int n = from, e; n < to; n = e) {
+        e = std::min(to, (cr->block_of(n) + 1) * cr->block_size);
+        for (int hh = h0; hh < h1; ++hh) {
+          cr->kv_head = w.kv_head + hh;
+          pf.add(*cr, row_bytes, n, e);
+        }
+      }
+    }
   };
   // Tiles end at multiples of kKeyTile (only the first one is short), so that every later tile
   // starts a 16-key group of the cache (the AMX direct-scores path needs that).
@@ -615,8 +625,8 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // tile ahead reads faster: on 2 vCPUs, three alternating rounds, bf16 GQA 32/8 decode +4-10%,
   // MHA +22%, three tiles ahead -3..-8% (results/cpu_2026-12-02_s31_prefetch_order_ab.jsonl.gz).
   // Lockstep items over HND caches on AMD cores (lockstep_prefetch_in_order) take the next tile
-  // of all their heads at once, in address order: block by block each head's K rows (one span,
-  // the heads back to back), then the same for V, issued in order over the current tile's heads.
+  // of all their heads at once, in address order (prefetch_tile over every head: a block's heads
+  // lie back to back, one span), issued in order over the current tile's heads.
   // One head ahead, as the other items go, a thread's prefetches jumped a block stride between a
   // block's heads; in order, on a 2-vCPU Zen 4 VM over shuffled block tables, five alternating
   // rounds: bf16 GQA 32/8 decode +5-19% (page 16: 18.8 -> 22.3 GB/s), MHA +9%, fp16 +12%, fp8
@@ -626,25 +636,7 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
   // whose first lines the turns send early.
   const bool in_order = heads > 1 && lockstep_prefetch_in_order() && krows.s_token == k_row_bytes &&
                         (!kv.v || vrows.s_token == v_row_bytes);
-  auto prefetch_tile_heads = [&](int from, int to) {
-    for (CacheRows* cr : {&krows, &vrows}) {
-      if (cr == &vrows && !kv.v) break;
-      const int64_t row_bytes = cr == &krows ? k_row_bytes : v_row_bytes;
-      for (int n = from, e; n < to; n = e) {
-        e = std::min(to, (cr->block_of(n) + 1) * cr->block_size);
-        for (int hh = 0; hh < heads; ++hh) {
-          cr->kv_head = w.kv_head + hh;
-          pf.add(*cr, row_bytes, n, e);
-        }
-      }
-    }
-  };
-  if (kb < ke) {
-    if (in_order)
-      prefetch_tile_heads(kb, tile_end(kb));
-    else
-      prefetch_tile(kb, tile_end(kb), 0);
-  }
+  if (kb < ke) prefetch_tile(kb, tile_end(kb), 0, in_order ? heads : 1);
   pf.issue_all();
   // fp8 caches on the bf16 path: each tile's rows are first converted (exactly) to bf16 rows
   // in scratch, which then stand in for the cache (scales are folded into the score scale and
@@ -711,12 +703,12 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
         pf.issue_all();
         // The next (tile, head): the tile's next head, or the next tile's first.
         if (hh + 1 < heads)
-          prefetch_tile(n0, n1, hh + 1);
+          prefetch_tile(n0, n1, hh + 1, hh + 2);
         else if (n1 < ke)
-          prefetch_tile(n1, tile_end(n1), 0);
+          prefetch_tile(n1, tile_end(n1), 0, 1);
       } else if (hh == 0) {
         pf.issue_all();
-        if (n1 < ke) prefetch_tile_heads(n1, tile_end(n1));
+        if (n1 < ke) prefetch_tile(n1, tile_end(n1), 0, heads);
       }
       use_head(hh);
       score_scale = score_scale_of(hh);
