@@ -555,6 +555,21 @@ TEST(CpuFlash, LockstepHeadsMatchOneHeadAnItem) {
     }
 }
 
+// The planner's lockstep rule: heads of one row group wherever the threads keep about four items
+// each; heads of 2-8 rows only with multi_row_heads (by default on AMD cores); 9 or more never.
+TEST(CpuFlash, LockstepRuleByRowsAHead) {
+  // 256 one-head items on 8 threads: up to 8 heads an item.
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, false), 8);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, true), 8);
+  EXPECT_EQ(cpu_flash::lockstep_heads(4, 256, 8, 32, true), 8);
+  EXPECT_EQ(cpu_flash::lockstep_heads(4, 256, 8, 32, false), 1);
+  EXPECT_EQ(cpu_flash::lockstep_heads(8, 256, 8, 32, true), 4);
+  EXPECT_EQ(cpu_flash::lockstep_heads(9, 256, 8, 32, true), 1);
+  // 64 items on 8 threads: two heads an item keep four items a thread.
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 64, 8, 32, false), 2);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 16, 8, 32, false), 1);
+}
+
 // Work is split by cost, not only when items are few: in a ragged batch a sequence whose items
 // exceed a quarter of a thread's share splits (workspace for its partials), uniform batches with
 // enough items do not, and the split ragged batch matches the fp64 loop.
