@@ -84,13 +84,20 @@ inline void group_scores(const typename Load::E* const* k, int d, const typename
   }
 }
 
-// The form calls tick() before each 4 keys of scores and each kPvTickKeys keys of a P.V pass, so
+// The form calls tick() before each 4 keys of scores and each pv_tick_keys keys of a P.V pass, so
 // that the caller can spread the next tile's prefetches evenly over the arithmetic. A few lines
 // at a time they overlap it; 64 at a time (a tick per 16 keys or 32 dims) they did not: bf16 GQA
 // 32/8 decode above L3 13.3-14.8 -> 17.6-20.1 GB/s on a 2-vCPU VM
 // (results/cpu_2026-12-01_s22_ticks_ab.jsonl), and in a one-core loop over 4 KiB runs with 24-32
 // FMAs a line, bursts of 64 prefetches ran 20-45% slower than 1-4 (_s22_prefetch_micro.txt).
-constexpr int kPvTickKeys = 8;
+// P.V's keys per tick for a block of `rows` rows: 16 from 8 rows up, else 8. The tick is a call,
+// around which the block's accumulators (2 x rows vectors) are stored and reloaded; at 8 rows
+// that costs more than sparser prefetch slices do, at fewer rows (MHA's one-row lockstep heads)
+// the slices' spacing matters more. Against 8 keys for every block, call by call in one process
+// on a 2-vCPU Zen 4 VM, three suite runs: split-KV 16/1 +12-22%, the ragged batch +3-9%, the
+// 4-token row +3-8%, the rest level; 16 keys for every block cost MHA and bf16 GQA 32/8 page 128
+// 3-5% (results/cpu_2026-12-04_s38_pv_tick_keys_in_process.jsonl.gz).
+constexpr int pv_tick_keys(int rows) { return rows >= 8 ? 16 : 8; }
 // P.V's row block for a loader of kVecs vectors: its accumulators stay at 2 x kFewPvRows.
 constexpr int few_pv_rows(int vecs) { return Simd::kFewPvRows * 2 / vecs; }
 // tick() calls per tile of nt keys, for rows_n rows and dv value dims, P.V taking pv_dims dims a
@@ -99,9 +106,12 @@ inline int64_t few_ticks(int nt, int dv, int rows_n, int pv_dims, int pv_rows) {
   constexpr int W = Simd::W;
   const int64_t scores = int64_t((nt + W - 1) / W) * (W / 4) *
                          ((rows_n + Simd::kFewScoreRows - 1) / Simd::kFewScoreRows);
-  const int64_t pv = int64_t(dv / pv_dims) * ((nt + kPvTickKeys - 1) / kPvTickKeys) *
-                     ((rows_n + pv_rows - 1) / pv_rows);
-  return scores + pv;
+  auto pv = [&](int rows) {  // one block's ticks
+    const int keys = pv_tick_keys(rows);
+    return int64_t(dv / pv_dims) * ((nt + keys - 1) / keys);
+  };
+  const int rest = rows_n % pv_rows;
+  return scores + rows_n / pv_rows * pv(pv_rows) + (rest > 0 ? pv(rest) : 0);
 }
 
 // s[rows_n][ntp] for keys n0 .. n0 + nt (zero past nt: the softmax masks them) from Q rows q
@@ -138,9 +148,9 @@ inline void pv_rows(const typename Load::E* const* v, int nt, int dv, const floa
     F acc[R][V];
     for (int r = 0; r < R; ++r)
       for (int i = 0; i < V; ++i) acc[r][i] = Simd::load(o + r * dv + c + i * W);
-    for (int n0 = 0; n0 < nt; n0 += kPvTickKeys) {
+    for (int n0 = 0; n0 < nt; n0 += pv_tick_keys(R)) {
       tick();
-      for (int n = n0; n < std::min(nt, n0 + kPvTickKeys); ++n) {
+      for (int n = n0; n < std::min(nt, n0 + pv_tick_keys(R)); ++n) {
         F x[V];
         Load::load(v[n] + c, x);
         for (int r = 0; r < R; ++r) {

@@ -389,9 +389,9 @@ struct PathBf16 {
       __m512 acc[R][U];
       for (int r = 0; r < R; ++r)
         for (int u = 0; u < U; ++u) acc[r][u] = _mm512_loadu_ps(o + r * dv + c + 16 * u);
-      for (int n0 = 0; n0 < nt; n0 += kPvTickKeys) {
+      for (int n0 = 0; n0 < nt; n0 += pv_tick_keys(R)) {
         tick();
-        for (int n = n0; n < std::min(nt, n0 + kPvTickKeys); n += 2) {
+        for (int n = n0; n < std::min(nt, n0 + pv_tick_keys(R)); n += 2) {
           __m512i va[V], vb[V], x[U];
           Load::load(v[n] + c, va);
           Load::load(v[n + 1] + c, vb);
