@@ -44,7 +44,7 @@ int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_head
 // on AMD cores. Measured call by call in one process (bench/NOTES.md, session 38): on a 2-vCPU
 // Zen 4 VM lockstep gained at every such row (bf16 GQA 32/8 +13-55%, fp8 +17-23%), on the H200
 // host's 16 Intel cores it gained only at MHA's one-row heads (+26-32%) and lost at the others
-// (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -3..-6%, the ragged batch -4..-8%).
+// (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -2..-6%, the ragged batch -4..-8%).
 bool lockstep_multi_row_heads();
 // Whether lockstep items prefetch their next tile in address order (kernel_impl.hpp) rather than
 // one head ahead with the runs walked in turns: on AMD cores, where software prefetches fetch
