@@ -182,13 +182,14 @@ SumBytesFn sum_bytes() {
   return sum_bytes_scalar;
 }
 
-// Median seconds of `repeats` passes (after one warm-up pass) in which `threads` threads each run
-// read(th) at once; what they return is kept, so the reads cannot be dropped.
+// Median seconds of `repeats` passes (after one warm-up pass, unless `warm_up` is false) in which
+// `threads` threads each run read(th) at once; what they return is kept, so the reads cannot be
+// dropped.
 template <typename Read>
-double parallel_read_seconds(int threads, int repeats, const Read& read) {
+double parallel_read_seconds(int threads, int repeats, const Read& read, bool warm_up = true) {
   std::vector<double> t;
   volatile uint64_t sink = 0;
-  for (int rep = 0; rep <= repeats; ++rep) {
+  for (int rep = warm_up ? 0 : 1; rep <= repeats; ++rep) {
     std::vector<std::thread> ts;
     std::vector<uint64_t> sums(size_t(threads), 0);
     const double t0 = now_s();
@@ -243,19 +244,33 @@ std::optional<double> huge_page_fraction(const void* p, size_t bytes) {
   return huge / double(bytes);
 }
 
-double read_bandwidth_gbs(int64_t bytes, int threads, int repeats) {
-  const int64_t n = bytes / 64 * 8;  // 64-bit words, whole 64-byte lines
-  BigBuffer mem;                     // the memory the KV caches below get
-  mem.resize(size_t(n) * 8);
-  uint64_t* const words = reinterpret_cast<uint64_t*>(mem.data());
-  for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(i);
-  const SumBytesFn sum = sum_bytes();
-  const double sec = parallel_read_seconds(threads, repeats, [&](int th) {
-    const int64_t lo = n / 8 * th / threads * 8, hi = n / 8 * (th + 1) / threads * 8;
-    return sum(reinterpret_cast<const uint8_t*>(words + lo), (hi - lo) * int64_t(8));
-  });
-  return double(n * 8) / sec * 1e-9;
-}
+// The sequential read ceiling: `threads` threads each sum one contiguous part of a buffer that the
+// run keeps, so that each decode row can read it again beside its own calls
+// (fraction_of_paired_bw).
+struct ReadCeiling {
+  BigBuffer mem;  // the memory the KV caches below get
+  int threads = 1;
+  ReadCeiling(int64_t bytes, int th) : threads(th) {
+    const int64_t n = bytes / 64 * 8;  // 64-bit words, whole 64-byte lines
+    mem.resize(size_t(n) * 8);
+    uint64_t* const words = reinterpret_cast<uint64_t*>(mem.data());
+    for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(i);
+  }
+  // Reads the buffer's first `bytes` (all of it at most) once per pass; the median pass's GB/s
+  // (repeats passes after a warm-up one, or a single pass where repeats is 0).
+  double gbs(int64_t bytes, int repeats) const {
+    const int64_t lines = std::min<int64_t>(bytes, int64_t(mem.size())) / 64;
+    const SumBytesFn sum = sum_bytes();
+    const double sec = parallel_read_seconds(
+        threads, std::max(repeats, 1),
+        [&](int th) {
+          const int64_t lo = lines * th / threads, hi = lines * (th + 1) / threads;
+          return sum(mem.data() + lo * 64, (hi - lo) * 64);
+        },
+        repeats > 0);
+    return double(lines * 64) / sec * 1e-9;
+  }
+};
 
 // ---- attention configurations ----------------------------------------------------------------
 
@@ -522,7 +537,8 @@ int run_cpu_bench(const BenchOptions& o) {
   const int64_t l3 = l3_bytes();
   const int64_t bw_bytes =
       o.quick ? (int64_t(256) << 20) : std::max(int64_t(4) * l3 + (64 << 20), int64_t(1) << 30);
-  const double bw = read_bandwidth_gbs(bw_bytes, threads, o.quick ? 3 : 5);
+  const ReadCeiling ceiling_read(bw_bytes, threads);
+  const double bw = ceiling_read.gbs(bw_bytes, o.quick ? 3 : 5);
   emit({{"kind", "ceiling"},
         {"name", "read_bw"},
         {"bytes", bw_bytes},
@@ -679,6 +695,27 @@ int run_cpu_bench(const BenchOptions& o) {
       const double pattern = pattern_read_gbs(s, r, threads, repeats, group);
       row["pattern_read_gbs"] = pattern;
       row["fraction_of_pattern_read"] = kv_bytes / sec * 1e-9 / pattern;
+      // The sequential ceiling read beside the row's own calls: `repeats` pairs of a call and a
+      // read pass over as many bytes (which goes first alternates); per pair the call's GB/s over
+      // the pass's. On 2-vCPU VMs the read rate moved by up to 2x between runs and within one
+      // (25-50 GB/s), so the run's one ceiling, measured first, put the same kernel at 0.41-0.93x
+      // (bench/NOTES.md, session 39); a pair sees the machine as it is at the time.
+      std::vector<double> ratio, paired;
+      for (int i = 0; i < repeats; ++i) {
+        double call_s = 0, read_gbs = 0;
+        for (int step = 0; step < 2; ++step)
+          if ((step + i) % 2 == 0) {
+            read_gbs = ceiling_read.gbs(int64_t(kv_bytes), 0);
+          } else {
+            const double t0 = now_s();
+            be.run(r.a);
+            call_s = now_s() - t0;
+          }
+        paired.push_back(read_gbs);
+        ratio.push_back(kv_bytes / call_s * 1e-9 / read_gbs);
+      }
+      row["read_bw_paired_gbs"] = median(paired);
+      row["fraction_of_paired_bw"] = median(ratio);
     }
     emit(row);
   }
