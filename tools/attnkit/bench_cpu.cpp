@@ -575,9 +575,8 @@ int run_cpu_bench(const BenchOptions& o) {
   }
   if (dec) {
     // Caches of at least the read ceiling's 4 x L3 + 64 MB in the full grid (B x kv_len x Hkv x
-    // 2 x D x bytes). At 1.25 x L3 a replacement policy that is not LRU kept part of the cache
-    // between calls: on the H200 host (a 300 MB L3, 537 MB caches) bf16 GQA 32/8 read at 1.02-1.28x
-    // of the sequential ceiling, and the fp8 32/4 and ragged rows (0.85 x L3) were L3 rows.
+    // 2 x D x bytes), so that no row is served from L3: sized to 1.25 x L3, the fp8 32/4 and
+    // ragged caches (266-268 MB) fitted the H200 host's 300 MB L3.
     const int64_t dram = 4 * l3 + (64 << 20);
     const int kv_len = o.quick ? 2048 : 8192;
     const int64_t cache = int64_t(16) * kv_len * 8 * 2 * 128 * 2;
@@ -714,7 +713,7 @@ int run_cpu_bench(const BenchOptions& o) {
       // read pass over as many bytes (which goes first alternates); per pair the call's GB/s over
       // the pass's. On 2-vCPU VMs the read rate moved by up to 2x between runs and within one
       // (25-50 GB/s), so the run's one ceiling, measured first, put the same kernel at 0.41-0.93x
-      // (bench/NOTES.md, session 39); a pair sees the machine as it is at the time.
+      // (bench/NOTES.md, session 38); a pair sees the machine as it is at the time.
       std::vector<double> ratio, paired;
       for (int i = 0; i < repeats; ++i) {
         double call_s = 0, read_gbs = 0;
