@@ -556,18 +556,23 @@ TEST(CpuFlash, LockstepHeadsMatchOneHeadAnItem) {
 }
 
 // The planner's lockstep rule: heads of one row group wherever the threads keep about four items
-// each; heads of 2-8 rows only with multi_row_heads (by default on AMD cores); 9 or more never.
+// each; heads of 2-8 rows only up to max_head_rows (by default 8 on AMD cores, 1 elsewhere); 9 or
+// more never; max_head_rows 0 groups none.
 TEST(CpuFlash, LockstepRuleByRowsAHead) {
   // 256 one-head items on 8 threads: up to 8 heads an item.
-  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, false), 8);
-  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, true), 8);
-  EXPECT_EQ(cpu_flash::lockstep_heads(4, 256, 8, 32, true), 8);
-  EXPECT_EQ(cpu_flash::lockstep_heads(4, 256, 8, 32, false), 1);
-  EXPECT_EQ(cpu_flash::lockstep_heads(8, 256, 8, 32, true), 4);
-  EXPECT_EQ(cpu_flash::lockstep_heads(9, 256, 8, 32, true), 1);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, 1), 8);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, 8), 8);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 256, 8, 32, 0), 1);
+  EXPECT_EQ(cpu_flash::lockstep_heads(4, 256, 8, 32, 8), 8);
+  EXPECT_EQ(cpu_flash::lockstep_heads(4, 256, 8, 32, 1), 1);
+  EXPECT_EQ(cpu_flash::lockstep_heads(8, 256, 8, 32, 8), 4);
+  EXPECT_EQ(cpu_flash::lockstep_heads(9, 256, 8, 32, 8), 1);
+  EXPECT_EQ(cpu_flash::lockstep_heads(9, 256, 8, 32, 16), 1);
+  const int dflt = cpu_flash::lockstep_max_head_rows();
+  EXPECT_TRUE(dflt == 1 || dflt == 8) << dflt;
   // 64 items on 8 threads: two heads an item keep four items a thread.
-  EXPECT_EQ(cpu_flash::lockstep_heads(1, 64, 8, 32, false), 2);
-  EXPECT_EQ(cpu_flash::lockstep_heads(1, 16, 8, 32, false), 1);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 64, 8, 32, 1), 2);
+  EXPECT_EQ(cpu_flash::lockstep_heads(1, 16, 8, 32, 1), 1);
 }
 
 // Work is split by cost, not only when items are few: in a ragged batch a sequence whose items

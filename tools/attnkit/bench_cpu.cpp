@@ -262,18 +262,22 @@ struct ReadCeiling {
     uint64_t* const words = reinterpret_cast<uint64_t*>(mem.data());
     for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(i);
   }
-  // Reads the buffer's first `bytes` (all of it at most) once per pass; the median pass's GB/s
-  // (repeats passes after a warm-up one, or a single pass where repeats is 0).
-  double gbs(int64_t bytes, int repeats) const {
+  // The whole buffer, `repeats` passes after a warm-up one: the median pass's GB/s.
+  double gbs(int repeats) const { return read_gbs(int64_t(mem.size()), repeats, true); }
+  // One pass over the buffer's first `bytes` (all of it at most), no warm-up: its GB/s.
+  double pass_gbs(int64_t bytes) const { return read_gbs(bytes, 1, false); }
+
+ private:
+  double read_gbs(int64_t bytes, int repeats, bool warm_up) const {
     const int64_t lines = std::min<int64_t>(bytes, int64_t(mem.size())) / 64;
     const SumBytesFn sum = sum_bytes();
     const double sec = parallel_read_seconds(
-        threads, std::max(repeats, 1),
+        threads, repeats,
         [&](int th) {
           const int64_t lo = lines * th / threads, hi = lines * (th + 1) / threads;
           return sum(mem.data() + lo * 64, (hi - lo) * 64);
         },
-        repeats > 0);
+        warm_up);
     return double(lines * 64) / sec * 1e-9;
   }
 };
@@ -294,6 +298,10 @@ struct Shape {
     int64_t n = 0;
     for (int b = 0; b < batch; ++b) n += len(b);
     return n;
+  }
+  // K and V bytes of every sequence's keys.
+  int64_t cache_bytes() const {
+    return total_keys() * kv_heads * 2 * kv_bytes_per_head_vector(kv_dtype, dtype, head_size);
   }
 };
 
@@ -544,7 +552,7 @@ int run_cpu_bench(const BenchOptions& o) {
   const int64_t bw_bytes =
       o.quick ? (int64_t(256) << 20) : std::max(int64_t(4) * l3 + (64 << 20), int64_t(1) << 30);
   const ReadCeiling ceiling_read(bw_bytes, threads);
-  const double bw = ceiling_read.gbs(bw_bytes, o.quick ? 3 : 5);
+  const double bw = ceiling_read.gbs(o.quick ? 3 : 5);
   emit({{"kind", "ceiling"},
         {"name", "read_bw"},
         {"bytes", bw_bytes},
@@ -579,7 +587,7 @@ int run_cpu_bench(const BenchOptions& o) {
     // ragged caches (266-268 MB) fitted the H200 host's 300 MB L3.
     const int64_t dram = 4 * l3 + (64 << 20);
     const int kv_len = o.quick ? 2048 : 8192;
-    const int64_t cache = int64_t(16) * kv_len * 8 * 2 * 128 * 2;
+    const int64_t cache = Shape{"decode", 16, 1, kv_len, 32, 8, 128, bf, kbf, true}.cache_bytes();
     const int b = o.quick ? 4 : int(std::max<int64_t>(16, (dram + cache - 1) / cache * 16));
     shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
     if (!o.quick)  // longer contiguous (block, head) runs: what a larger block size buys
@@ -600,17 +608,16 @@ int run_cpu_bench(const BenchOptions& o) {
     const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;
     shapes.push_back({"decode", 1, 1, split_len, 16, 1, 128, bf, kbf, true});
     // A ragged serving batch (perf-anchors' load-balance case, one 64k + 63 x 1k): a long
-    // sequence's items are longer than a thread's share once there are many threads. Where 266 MB
-    // is less than `dram`, every length doubles until the cache is not.
+    // sequence's items are longer than a thread's share once there are many threads. Where its
+    // 266 MB are less than `dram`, every length doubles until they are not.
     {
-      int long_len = o.quick ? 16384 : 65536;
-      while (!o.quick && int64_t(long_len + 63 * (long_len / 64)) * 4 * 2 * 128 * 2 < dram)
-        long_len *= 2;
-      const int short_len = long_len / 64;
-      Shape r{"decode", 64, 1, long_len, 32, 4, 128, bf, kbf, true};
-      r.lens.assign(64, short_len);
-      r.lens[0] = long_len;
-      r.lens_text = fmt::format("1x{}+63x{}", long_len, short_len);
+      Shape r{"decode", 64, 1, o.quick ? 16384 : 65536, 32, 4, 128, bf, kbf, true};
+      for (;; r.kv_len *= 2) {
+        r.lens.assign(64, r.kv_len / 64);
+        r.lens[0] = r.kv_len;
+        if (o.quick || r.cache_bytes() >= dram) break;
+      }
+      r.lens_text = fmt::format("1x{}+63x{}", r.kv_len, r.kv_len / 64);
       shapes.push_back(r);
     }
     // The arithmetic alone: one thread over a 1 MB cache (one KV head, GQA 4) that stays in its
@@ -701,7 +708,7 @@ int run_cpu_bench(const BenchOptions& o) {
       // head each wherever that rule groups them) and how such items fetch their tiles.
       const int group =
           cpu_flash::lockstep_heads(s.q_len * (s.heads / s.kv_heads), int64_t(s.batch) * s.kv_heads,
-                                    threads, s.kv_heads, cpu_flash::lockstep_multi_row_heads());
+                                    threads, s.kv_heads, cpu_flash::lockstep_max_head_rows());
       row["lockstep_heads"] = group;
       row["lockstep_prefetch"] =
           cpu_flash::lockstep_prefetch_in_order() ? "address_order" : "turns";
@@ -717,14 +724,19 @@ int run_cpu_bench(const BenchOptions& o) {
       std::vector<double> ratio, paired;
       for (int i = 0; i < repeats; ++i) {
         double call_s = 0, read_gbs = 0;
-        for (int step = 0; step < 2; ++step)
-          if ((step + i) % 2 == 0) {
-            read_gbs = ceiling_read.gbs(int64_t(kv_bytes), 0);
-          } else {
-            const double t0 = now_s();
-            be.run(r.a);
-            call_s = now_s() - t0;
-          }
+        auto call = [&] {
+          const double t0 = now_s();
+          be.run(r.a);
+          call_s = now_s() - t0;
+        };
+        auto read = [&] { read_gbs = ceiling_read.pass_gbs(int64_t(kv_bytes)); };
+        if (i % 2 == 0) {
+          read();
+          call();
+        } else {
+          call();
+          read();
+        }
         paired.push_back(read_gbs);
         ratio.push_back(kv_bytes / call_s * 1e-9 / read_gbs);
       }

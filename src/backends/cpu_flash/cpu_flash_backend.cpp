@@ -128,8 +128,8 @@ void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, 
 }
 
 int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_heads,
-                   bool multi_row_heads) {
-  if (head_rows > kLockstepHeadRows || (head_rows > 1 && !multi_row_heads)) return 1;
+                   int max_head_rows) {
+  if (head_rows > std::min(max_head_rows, kLockstepHeadRows)) return 1;
   const int cap = int(std::clamp<int64_t>(single_items / (4 * int64_t(threads)), 1, kv_heads));
   return std::clamp(kLockstepRows / std::max(head_rows, 1), 1, cap);
 }
@@ -145,7 +145,7 @@ bool amd_cores() {
 }
 }  // namespace
 
-bool lockstep_multi_row_heads() { return amd_cores(); }
+int lockstep_max_head_rows() { return amd_cores() ? kLockstepHeadRows : 1; }
 
 bool lockstep_prefetch_in_order() { return amd_cores(); }
 
@@ -262,8 +262,9 @@ class CpuFlashBackend final : public AttentionBackend {
       : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
         pool_(cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())),
         bf16_dots_(kernels_->bf16_dot && (o.bf16_dots ? *o.bf16_dots : cpu_flash::bf16_dots_pay())),
-        lockstep_heads_(o.lockstep_heads.value_or(true)),
-        lockstep_multi_row_(o.lockstep_heads.value_or(cpu_flash::lockstep_multi_row_heads())) {
+        lockstep_max_rows_(!o.lockstep_heads   ? cpu_flash::lockstep_max_head_rows()
+                           : *o.lockstep_heads ? cpu_flash::kLockstepHeadRows
+                                               : 0) {
     if (o.isa && !cpu_flash::isa_supported(*o.isa))
       throw Unsupported(fmt::format("CPU_FLASH: ISA variant {} is not supported by this CPU",
                                     cpu_flash::to_string(*o.isa)));
@@ -315,10 +316,8 @@ class CpuFlashBackend final : public AttentionBackend {
         const auto first = cpu_flash::row_range(L, mm, t0, sq, sk);
         const auto last = cpu_flash::row_range(L, mm, t1 - 1, sq, sk);
         const int per_head = (t1 - t0) * g;
-        const int heads =
-            lockstep_heads_ ? cpu_flash::lockstep_heads(per_head, single_items, int(pool_->size()),
-                                                        L.num_kv_heads, lockstep_multi_row_)
-                            : 1;
+        const int heads = cpu_flash::lockstep_heads(per_head, single_items, int(pool_->size()),
+                                                    L.num_kv_heads, lockstep_max_rows_);
         for (int kh = 0; kh < L.num_kv_heads; kh += heads) {
           WorkItem w{s, kh, t0, t1, 0, sk, -1, std::min(heads, L.num_kv_heads - kh)};
           base.push_back({w, first.lo, last.hi});
@@ -448,9 +447,8 @@ class CpuFlashBackend final : public AttentionBackend {
 
   const cpu_flash::KernelFns* kernels_;
   std::shared_ptr<cpu_flash::ThreadPool> pool_;
-  bool bf16_dots_;       // bf16 items above decode size on vdpbf16ps (CpuFlashOptions::bf16_dots)
-  bool lockstep_heads_;  // CpuFlashOptions::lockstep_heads: heads of one row
-  bool lockstep_multi_row_;  // and of up to 8
+  bool bf16_dots_;         // bf16 items above decode size on vdpbf16ps (CpuFlashOptions::bf16_dots)
+  int lockstep_max_rows_;  // CpuFlashOptions::lockstep_heads: heads of up to this many rows
   std::vector<std::vector<float>> scratch_;
   std::vector<WorkItem> items_;
   std::vector<Merge> merges_;

@@ -36,16 +36,16 @@ void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, 
                        uint16_t* out);
 // KV heads that a decode work item of `head_rows` query rows a KV head (tokens x GQA group) takes
 // in lockstep, in a batch of `single_items` one-head items on `threads` threads: up to 32 rows
-// (at most 8 a head; only one unless `multi_row_heads`), and only while the threads keep about
-// four items each. The planner's rule; the bench's pattern read follows it.
+// (heads of at most `max_head_rows` rows, 8 at most; 0: none), and only while the threads keep
+// about four items each. The planner's rule; the bench's pattern read follows it.
 int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_heads,
-                   bool multi_row_heads);
-// Whether heads of several query rows take lockstep by default (CpuFlashOptions::lockstep_heads):
-// on AMD cores. Measured call by call in one process (bench/NOTES.md, session 38): on a 2-vCPU
-// Zen 4 VM lockstep gained at every such row (bf16 GQA 32/8 +13-55%, fp8 +17-23%), on the H200
-// host's 16 Intel cores it gained only at MHA's one-row heads (+26-32%) and lost at the others
-// (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -2..-6%, the ragged batch -4..-8%).
-bool lockstep_multi_row_heads();
+                   int max_head_rows);
+// The most rows a head may have to take lockstep by default (CpuFlashOptions::lockstep_heads):
+// 8 on AMD cores, 1 elsewhere. Measured call by call in one process (bench/NOTES.md, session 38):
+// on a 2-vCPU Zen 4 VM lockstep gained at every such row (bf16 GQA 32/8 +13-55%, fp8 +17-23%), on
+// the H200 host's 16 Intel cores it gained only at MHA's one-row heads (+26-32%) and lost at the
+// others (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -2..-6%, the ragged batch -4..-8%).
+int lockstep_max_head_rows();
 // Whether lockstep items prefetch their next tile in address order (kernel_impl.hpp) rather than
 // one head ahead with the runs walked in turns: on AMD cores, where software prefetches fetch
 // the paged runs line by line; on Intel cores the hardware prefetchers follow each 4 KiB run once
@@ -60,8 +60,8 @@ struct CpuFlashOptions {
   // cpu_flash::bf16_dots_pay(). Tests force both ways.
   std::optional<bool> bf16_dots;
   // Decode-sized items of several KV heads in lockstep (WorkItem::heads): true for heads of up to
-  // 8 rows, false: one KV head an item; default: heads of one row, and of up to 8 where
-  // cpu_flash::lockstep_multi_row_heads(). Tests force both ways.
+  // 8 rows, false: one KV head an item; default: heads of up to cpu_flash::lockstep_max_head_rows()
+  // rows. Tests force both ways.
   std::optional<bool> lockstep_heads;
 };
 
