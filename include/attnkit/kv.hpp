@@ -118,6 +118,9 @@ struct KvPlanOptions {
   std::optional<uint64_t> memory_bytes;  // KV budget: blocks and tokens that fit
   int64_t max_model_len = 0;             // 0: the model's max_position_embeddings
   int max_encoder_len = 0;               // cross-attention cache length (0: max_model_len)
+  // Prefill tokens a step may write (chunked prefill): a sliding window holds its window plus
+  // one such chunk (vLLM: max_num_batched_tokens; attnkit run: --max-tokens-per-step).
+  int max_tokens_per_step = 512;
 };
 
 struct KvGroupPlan {
@@ -140,6 +143,11 @@ struct KvGroupPlan {
   // Blocks a request admitted with `tokens` tokens takes: blocks_for_tokens, except that a
   // sliding window holds all of them until decode moves the window past some.
   int64_t blocks_at_admission(int64_t tokens, int64_t encoder_len) const;
+  // The most blocks a request of `tokens` tokens holds at once when they arrive at most `chunk`
+  // at a time (KvCacheManager::append_tokens): a sliding window then holds only the blocks of
+  // its window and of the chunk being written, since each append first releases the blocks
+  // below the window of the chunk's first query.
+  int64_t peak_blocks(int64_t tokens, int64_t chunk, int64_t encoder_len) const;
 };
 
 struct KvPlan {
@@ -154,6 +162,7 @@ struct KvPlan {
   int num_scale_values = 0;
   int64_t max_model_len = 0;
   int max_encoder_len = 0;
+  int max_tokens_per_step = 0;
   bool needs_zeroing = false;
   std::string zeroing_reason;
   std::vector<std::string> notes;  // overrides and raises, also logged
@@ -168,6 +177,8 @@ struct KvPlan {
   int64_t tokens_for_blocks(int64_t num_blocks) const;
   // Blocks one sequence of `tokens` tokens (and `encoder_len` encoder tokens) holds, all groups.
   int64_t blocks_needed(int64_t tokens, int64_t encoder_len = 0) const;
+  // The same for tokens that arrive at most `chunk` at a time (KvGroupPlan::peak_blocks).
+  int64_t peak_blocks(int64_t tokens, int64_t chunk, int64_t encoder_len = 0) const;
 };
 
 // `backends_per_layer[i]`: the Capabilities of the backend(s) selected for

@@ -156,6 +156,22 @@ int64_t KvPlan::blocks_needed(int64_t tokens, int64_t encoder_len) const {
   return n;
 }
 
+// After an append of n <= chunk tokens to c computed ones, a sliding group holds the blocks from
+// the one holding position c - (w - 1) to the one holding c + n - 1: w - 1 + n positions, which
+// span at most ceil((w - 2 + n) / b) + 1 blocks.
+int64_t KvGroupPlan::peak_blocks(int64_t tokens, int64_t chunk, int64_t encoder_len) const {
+  if (kind != KvSpecKind::kSlidingWindow) return blocks_for_tokens(tokens, encoder_len);
+  const int64_t b = manager_block_size;
+  return std::min(ceil_div(tokens, b),
+                  ceil_div(*spec.sliding_window - 2 + std::max<int64_t>(chunk, 1), b) + 1);
+}
+
+int64_t KvPlan::peak_blocks(int64_t tokens, int64_t chunk, int64_t encoder_len) const {
+  int64_t n = 0;
+  for (const KvGroupPlan& g : groups) n += g.peak_blocks(tokens, chunk, encoder_len);
+  return n;
+}
+
 int64_t KvPlan::blocks_for_memory(uint64_t memory) const {
   if (bytes_per_block <= 0 || memory <= uint64_t(scale_bytes)) return 0;
   return int64_t((memory - uint64_t(scale_bytes)) / uint64_t(bytes_per_block));
@@ -170,7 +186,7 @@ int64_t KvPlan::tokens_for_blocks(int64_t n) const {
       ++growing;
       block = g.manager_block_size;
     } else {
-      usable -= g.blocks_for_tokens(max_model_len, max_encoder_len);
+      usable -= g.peak_blocks(max_model_len, max_tokens_per_step, max_encoder_len);
     }
   }
   if (usable < 0) return 0;
@@ -198,6 +214,10 @@ KvPlan plan_kv_cache(const ModelSpec& model,
         "and no max_model_len was given",
         model.source.empty() ? model.name : model.source));
   // Encoder lengths are ints: a context length past INT_MAX (some configs state 2^63 - 1) caps.
+  if (options.max_tokens_per_step < 1)
+    throw InvalidArgument(
+        fmt::format("max_tokens_per_step must be >= 1, got {}", options.max_tokens_per_step));
+  plan.max_tokens_per_step = options.max_tokens_per_step;
   plan.max_encoder_len =
       options.max_encoder_len > 0
           ? options.max_encoder_len
@@ -494,8 +514,10 @@ std::vector<std::string> describe_kv_plan(const KvPlan& p) {
   if (p.memory_bytes)
     out.push_back(
         fmt::format("  memory {}: {} blocks, {} tokens (after one request's fixed state / "
-                    "window / encoder blocks; max_model_len {})",
-                    bytes_str(*p.memory_bytes), p.num_blocks, p.max_tokens, p.max_model_len));
+                    "window / encoder blocks; max_model_len {}, prefill chunks of up to {} "
+                    "tokens)",
+                    bytes_str(*p.memory_bytes), p.num_blocks, p.max_tokens, p.max_model_len,
+                    p.max_tokens_per_step));
   return out;
 }
 
@@ -527,11 +549,12 @@ std::string kv_plan_to_json(const KvPlan& p) {
       "{{\"model\":\"{}\",\"groups\":[{}],\"num_tensors\":{},\"page_bytes\":{},"
       "\"bytes_per_block\":{},\"bytes_per_token\":{},\"scale_bytes\":{},\"num_scale_values\":{},"
       "\"max_model_len\":{},\"needs_zeroing\":{},\"zeroing_reason\":\"{}\",\"notes\":{},"
-      "\"memory_bytes\":{},\"num_blocks\":{},\"max_tokens\":{}}}",
+      "\"max_tokens_per_step\":{},\"memory_bytes\":{},\"num_blocks\":{},\"max_tokens\":{}}}",
       json_escape(p.model), join(groups, ","), p.num_tensors, p.page_bytes, p.bytes_per_block,
       p.bytes_per_token, p.scale_bytes, p.num_scale_values, p.max_model_len,
       p.needs_zeroing ? "true" : "false", json_escape(p.zeroing_reason), strs(p.notes),
-      p.memory_bytes ? std::to_string(*p.memory_bytes) : "null", p.num_blocks, p.max_tokens);
+      p.max_tokens_per_step, p.memory_bytes ? std::to_string(*p.memory_bytes) : "null",
+      p.num_blocks, p.max_tokens);
 }
 
 }  // namespace attnkit

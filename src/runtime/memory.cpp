@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "attnkit/error.hpp"
 
@@ -22,6 +24,15 @@ class HostMemory final : public RunMemory {
   void deallocate(void* p, size_t bytes) override { host_kv_allocator().deallocate(p, bytes); }
   void fill_zero(void* p, size_t bytes) override { std::memset(p, 0, bytes); }
   void fill_nan(void* p, size_t bytes) override { std::memset(p, 0xFF, bytes); }
+  std::optional<uint64_t> available_bytes() const override {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    uint64_t kib = 0;
+    std::string unit;
+    while (in >> key >> kib >> unit)
+      if (key == "MemAvailable:") return kib * 1024;
+    return std::nullopt;
+  }
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
     if (bytes) std::memcpy(dst, src, bytes);
   }
@@ -58,6 +69,14 @@ class CudaMemory final : public RunMemory {
   void fill_nan(void* p, size_t bytes) override {
     check(cudaMemsetAsync(p, 0xFF, bytes, stream_), "cudaMemsetAsync");
   }
+  std::optional<uint64_t> available_bytes() const override {
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      cudaGetLastError();
+      return std::nullopt;
+    }
+    return free;
+  }
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     synchronize();  // the host source may be reused right after
@@ -73,6 +92,19 @@ class CudaMemory final : public RunMemory {
 #endif
 
 }  // namespace
+
+void check_kv_fits(const RunMemory& m, int64_t num_blocks, int64_t bytes_per_block,
+                   int64_t scale_bytes) {
+  const std::optional<uint64_t> avail = m.available_bytes();
+  const uint64_t bytes = uint64_t(num_blocks) * uint64_t(bytes_per_block) + uint64_t(scale_bytes);
+  if (!avail || bytes <= *avail / 10 * 9) return;
+  throw OutOfMemory(fmt::format(
+      "KV cache of {} bytes ({} blocks of {} bytes) does not fit the {} memory available now: "
+      "{} bytes ({}), of which it may take nine tenths; lower --memory, --requests, "
+      "--prompt-len or --block-size",
+      bytes, num_blocks, bytes_per_block, m.is_host() ? "host" : "device", *avail,
+      m.is_host() ? "MemAvailable" : "cudaMemGetInfo"));
+}
 
 std::unique_ptr<RunMemory> make_host_memory() { return std::make_unique<HostMemory>(); }
 

@@ -1,7 +1,9 @@
 // Memory spaces for the serving loop: host, or a CUDA device (when built with CUDA).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "attnkit/kv.hpp"
 
@@ -15,7 +17,18 @@ class RunMemory : public KvAllocator {
   virtual void synchronize() {}
   // Fills `bytes` with 0xFF (a NaN for fp32/fp16/bf16): poisons outputs before a run.
   virtual void fill_nan(void* p, size_t bytes) = 0;
+  // Bytes that can be allocated now (host: MemAvailable; CUDA: the device's free memory), or
+  // nullopt where that cannot be read.
+  virtual std::optional<uint64_t> available_bytes() const = 0;
 };
+
+// Throws OutOfMemory, naming the cache's size and what is available, when a KV cache of
+// `num_blocks` blocks (and its scales) would take more than nine tenths of the memory available:
+// the storage is written whole when it is allocated, so on the host a cache past the free
+// memory meets the kernel's OOM killer instead of an error, and the rest of the run (the
+// activations, the verification's copies of K/V) needs room too.
+void check_kv_fits(const RunMemory& m, int64_t num_blocks, int64_t bytes_per_block,
+                   int64_t scale_bytes);
 
 std::unique_ptr<RunMemory> make_host_memory();
 // Throws Unsupported in a build without CUDA or when the CUDA runtime reports an error.

@@ -37,9 +37,13 @@ std::string format_run_report(const RunReport& r) {
                        g.two_part_steps);
     if (g.verified_layers)
       s += fmt::format(
-          "    verified {} layer runs against CPU_REFERENCE: max |err| {:.3g} "
+          "    verified {} layer runs against CPU_REFERENCE{}: max |err| {:.3g} "
           "(tolerance {:.3g}) {}\n",
-          g.verified_layers, g.max_abs_error, g.tolerance, g.verified_ok ? "OK" : "FAILED");
+          g.verified_layers,
+          g.oracle_is_backend() ? " (the backend itself: this checks the cache's writes, "
+                                  "slots and block tables, not a kernel)"
+                                : "",
+          g.max_abs_error, g.tolerance, g.verified_ok ? "OK" : "FAILED");
   }
   if (r.verified) s += r.ok() ? "verification: OK\n" : "verification: FAILED\n";
   return s;
@@ -77,6 +81,7 @@ std::string run_report_to_json(const RunReport& r) {
       gj["max_abs_error"] = g.max_abs_error;
       gj["tolerance"] = g.tolerance;
       gj["verified_ok"] = g.verified_ok;
+      gj["oracle_is_backend"] = g.oracle_is_backend();
     }
     j["groups"].push_back(gj);
   }

@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <span>
 
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
@@ -578,6 +579,12 @@ RunReport run_workload(const RunOptions& o) {
   load.kv_cache_dtype = o.kv_cache_dtype;
   load.block_size = o.block_size;
   const ModelSpec model = load_model(o.model, load);
+  const int64_t total_len = int64_t(o.prompt_len) + o.decode_steps;
+  if (model.max_position_embeddings > 0 && total_len > model.max_position_embeddings)
+    throw InvalidArgument(fmt::format(
+        "model {} takes at most {} positions (max_position_embeddings); prompt-len {} + "
+        "decode-steps {} = {} exceeds it",
+        model.name, model.max_position_embeddings, o.prompt_len, o.decode_steps, total_len));
   const bool encoder_only =
       !model.attention_layers.empty() &&
       std::all_of(model.attention_layers.begin(), model.attention_layers.end(),
@@ -645,22 +652,27 @@ RunReport run_workload(const RunOptions& o) {
   if (encoder_only) return run_encoder_only(o, model, device, *mem, groups, layers, t_start);
 
   // KV cache: plan, size it for the workload (or the budget), allocate.
-  const int64_t total_len = int64_t(o.prompt_len) + o.decode_steps;
   KvPlanOptions kopt;
   kopt.block_size = o.block_size;
-  kopt.max_model_len = std::max<int64_t>(total_len, model.max_position_embeddings);
+  kopt.max_tokens_per_step = o.max_tokens_per_step;
+  kopt.max_model_len =
+      model.max_position_embeddings > 0 ? model.max_position_embeddings : total_len;
   const KvPlan plan = plan_kv_cache(model, caps_per_layer, kopt);
-  // Requests are admitted up front and admission allocates the whole prompt in every group
-  // (sliding groups release blocks only as decode moves the window): size for that.
-  const int64_t needed = plan.blocks_needed(total_len) * o.requests + 1;  // + the null block
+  // A request's blocks are allocated chunk by chunk as the schedule reaches its tokens, and a
+  // sliding group releases the blocks below the window before each chunk: every request at its
+  // peak at once, plus the null block.
+  const int64_t chunk = std::min<int64_t>(o.prompt_len, o.max_tokens_per_step);
+  const int64_t needed = plan.peak_blocks(total_len, chunk) * o.requests + 1;
   int64_t num_blocks = needed + needed / 8 + 1;
   if (o.memory_bytes) {
     num_blocks = plan.blocks_for_memory(*o.memory_bytes);
     if (num_blocks < needed)
       throw OutOfMemory(fmt::format(
-          "KV budget of {} bytes holds {} blocks of {} bytes; {} requests of {} tokens need {}",
-          *o.memory_bytes, num_blocks, plan.bytes_per_block, o.requests, total_len, needed));
+          "KV budget of {} bytes holds {} blocks of {} bytes; {} requests of {} tokens in "
+          "prefill chunks of up to {} need {}",
+          *o.memory_bytes, num_blocks, plan.bytes_per_block, o.requests, total_len, chunk, needed));
   }
+  check_kv_fits(*mem, num_blocks, plan.bytes_per_block, plan.scale_bytes);
   KvCacheStorage storage(plan, num_blocks, *mem);
   KvManagerOptions mopt;
   mopt.enable_prefix_caching = false;  // random activations are not a function of token ids
@@ -723,16 +735,16 @@ RunReport run_workload(const RunOptions& o) {
     report.kv_blocks_zeroed += int64_t(ids.size());
   };
 
-  // Requests and their prompts (random token ids: prefix caching is off).
+  // Requests and their prompts (random token ids: prefix caching is off). Each enters the
+  // manager with its first chunk.
   std::vector<Seq> seqs;
+  std::vector<std::vector<int32_t>> prompts;
   std::uniform_int_distribution<int32_t> token(1, 32000);
   for (int r = 0; r < o.requests; ++r) {
-    std::vector<int32_t> prompt(size_t(o.prompt_len));
+    std::vector<int32_t>& prompt = prompts.emplace_back(size_t(o.prompt_len));
     for (auto& t : prompt) t = token(rng);
-    manager.add_request(r, prompt);
     seqs.push_back({r, o.prompt_len, 0, 0});
   }
-  zero_fresh();
 
   size_t max_q = 0;
   for (const auto& l : model.attention_layers)
@@ -785,6 +797,11 @@ RunReport run_workload(const RunOptions& o) {
       if (s.processed >= s.prompt_len) continue;
       const int n = int(std::min<int64_t>(budget, s.prompt_len - s.processed));
       if (s.processed < image && s.processed + n < image) continue;  // next step, whole image
+      const std::span<const int32_t> part(prompts[i].data() + s.processed, size_t(n));
+      if (s.processed == 0)
+        manager.add_request(s.id, part);
+      else
+        manager.append_tokens(s.id, part);
       batch.push_back({i, s.processed, n});
       budget -= n;
       prefill_tokens += n;

@@ -251,6 +251,36 @@ TEST(KvCacheManager, SlidingWindowReleasesBlocksOutOfTheWindow) {
   EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());
 }
 
+// A request whose tokens arrive in chunks (chunked prefill, then decode) never holds more blocks
+// than KvPlan::peak_blocks says, and at some point exactly that many: the bound the serving loop
+// and `plan` size the cache by. Chunks of random sizes up to `chunk`, mostly full ones, reach
+// every alignment to the blocks.
+TEST(KvCacheManager, ChunkedAppendsStayWithinThePeak) {
+  std::mt19937 rng(7);
+  for (int window : {5, 8, 13}) {
+    const KvPlan plan = small_plan(window);  // block 4
+    for (int chunk : {1, 3, 4, 7, 16}) {
+      const int total = 600;
+      const int64_t peak = plan.peak_blocks(total, chunk);
+      ASSERT_LT(peak, plan.peak_blocks(total, total)) << window << " " << chunk;
+      KvCacheManager mgr(plan, 64, {.enable_prefix_caching = false});
+      int64_t most = 0;
+      for (int n0 = 0; n0 < total;) {
+        const int n = std::min<int>(total - n0, rng() % 3 ? chunk : 1 + int(rng() % chunk));
+        if (n0 == 0)
+          mgr.add_request(1, iota_tokens(n));
+        else
+          mgr.append_tokens(1, iota_tokens(n, n0));
+        n0 += n;
+        most = std::max(most, mgr.pool().num_used());
+        ASSERT_LE(mgr.pool().num_used(), peak) << "window " << window << " chunk " << chunk;
+      }
+      EXPECT_EQ(most, peak) << "window " << window << " chunk " << chunk;
+      mgr.free_request(1);
+    }
+  }
+}
+
 // Zeroing: a block freed with stale bytes and reused reads as zeros only where zeroing is on.
 void zeroing_case(bool mixed_precision, bool expect_zero) {
   ModelSpec m;

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "attnkit/error.hpp"
+#include "attnkit/kv.hpp"
+#include "attnkit/model.hpp"
 #include "attnkit/runtime.hpp"
 
 namespace attnkit {
@@ -209,6 +211,31 @@ TEST(RunWorkload, ChunkedPrefillStepsRunInPartsOnCuda) {
   EXPECT_GT(r.groups[0].two_part_steps, 0) << format_run_report(r);
 }
 
+// gemma-3-1b-it: 512-token windows on five of every six layers. Its blocks are allocated chunk
+// by chunk, and a sliding group releases the blocks below its window before each chunk, so one
+// request of as many tokens as `plan` says fit a budget runs in that budget; admitted whole (every
+// group holding the whole prompt) it needed several times the blocks.
+TEST(RunWorkload, SlidingWindowsHoldTheirWindowAndOneChunk) {
+  RunOptions o = small("gemma-3-1b-it");
+  o.requests = 1;
+  o.decode_steps = 2;
+  o.max_tokens_per_step = 128;
+  o.memory_bytes = uint64_t(32) << 20;
+  KvPlanOptions kopt;
+  kopt.max_tokens_per_step = o.max_tokens_per_step;
+  kopt.memory_bytes = o.memory_bytes;
+  const KvPlan plan = plan_kv_cache(load_model(o.model), {}, kopt);
+  ASSERT_GT(plan.max_tokens, 2000);
+  o.prompt_len = int(plan.max_tokens) - o.decode_steps;
+  EXPECT_GT(plan.blocks_needed(plan.max_tokens) + 1, plan.num_blocks);  // whole prompts: no
+  const RunReport r = run_workload(o);
+  expect_verified(r);
+  EXPECT_EQ(r.kv_blocks_total, plan.num_blocks);
+  EXPECT_LE(r.kv_blocks_peak_used, plan.num_blocks - 1);  // the null block is never handed out
+  o.prompt_len += 16;                                     // one block more than fits
+  EXPECT_THROW(run_workload(o), OutOfMemory);
+}
+
 TEST(RunWorkload, BadInputsAreRefused) {
   RunOptions o = small("qwen3-0.6b");
   o.requests = 0;
@@ -226,6 +253,11 @@ TEST(RunWorkload, BadInputsAreRefused) {
   o = small("qwen3-0.6b");
   o.memory_bytes = 4096;  // not even one request
   EXPECT_THROW(run_workload(o), OutOfMemory);
+  o.memory_bytes = uint64_t(1) << 50;  // more than this machine has: refused before allocating
+  EXPECT_THROW(run_workload(o), OutOfMemory);
+  o = small("qwen3-0.6b");
+  o.prompt_len = 40960;  // its context is 40960 positions, the decode steps go past it
+  EXPECT_THROW(run_workload(o), InvalidArgument);
 }
 
 }  // namespace
