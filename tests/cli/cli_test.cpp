@@ -78,6 +78,29 @@ TEST(CliPlan, DeepSeekV3IsMlaWithDecodeHeadSize576) {
   EXPECT_THAT(r.out, HasSubstr("decode head size 576"));
 }
 
+// DeepseekV3Config defaults the MLA dims: the bundled config without them still plans as MLA
+// (before, as 128-head MHA of head size 56, which no CUDA backend runs).
+TEST(CliPlan, DeepSeekV3WithoutMlaKeysIsStillMla) {
+  std::ifstream in(std::string(ATTNKIT_SOURCE_DIR) + "/models/deepseek-v3.json");
+  nlohmann::json cfg = nlohmann::json::parse(in);
+  for (const char* k :
+       {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+    cfg.erase(k);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("attnkit_cli_ds_no_mla_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << cfg.dump();
+  const auto j = plan_json("--model " + path.string() + " --device h100");
+  std::filesystem::remove(path);
+  ASSERT_EQ(j["groups"].size(), 1u);
+  const auto& g = j["groups"][0];
+  EXPECT_EQ(g["num_kv_heads"], 1);
+  EXPECT_EQ(g["head_size"], 576);
+  EXPECT_EQ(g["head_size_v"], 512);
+  ASSERT_FALSE(g["mla"].is_null());
+  EXPECT_EQ(g["mla"]["q_lora_rank"], 1536);
+  EXPECT_EQ(g["backend"], "CUDA_MLA");
+}
+
 TEST(CliPlan, InvalidExplicitBackendExitsThreeWithReasons) {
   CliResult r = run_cli("plan --model llama-3.1-8b --device cpu --backend CUDA_FLASH");
   EXPECT_EQ(r.rc, 3);
