@@ -694,6 +694,23 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
        {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer", "string"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":0,"num_hidden_layers":2})",
        {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer, got 0"}},
+      // Past INT_MAX the message names the limit (before: "must be a positive integer, got
+      // 2147483648", and a uint64 past INT64_MAX read as "got -1").
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":2147483648,)"
+       R"("num_hidden_layers":2})",
+       {"/tmp/bad/config.json",
+        "field 'num_attention_heads' must be a positive integer at most 2147483647, got "
+        "2147483648"}},
+      {R"({"model_type":"mistral","hidden_size":4096,"num_attention_heads":32,)"
+       R"("num_hidden_layers":2,"sliding_window":1000000000000})",
+       {"field 'sliding_window' must be a positive integer at most 2147483647, got 1000000000000"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":18446744073709551615,)"
+       R"("num_hidden_layers":2})",
+       {"'num_attention_heads' must be a positive integer at most 2147483647, got "
+        "18446744073709551615"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"head_dim":1e300,)"
+       R"("num_hidden_layers":2})",
+       {"'head_dim' must be a positive integer at most 2147483647, got 1e+300"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":-3})",
        {"/tmp/bad/config.json", "'num_hidden_layers'", "got -3"}},
       {R"({"model_type":"llama","hidden_size":4000,"num_attention_heads":48,"num_hidden_layers":2})",
