@@ -155,6 +155,24 @@ TEST(CliPlan, BadInputExitsTwo) {
   EXPECT_THAT(r.err, HasSubstr("CPU_REFERENCE, CPU_FLASH, CUDA_FLASH, CUDA_MLA"));
 }
 
+// --seed fills a uint64_t: a negative or too large value is refused by name (before, "-1" wrapped
+// to 2^64 - 1 and anything past it saturated, and the run went ahead).
+TEST(CliRun, SeedOutOfRangeExitsTwo) {
+  const std::string run =
+      "run --model qwen3-0.6b --device cpu --requests 1 --prompt-len 4 "
+      "--decode-steps 1 --quiet --seed ";
+  for (const char* seed : {"-1", "18446744073709551616", "99999999999999999999999"}) {
+    const CliResult r = run_cli(run + seed);
+    EXPECT_EQ(r.rc, 2) << seed << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--seed: expected an integer from 0 to "
+                                             "18446744073709551615, got '") +
+                                 seed + "'"));
+    EXPECT_EQ(r.out, "") << seed;
+  }
+  const CliResult top = run_cli(run + "18446744073709551615");
+  EXPECT_EQ(top.rc, 0) << top.err;
+}
+
 // bench's choices match any case and reach the command as their canonical spelling: a CPU run
 // that names a CUDA-only option in capitals is refused like the lower-case one, and "--device
 // CPU --suite MLA" reaches the MLA rule (before, "CUDA" passed the check and then ran the CPU
