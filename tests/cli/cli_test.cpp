@@ -140,6 +140,11 @@ TEST(CliPlan, BadInputExitsTwo) {
         "plan --model llama-3.1-8b --device h100 --kv-cache-dtype int4",
         "plan --model llama-3.1-8b --device h100 --dtype fp64",
         "plan --model llama-3.1-8b --device h100 --variant v9",
+        // An unknown variant on every device (before: "ignored" with a warning off CUDA).
+        "plan --model llama-3.1-8b --device cpu --variant v9",
+        "plan --stack vllm --model llama-3.1-8b --device cpu --variant v9",
+        "run --model qwen3-0.6b --device cpu --variant v7 --quiet --requests 1 --prompt-len 4 "
+        "--decode-steps 1",
         "plan --model llama-3.1-8b --device h100 --block-size 0",
         "plan --model no-such-model --device h100", "plan --device h100",
         "plan --model llama-3.1-8b --bogus", "frobnicate", "bench --device cpu --splits 4",
