@@ -302,6 +302,22 @@ TEST(CliHelp, EveryCommandHasHelp) {
     EXPECT_THAT(r.out, HasSubstr(opt)) << opt;
   CliResult none = run_cli("");
   EXPECT_EQ(none.rc, 2);
+  // --device's help names every preset, as the unknown-device error does (it lacked cpu-amx and
+  // cpu-avx512).
+  const CliResult unknown = run_cli("plan --model llama-3.1-8b --device h300");
+  const std::string list = "expected auto, cuda or a preset: ";
+  const size_t at = unknown.err.find(list);
+  ASSERT_NE(at, std::string::npos) << unknown.err;
+  std::string presets = unknown.err.substr(at + list.size());
+  presets.erase(presets.find_last_not_of("\n") + 1);
+  EXPECT_THAT(presets, HasSubstr("cpu-amx, cpu-avx512"));
+  for (const char* cmd : {"plan --help", "explain --help"}) {
+    // CLI11 wraps long descriptions: compare with the line breaks and indents folded.
+    std::string help;
+    for (char c : run_cli(cmd).out)
+      if (c != '\n' && !(c == ' ' && !help.empty() && help.back() == ' ')) help += c;
+    EXPECT_THAT(help, HasSubstr("auto (detect), cuda, or a preset: " + presets)) << cmd;
+  }
 }
 
 TEST(CliBackends, MatrixFromTheDeclarations) {

@@ -425,9 +425,10 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
                   "config.json path, or the short name of a bundled model (e.g. llama-3.1-8b, "
                   "gemma-2-9b, deepseek-v3)")
       ->required();
+  // The presets from the list the unknown-device error names, so the two cannot drift.
   cmd->add_option("--device,-d", a->device,
-                  "auto (detect), cuda, or a preset: cpu, a100, l40s, h100, h200, b200, b300, "
-                  "rtx5090, mi300x, xpu")
+                  fmt::format("auto (detect), cuda, or a preset: {}",
+                              fmt::join(device_preset_names(), ", ")))
       ->capture_default_str();
   cmd->add_option("--stack", a->stack,
                   "Backend catalog: native (what attnkit executes) or vllm (what vLLM would pick)")
