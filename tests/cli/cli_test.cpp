@@ -178,6 +178,23 @@ TEST(CliRun, SeedOutOfRangeExitsTwo) {
   EXPECT_EQ(top.rc, 0) << top.err;
 }
 
+// run and plan check --block-size with the same range (before, run let the library refuse -1
+// with no upper limit, and took 2000000).
+TEST(CliRun, BlockSizeRangeIsPlans) {
+  const std::string run =
+      "run --model qwen3-0.6b --device cpu --requests 1 --prompt-len 4 --decode-steps 1 --quiet";
+  const std::string plan = "plan --model qwen3-0.6b --device cpu";
+  for (const char* bs : {"-1", "0", "1048577", "2000000"}) {
+    const CliResult r = run_cli(run + " --block-size " + bs);
+    const CliResult p = run_cli(plan + " --block-size " + bs);
+    EXPECT_EQ(r.rc, 2) << bs << "\n" << r.err;
+    EXPECT_EQ(p.rc, 2) << bs << "\n" << p.err;
+    EXPECT_THAT(r.err,
+                HasSubstr(std::string("--block-size: Value ") + bs + " not in range 1 to 1048576"));
+    EXPECT_EQ(r.err, p.err) << bs;
+  }
+}
+
 // bench's choices match any case and reach the command as their canonical spelling: a CPU run
 // that names a CUDA-only option in capitals is refused like the lower-case one, and "--device
 // CPU --suite MLA" reaches the MLA rule (before, "CUDA" passed the check and then ran the CPU

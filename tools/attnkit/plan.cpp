@@ -440,7 +440,7 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
                   "fp8_e5m2, nvfp4");
   cmd->add_option("--block-size", a->block_size,
                   "Pin the KV cache block size (tokens per block) for every layer")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(block_size_range());
   cmd->add_option("--backend,-b", a->backend,
                   "Attention backend (case-insensitive), or auto. Overrides "
                   "ATTNKIT_ATTENTION_BACKEND. An invalid choice fails with its reasons");

@@ -69,7 +69,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
                   "Model dtype, overriding the config's torch_dtype: float32, float16, bfloat16");
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
-  cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size");
+  cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size")
+      ->check(block_size_range());
   cmd->add_option("--memory", args->memory,
                   "KV cache budget, e.g. 2GiB (default: what the "
                   "workload needs)");
