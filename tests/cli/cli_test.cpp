@@ -258,6 +258,43 @@ TEST(CliPlan, OptionsReachTheLayers) {
   EXPECT_EQ(j["groups"][0]["variant"], "v2");
 }
 
+// A KV budget that holds no token of one request is refused like run refuses it (exit 3), after
+// the plan under explain; one that holds short requests but no token of a max_model_len
+// sequence (its window blocks come first) plans with a warning. Before, both printed "N blocks,
+// 0 tokens" and exited 0.
+TEST(CliPlan, KvBudgetTooSmall) {
+  CliResult r = run_cli("plan --model qwen3-0.6b --device cpu --memory 1KiB");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("error: KV budget of 1024 bytes (--memory 1KiB) holds 0 blocks of "
+                               "1835008 bytes; one request of one token needs 2"));
+  EXPECT_THAT(r.err, HasSubstr("expected at least 3670016 bytes"));
+  r = run_cli("explain --json --model qwen3-0.6b --device cpu --memory 1KiB");
+  EXPECT_EQ(r.rc, 3);
+  const auto e = nlohmann::json::parse(r.out);
+  EXPECT_EQ(e["kv"]["num_blocks"], 0);
+  EXPECT_THAT(e["kv"]["error"].get<std::string>(), HasSubstr("one request of one token needs 2"));
+  r = run_cli("explain --model qwen3-0.6b --device cpu --memory 3583KiB");  // one block short
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.out, HasSubstr("  error: KV budget of 3668992 bytes (--memory 3583KiB) holds 1 "
+                               "blocks"));
+  EXPECT_TRUE(
+      plan_json("--model qwen3-0.6b --device cpu --memory 3584KiB")["kv"]["error"].is_null());
+
+  const auto w = plan_json("--model gemma-2-9b --device cpu --memory 162MiB");
+  EXPECT_EQ(w["kv"]["num_blocks"], 61);
+  EXPECT_EQ(w["kv"]["max_tokens"], 0);
+  EXPECT_THAT(
+      w["kv"]["warning"].get<std::string>(),
+      HasSubstr("short requests fit, but no token of a sequence of max_model_len 8192 after "
+                "its fixed window / state / encoder blocks; that needs 259 blocks"));
+  r = run_cli("plan --model gemma-2-9b --device cpu --memory 162MiB");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  warning: KV budget of 169869312 bytes (--memory 162MiB)"));
+  EXPECT_TRUE(
+      plan_json("--model gemma-2-9b --device cpu --memory 680MiB")["kv"]["warning"].is_null());
+}
+
 TEST(CliExplain, ListsEveryBackendWithReasons) {
   CliResult r = run_cli("explain --model gemma-2-9b --device h100");
   ASSERT_EQ(r.rc, 0) << r.err;
