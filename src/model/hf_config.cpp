@@ -545,11 +545,13 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
 
   // Gemma-3n style KV sharing: the last num_kv_shared_layers layers reuse the cache of the last
   // earlier layer of the same kind.
-  const int shared = int(f.get_int("num_kv_shared_layers").value_or(0));
-  if (shared < 0 || (shared > 0 && shared >= num_layers)) {
-    f.fail(fmt::format("field '{}' is {}; expected 0 .. {}", f.name("num_kv_shared_layers"), shared,
-                       num_layers - 1));
+  // Checked as read (int64): a cast first made 4294967297 share one layer.
+  const int64_t shared64 = f.get_int("num_kv_shared_layers").value_or(0);
+  if (shared64 < 0 || (shared64 > 0 && shared64 >= num_layers)) {
+    f.fail(fmt::format("field '{}' is {}; expected 0 .. {}", f.name("num_kv_shared_layers"),
+                       shared64, num_layers - 1));
   }
+  const int shared = int(shared64);
   const int first_shared = num_layers - shared;
 
   const AttentionType type = encoder_only ? AttentionType::kEncoderOnly : AttentionType::kDecoder;

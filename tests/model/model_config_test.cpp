@@ -694,6 +694,10 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
        {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer", "string"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":0,"num_hidden_layers":2})",
        {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer, got 0"}},
+      // Checked before narrowing to int (4294967297 was read as 1 shared layer).
+      {R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,"head_dim":128,)"
+       R"("num_hidden_layers":4,"num_kv_shared_layers":4294967297})",
+       {"field 'num_kv_shared_layers' is 4294967297; expected 0 .. 3"}},
       // Past INT_MAX the message names the limit (before: "must be a positive integer, got
       // 2147483648", and a uint64 past INT64_MAX read as "got -1").
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":2147483648,)"
