@@ -33,9 +33,10 @@ struct DeviceInfo {
 
 // The real device: a CUDA GPU when built with CUDA and one is present, else this CPU.
 DeviceInfo detect_device();
-// A named preset: cpu, a100, l40s, h100, h200, b200, b300, rtx5090, mi300x, xpu (case-insensitive);
-// "auto" detects. Unknown names throw InvalidArgument listing the presets.
+// A named preset, one of device_preset_names() (case-insensitive); "auto" detects, "cuda" needs
+// a CUDA GPU. Unknown names throw InvalidArgument listing the presets.
 DeviceInfo device_from_name(std::string_view name);
+// cpu, cpu-amx, cpu-avx512, a100, ... xpu: what --help and the unknown-device error list.
 std::vector<std::string> device_preset_names();
 std::string describe(const DeviceInfo& d);
 // Parses "80GiB", "80GB", "512MiB", "1.5TiB", plain bytes. Throws InvalidArgument.

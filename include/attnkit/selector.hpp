@@ -85,6 +85,10 @@ struct Catalog {
   std::function<std::optional<ExplicitRedirect>(std::string_view requested, const LayerSpec&,
                                                 const DeviceInfo&)>
       redirect_explicit;
+  // Optional: throws InvalidArgument when a requested variant names no variant of any backend
+  // of the stack, so a typo is refused on every device, not only where a backend with variants
+  // is picked (a known variant a picked backend lacks stays a warning). Unset: not checked.
+  std::function<void(std::string_view variant)> check_variant;
   const BackendDecl* find(std::string_view name) const;  // case-insensitive; nullptr if unknown
   std::vector<std::string> names() const;
 };
@@ -95,6 +99,7 @@ std::optional<std::string> resolve_requested_backend(const std::optional<std::st
 
 class Selector {
  public:
+  // Throws InvalidArgument for an unknown backend name or variant (Catalog::check_variant).
   Selector(const Catalog& catalog, DeviceInfo device, SelectOptions options = {});
 
   // Selects once per distinct layer signature (cached) and logs, the first time,

@@ -90,23 +90,33 @@ std::optional<std::string> ConfigFields::get_string(std::string_view key) const 
 int ConfigFields::to_positive(std::string_view key, const json& v, int most) const {
   bool ok = false;
   int64_t n = 0;
-  if (v.is_number_integer()) {
+  if (v.is_number_unsigned()) {
+    // Saturated: past INT64_MAX (which get<int64_t> would wrap negative) it is only too large.
+    const uint64_t u = v.get<uint64_t>();
+    n = u > uint64_t(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                          : int64_t(u);
+    ok = true;
+  } else if (v.is_number_integer()) {
     n = v.get<int64_t>();
     ok = true;
   } else if (v.is_number_float()) {
     const double d = v.get<double>();
-    ok = std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15;
-    n = ok ? int64_t(d) : 0;
+    ok = std::isfinite(d) && d == std::floor(d);
+    if (ok)
+      n = std::fabs(d) < 9.0e15 ? int64_t(d) : d > 0 ? std::numeric_limits<int64_t>::max() : -1;
   }
   if (!ok) fail_type(key, v, "a positive integer");
-  if (n <= 0 || n > std::numeric_limits<int>::max()) {
-    fail(fmt::format("field '{}' must be a positive integer, got {}", name(key), n));
-  }
+  // The value as the config wrote it (n is saturated for huge ones).
+  const std::string given = v.dump();
+  if (n <= 0) fail(fmt::format("field '{}' must be a positive integer, got {}", name(key), given));
+  if (n > most && most == std::numeric_limits<int>::max())
+    fail(fmt::format("field '{}' must be a positive integer at most {}, got {}", name(key), most,
+                     given));
   if (n > most)
     fail(
         fmt::format("field '{}' is {}; expected at most {} (a value this large is taken for a "
                     "corrupt config)",
-                    name(key), n, most));
+                    name(key), given, most));
   return int(n);
 }
 

@@ -38,6 +38,16 @@ namespace {
 //   8 heads over 4 KV heads, 26 layers, 131072 positions. Gemma 3 4B's published config states
 //   none of the head counts (its text_config: hidden and intermediate sizes, 34 layers, rope
 //   scaling, sliding_window 1024), so they come from here.
+// - deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2 (DeepseekV2Config / DeepseekV3Config): the MLA
+//   dims (kv_lora_rank 512, q_lora_rank 1536, qk_nope 128, qk_rope 64, v 128) and 2048 (v2) or
+//   4096 (v3) positions. MLA is on when kv_lora_rank has a value, so without these a config that
+//   omits kv_lora_rank would be read as MHA with head size hidden / heads (56 for V3).
+// - glm4_moe_lite (Glm4MoeLiteConfig): kv_lora_rank 512, q_lora_rank 768, qk_nope 192, qk_rope
+//   64, v 256, 202752 positions.
+// The table applies to the config the attention fields are read from: the top level, or the
+// text_config (keyed by its own model_type, else the composite class's default text type). A key
+// present with null keeps its meaning ("q_lora_rank": null = full-rank queries, "kv_lora_rank":
+// null = no MLA), as in transformers.
 const json* architecture_defaults(std::string_view model_type) {
   static const json kGemma = {{"head_dim", 256},
                               {"hidden_size", 3072},
@@ -53,9 +63,21 @@ const json* architecture_defaults(std::string_view model_type) {
                                {"num_key_value_heads", 4},
                                {"num_hidden_layers", 26},
                                {"max_position_embeddings", 131072}};
+  auto mla = [](int q_lora, int nope, int v, int64_t positions) {
+    return json{{"kv_lora_rank", 512},      {"q_lora_rank", q_lora},
+                {"qk_nope_head_dim", nope}, {"qk_rope_head_dim", 64},
+                {"v_head_dim", v},          {"max_position_embeddings", positions}};
+  };
+  static const json kDeepseekV2 = mla(1536, 128, 128, 2048);
+  static const json kDeepseekV3 = mla(1536, 128, 128, 4096);
+  static const json kGlm4MoeLite = mla(768, 192, 256, 202752);
   if (model_type == "gemma") return &kGemma;
   if (model_type == "gemma2") return &kGemma2;
   if (model_type == "gemma3_text") return &kGemma3;
+  if (model_type == "deepseek_v2") return &kDeepseekV2;
+  if (model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "kimi_k2")
+    return &kDeepseekV3;
+  if (model_type == "glm4_moe_lite") return &kGlm4MoeLite;
   return nullptr;
 }
 
@@ -382,6 +404,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   }
 
   // ---- MLA (DeepSeek-V2/V3, Kimi-K2, GLM MLA models) ----
+  // Their model types default kv_lora_rank (architecture_defaults); only an explicit null (or
+  // another architecture without it) means no MLA.
   std::optional<MlaDims> mla;
   if (f.has("kv_lora_rank")) {
     MlaDims m;
@@ -521,11 +545,13 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
 
   // Gemma-3n style KV sharing: the last num_kv_shared_layers layers reuse the cache of the last
   // earlier layer of the same kind.
-  const int shared = int(f.get_int("num_kv_shared_layers").value_or(0));
-  if (shared < 0 || (shared > 0 && shared >= num_layers)) {
-    f.fail(fmt::format("field '{}' is {}; expected 0 .. {}", f.name("num_kv_shared_layers"), shared,
-                       num_layers - 1));
+  // Checked as read (int64): a cast first made 4294967297 share one layer.
+  const int64_t shared64 = f.get_int("num_kv_shared_layers").value_or(0);
+  if (shared64 < 0 || (shared64 > 0 && shared64 >= num_layers)) {
+    f.fail(fmt::format("field '{}' is {}; expected 0 .. {}", f.name("num_kv_shared_layers"),
+                       shared64, num_layers - 1));
   }
+  const int shared = int(shared64);
   const int first_shared = num_layers - shared;
 
   const AttentionType type = encoder_only ? AttentionType::kEncoderOnly : AttentionType::kDecoder;

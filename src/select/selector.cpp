@@ -41,6 +41,8 @@ Selector::Selector(const Catalog& catalog, DeviceInfo device, SelectOptions opti
     throw InvalidArgument(fmt::format(
         "attention backend '{}' is unknown to the {} stack; expected auto or one of: {}",
         *options_.backend, catalog_.name, join(catalog_.names())));
+  if (options_.variant && !options_.variant->empty() && catalog_.check_variant)
+    catalog_.check_variant(*options_.variant);
 }
 
 std::vector<Rejection> Selector::evaluate_all(const LayerSpec& spec) const {

@@ -78,6 +78,29 @@ TEST(CliPlan, DeepSeekV3IsMlaWithDecodeHeadSize576) {
   EXPECT_THAT(r.out, HasSubstr("decode head size 576"));
 }
 
+// DeepseekV3Config defaults the MLA dims: the bundled config without them still plans as MLA
+// (before, as 128-head MHA of head size 56, which no CUDA backend runs).
+TEST(CliPlan, DeepSeekV3WithoutMlaKeysIsStillMla) {
+  std::ifstream in(std::string(ATTNKIT_SOURCE_DIR) + "/models/deepseek-v3.json");
+  nlohmann::json cfg = nlohmann::json::parse(in);
+  for (const char* k :
+       {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+    cfg.erase(k);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("attnkit_cli_ds_no_mla_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << cfg.dump();
+  const auto j = plan_json("--model " + path.string() + " --device h100");
+  std::filesystem::remove(path);
+  ASSERT_EQ(j["groups"].size(), 1u);
+  const auto& g = j["groups"][0];
+  EXPECT_EQ(g["num_kv_heads"], 1);
+  EXPECT_EQ(g["head_size"], 576);
+  EXPECT_EQ(g["head_size_v"], 512);
+  ASSERT_FALSE(g["mla"].is_null());
+  EXPECT_EQ(g["mla"]["q_lora_rank"], 1536);
+  EXPECT_EQ(g["backend"], "CUDA_MLA");
+}
+
 TEST(CliPlan, InvalidExplicitBackendExitsThreeWithReasons) {
   CliResult r = run_cli("plan --model llama-3.1-8b --device cpu --backend CUDA_FLASH");
   EXPECT_EQ(r.rc, 3);
@@ -117,6 +140,11 @@ TEST(CliPlan, BadInputExitsTwo) {
         "plan --model llama-3.1-8b --device h100 --kv-cache-dtype int4",
         "plan --model llama-3.1-8b --device h100 --dtype fp64",
         "plan --model llama-3.1-8b --device h100 --variant v9",
+        // An unknown variant on every device (before: "ignored" with a warning off CUDA).
+        "plan --model llama-3.1-8b --device cpu --variant v9",
+        "plan --stack vllm --model llama-3.1-8b --device cpu --variant v9",
+        "run --model qwen3-0.6b --device cpu --variant v7 --quiet --requests 1 --prompt-len 4 "
+        "--decode-steps 1",
         "plan --model llama-3.1-8b --device h100 --block-size 0",
         "plan --model no-such-model --device h100", "plan --device h100",
         "plan --model llama-3.1-8b --bogus", "frobnicate", "bench --device cpu --splits 4",
@@ -130,6 +158,41 @@ TEST(CliPlan, BadInputExitsTwo) {
   EXPECT_THAT(r.err, HasSubstr("device 'h300' is unknown"));
   r = run_cli("plan --model llama-3.1-8b --device h100 --backend NOPE");
   EXPECT_THAT(r.err, HasSubstr("CPU_REFERENCE, CPU_FLASH, CUDA_FLASH, CUDA_MLA"));
+}
+
+// --seed fills a uint64_t: a negative or too large value is refused by name (before, "-1" wrapped
+// to 2^64 - 1 and anything past it saturated, and the run went ahead).
+TEST(CliRun, SeedOutOfRangeExitsTwo) {
+  const std::string run =
+      "run --model qwen3-0.6b --device cpu --requests 1 --prompt-len 4 "
+      "--decode-steps 1 --quiet --seed ";
+  for (const char* seed : {"-1", "18446744073709551616", "99999999999999999999999"}) {
+    const CliResult r = run_cli(run + seed);
+    EXPECT_EQ(r.rc, 2) << seed << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--seed: expected an integer from 0 to "
+                                             "18446744073709551615, got '") +
+                                 seed + "'"));
+    EXPECT_EQ(r.out, "") << seed;
+  }
+  const CliResult top = run_cli(run + "18446744073709551615");
+  EXPECT_EQ(top.rc, 0) << top.err;
+}
+
+// run and plan check --block-size with the same range (before, run let the library refuse -1
+// with no upper limit, and took 2000000).
+TEST(CliRun, BlockSizeRangeIsPlans) {
+  const std::string run =
+      "run --model qwen3-0.6b --device cpu --requests 1 --prompt-len 4 --decode-steps 1 --quiet";
+  const std::string plan = "plan --model qwen3-0.6b --device cpu";
+  for (const char* bs : {"-1", "0", "1048577", "2000000"}) {
+    const CliResult r = run_cli(run + " --block-size " + bs);
+    const CliResult p = run_cli(plan + " --block-size " + bs);
+    EXPECT_EQ(r.rc, 2) << bs << "\n" << r.err;
+    EXPECT_EQ(p.rc, 2) << bs << "\n" << p.err;
+    EXPECT_THAT(r.err,
+                HasSubstr(std::string("--block-size: Value ") + bs + " not in range 1 to 1048576"));
+    EXPECT_EQ(r.err, p.err) << bs;
+  }
 }
 
 // bench's choices match any case and reach the command as their canonical spelling: a CPU run
@@ -195,6 +258,44 @@ TEST(CliPlan, OptionsReachTheLayers) {
   EXPECT_EQ(j["groups"][0]["variant"], "v2");
 }
 
+// A KV budget that holds no token of one request is refused like run refuses it (exit 3), after
+// the plan under explain; one that holds short requests but no token of a max_model_len
+// sequence (its window blocks come first) plans with a warning. Before, both printed "N blocks,
+// 0 tokens" and exited 0. (No block counts for gemma-2: they follow how the KV plan reserves a
+// window.)
+TEST(CliPlan, KvBudgetTooSmall) {
+  CliResult r = run_cli("plan --model qwen3-0.6b --device cpu --memory 1KiB");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("error: KV budget of 1024 bytes (--memory 1KiB) holds 0 blocks of "
+                               "1835008 bytes; one request of one token needs 2"));
+  EXPECT_THAT(r.err, HasSubstr("expected at least 3670016 bytes"));
+  r = run_cli("explain --json --model qwen3-0.6b --device cpu --memory 1KiB");
+  EXPECT_EQ(r.rc, 3);
+  const auto e = nlohmann::json::parse(r.out);
+  EXPECT_EQ(e["kv"]["num_blocks"], 0);
+  EXPECT_THAT(e["kv"]["error"].get<std::string>(), HasSubstr("one request of one token needs 2"));
+  r = run_cli("explain --model qwen3-0.6b --device cpu --memory 3583KiB");  // one block short
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.out, HasSubstr("  error: KV budget of 3668992 bytes (--memory 3583KiB) holds 1 "
+                               "blocks"));
+  EXPECT_TRUE(
+      plan_json("--model qwen3-0.6b --device cpu --memory 3584KiB")["kv"]["error"].is_null());
+
+  const auto w = plan_json("--model gemma-2-9b --device cpu --memory 162MiB");
+  EXPECT_EQ(w["kv"]["num_blocks"], 61);
+  EXPECT_EQ(w["kv"]["max_tokens"], 0);
+  EXPECT_THAT(
+      w["kv"]["warning"].get<std::string>(),
+      HasSubstr("short requests fit, but no token of a sequence of max_model_len 8192 after "
+                "its fixed window / state / encoder blocks; that needs "));
+  r = run_cli("plan --model gemma-2-9b --device cpu --memory 162MiB");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  warning: KV budget of 169869312 bytes (--memory 162MiB)"));
+  EXPECT_TRUE(
+      plan_json("--model gemma-2-9b --device cpu --memory 2GiB")["kv"]["warning"].is_null());
+}
+
 TEST(CliExplain, ListsEveryBackendWithReasons) {
   CliResult r = run_cli("explain --model gemma-2-9b --device h100");
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -256,6 +357,22 @@ TEST(CliHelp, EveryCommandHasHelp) {
     EXPECT_THAT(r.out, HasSubstr(opt)) << opt;
   CliResult none = run_cli("");
   EXPECT_EQ(none.rc, 2);
+  // --device's help names every preset, as the unknown-device error does (it lacked cpu-amx and
+  // cpu-avx512).
+  const CliResult unknown = run_cli("plan --model llama-3.1-8b --device h300");
+  const std::string list = "expected auto, cuda or a preset: ";
+  const size_t at = unknown.err.find(list);
+  ASSERT_NE(at, std::string::npos) << unknown.err;
+  std::string presets = unknown.err.substr(at + list.size());
+  presets.erase(presets.find_last_not_of("\n") + 1);
+  EXPECT_THAT(presets, HasSubstr("cpu-amx, cpu-avx512"));
+  for (const char* cmd : {"plan --help", "explain --help"}) {
+    // CLI11 wraps long descriptions: compare with the line breaks and indents folded.
+    std::string help;
+    for (char c : run_cli(cmd).out)
+      if (c != '\n' && !(c == ' ' && !help.empty() && help.back() == ' ')) help += c;
+    EXPECT_THAT(help, HasSubstr("auto (detect), cuda, or a preset: " + presets)) << cmd;
+  }
 }
 
 TEST(CliBackends, MatrixFromTheDeclarations) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -561,6 +562,43 @@ TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   EXPECT_THAT(summary(m), ElementsAre("3x decoder h128/1 d576/512 mla512/128/64/128/0 sparse"));
 }
 
+// DeepseekV2Config / DeepseekV3Config / Glm4MoeLiteConfig default the MLA dims: a config that
+// leaves them out is still MLA (before, DeepSeek-V3 without kv_lora_rank read as 128-head MHA of
+// head size 7168 / 128 = 56). An explicit null keeps its meaning.
+TEST(ModelInline, MlaDimsDefaultAsTransformersDoes) {
+  const std::string path = ATTNKIT_SOURCE_DIR "/models/deepseek-v3.json";
+  std::ifstream in(path);
+  nlohmann::json cfg = nlohmann::json::parse(in);
+  const std::vector<std::string> full = summary(parse_model_config(cfg.dump(), path));
+  ASSERT_THAT(full, ElementsAre("61x decoder h128/1 d576/512 mla512/128/64/128/1536"));
+  for (const char* k :
+       {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+    cfg.erase(k);
+  EXPECT_EQ(summary(parse_model_config(cfg.dump(), path)), full);
+
+  // The same through a text_config keyed by its own model_type, and for Kimi-K2 / V3.2 / V2.
+  const std::string dims = R"("hidden_size":7168,"num_attention_heads":128,"num_hidden_layers":2)";
+  EXPECT_THAT(
+      summary(parse(R"({"model_type":"kimi_vl","text_config":{"model_type":"deepseek_v3",)" + dims +
+                    "}}")),
+      ElementsAre("2x decoder h128/1 d576/512 mla512/128/64/128/1536"));
+  for (const char* type : {"kimi_k2", "deepseek_v32", "deepseek_v2"})
+    EXPECT_THAT(summary(parse(fmt::format(R"({{"model_type":"{}",{}}})", type, dims))),
+                ElementsAre("2x decoder h128/1 d576/512 mla512/128/64/128/1536"))
+        << type;
+  EXPECT_EQ(parse(R"({"model_type":"deepseek_v2",)" + dims + "}").max_position_embeddings, 2048);
+  EXPECT_EQ(parse(R"({"model_type":"deepseek_v3",)" + dims + "}").max_position_embeddings, 4096);
+  const ModelSpec glm = parse(R"({"model_type":"glm4_moe_lite",)" + dims + "}");
+  EXPECT_THAT(summary(glm), ElementsAre("2x decoder h128/1 d576/512 mla512/192/64/256/768"));
+  EXPECT_EQ(glm.max_position_embeddings, 202752);
+
+  // "q_lora_rank": null is full-rank queries (DeepSeek-V2-Lite); "kv_lora_rank": null is no MLA.
+  EXPECT_THAT(summary(parse(R"({"model_type":"deepseek_v2","q_lora_rank":null,)" + dims + "}")),
+              ElementsAre("2x decoder h128/1 d576/512 mla512/128/64/128/0"));
+  EXPECT_THAT(summary(parse(R"({"model_type":"deepseek_v3","kv_lora_rank":null,)" + dims + "}")),
+              ElementsAre("2x decoder h128/128 d56/56"));
+}
+
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {
   const ModelSpec m =
       parse(R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,)"
@@ -656,6 +694,27 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
        {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer", "string"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":0,"num_hidden_layers":2})",
        {"/tmp/bad/config.json", "'num_attention_heads' must be a positive integer, got 0"}},
+      // Checked before narrowing to int (4294967297 was read as 1 shared layer).
+      {R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,"head_dim":128,)"
+       R"("num_hidden_layers":4,"num_kv_shared_layers":4294967297})",
+       {"field 'num_kv_shared_layers' is 4294967297; expected 0 .. 3"}},
+      // Past INT_MAX the message names the limit (before: "must be a positive integer, got
+      // 2147483648", and a uint64 past INT64_MAX read as "got -1").
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":2147483648,)"
+       R"("num_hidden_layers":2})",
+       {"/tmp/bad/config.json",
+        "field 'num_attention_heads' must be a positive integer at most 2147483647, got "
+        "2147483648"}},
+      {R"({"model_type":"mistral","hidden_size":4096,"num_attention_heads":32,)"
+       R"("num_hidden_layers":2,"sliding_window":1000000000000})",
+       {"field 'sliding_window' must be a positive integer at most 2147483647, got 1000000000000"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":18446744073709551615,)"
+       R"("num_hidden_layers":2})",
+       {"'num_attention_heads' must be a positive integer at most 2147483647, got "
+        "18446744073709551615"}},
+      {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"head_dim":1e300,)"
+       R"("num_hidden_layers":2})",
+       {"'head_dim' must be a positive integer at most 2147483647, got 1e+300"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":-3})",
        {"/tmp/bad/config.json", "'num_hidden_layers'", "got -3"}},
       {R"({"model_type":"llama","hidden_size":4000,"num_attention_heads":48,"num_hidden_layers":2})",
@@ -679,7 +738,8 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
       {R"({"model_type":"x","hidden_size":64,"num_attention_heads":2,"num_hidden_layers":2,)"
        R"("layer_types":["full_attention","chunked_attention"]})",
        {"/tmp/bad/config.json", "'layer_types[1]'", "chunked_attention"}},
-      {R"({"model_type":"deepseek_v3","hidden_size":7168,"num_attention_heads":128,)"
+      // (a type without MLA defaults: DeepSeek's would supply qk_rope_head_dim 64)
+      {R"({"model_type":"x","hidden_size":7168,"num_attention_heads":128,)"
        R"("num_hidden_layers":2,"kv_lora_rank":512,"qk_nope_head_dim":128,"v_head_dim":128})",
        {"/tmp/bad/config.json", "field 'qk_rope_head_dim' is missing"}},
       {R"({"model_type":"nemotron_h","hidden_size":64,"num_attention_heads":2,)"

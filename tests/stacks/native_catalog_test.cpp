@@ -1,5 +1,6 @@
 // The native catalog: its backends, per-platform priorities, and the CUDA_FLASH generation
 // policy wired to the real generation list, on the device presets.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -114,8 +115,28 @@ TEST_F(NativeCatalog, RequestedVariant) {
   Selector a100(cat, device_from_name("a100"), {.variant = "v2"});
   EXPECT_EQ(a100.select(llama()).variant, "v2");
   EXPECT_TRUE(a100.select(llama()).warnings.empty());
-  Selector bad(cat, device_from_name("h100"), {.variant = "fa3"});
-  EXPECT_THROW(bad.select(llama()), InvalidArgument);
+}
+
+// A variant no backend of the stack has is refused when the selector is made, on every device
+// (before, only where CUDA_FLASH was picked: on a CPU "v9" was "ignored" with a warning). A known
+// one the picked backend lacks stays a warning.
+TEST_F(NativeCatalog, UnknownVariantIsRefusedOnEveryDevice) {
+  for (const char* dev : {"h100", "cpu", "cpu-amx", "mi300x"}) {
+    for (const char* v : {"fa3", "v9", "7"}) {
+      try {
+        Selector bad(cat, device_from_name(dev), {.variant = v});
+        ADD_FAILURE() << dev << " " << v << ": expected InvalidArgument";
+      } catch (const InvalidArgument& e) {
+        EXPECT_THAT(e.what(), HasSubstr(fmt::format("variant '{}' is not a CUDA_FLASH kernel "
+                                                    "generation; expected one of v2, v3, v4",
+                                                    v)));
+      }
+    }
+  }
+  Selector cpu(cat, device_from_name("cpu"), {.variant = "v3"});
+  const Selection& sel = cpu.select(llama());
+  ASSERT_EQ(sel.warnings.size(), 1u);
+  EXPECT_THAT(sel.warnings[0].message, HasSubstr("variant 'v3' ignored"));
 }
 
 TEST_F(NativeCatalog, MlaOnCuda) {

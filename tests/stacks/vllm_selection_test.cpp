@@ -359,6 +359,9 @@ TEST(VllmExplicit, FlashAttnVariantRequest) {
   EXPECT_EQ(fi.backend, "FLASHINFER");
   ASSERT_EQ(fi.warnings.size(), 1u);
   EXPECT_EQ(fi.warnings[0].cause, "variant_ignored:FLASHINFER:3");
+  // A version FLASH_ATTN does not have is refused on every device, not only where it is picked.
+  for (const char* dev : {"h100", "b200", "cpu", "mi300x"})
+    EXPECT_THROW(pick(s, dev, {}, vllm_catalog(), "9"), InvalidArgument) << dev;
 }
 
 // ---- FlashInfer rules (§3.1)

@@ -50,6 +50,12 @@ struct GroupPlan {
   std::vector<std::pair<std::string, std::string>> details;  // the catalog's plan_details
 };
 
+// What a KV budget too small for the plan leaves out, beside "N blocks, M tokens".
+struct BudgetCheck {
+  std::string error;    // not one token of one request fits (run refuses such a budget too)
+  std::string warning;  // a short request fits, but no token of a max_model_len sequence does
+};
+
 struct Plan {
   ModelSpec model;
   DeviceInfo device;
@@ -58,6 +64,7 @@ struct Plan {
   std::vector<GroupPlan> groups;
   std::optional<KvPlan> kv;
   std::string kv_error;          // KV planning failed (e.g. no common block size): its message
+  BudgetCheck kv_budget;         // planned, but the budget is too small (error or warning)
   std::vector<std::string> log;  // what the selector logged (selection lines, warnings)
 };
 
@@ -77,6 +84,43 @@ void plan_kv(Plan& p, const PlanArgs& a, const std::map<std::string, size_t>& by
   else if (p.device.memory_bytes)
     o.memory_bytes = p.device.memory_bytes;
   p.kv = plan_kv_cache(p.model, caps, o);
+}
+
+BudgetCheck check_kv_budget(const KvPlan& kv, const PlanArgs& a) {
+  BudgetCheck c;
+  if (!kv.memory_bytes || kv.groups.empty() || kv.bytes_per_block <= 0 || kv.max_tokens > 0)
+    return c;
+  const std::string budget =
+      fmt::format("KV budget of {} bytes ({}) holds {} blocks of {} bytes", *kv.memory_bytes,
+                  a.memory.empty() ? "the device's memory" : "--memory " + a.memory, kv.num_blocks,
+                  kv.bytes_per_block);
+  auto bytes_for = [&](int64_t blocks) {
+    return uint64_t(kv.scale_bytes) + uint64_t(blocks) * uint64_t(kv.bytes_per_block);
+  };
+  // The rule run applies to its workload (BlockPool: block 0 is the null block), for one token.
+  const int64_t first = kv.blocks_needed(1) + 1;
+  if (kv.num_blocks < first) {
+    c.error = fmt::format(
+        "{}; one request of one token needs {} (the null block included): expected at least {} "
+        "bytes",
+        budget, first, bytes_for(first));
+    return c;
+  }
+  // The fewest blocks with room for a max_model_len sequence's fixed window / state / encoder
+  // blocks and a block of each growing group (tokens_for_blocks grows with the count).
+  int64_t hi = 2;
+  while (kv.tokens_for_blocks(hi) <= 0 && hi < (int64_t(1) << 40)) hi *= 2;
+  if (kv.tokens_for_blocks(hi) <= 0) return c;  // no count helps (no context length)
+  int64_t lo = hi / 2;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (kv.tokens_for_blocks(mid) > 0 ? hi : lo) = mid;
+  }
+  c.warning = fmt::format(
+      "{}: short requests fit, but no token of a sequence of max_model_len {} after its fixed "
+      "window / state / encoder blocks; that needs {} blocks ({} bytes)",
+      budget, kv.max_model_len, hi, bytes_for(hi));
+  return c;
 }
 
 ModelLoadOptions load_options(const PlanArgs& a) {
@@ -129,6 +173,10 @@ Plan build_plan(const PlanArgs& a, bool keep_going) {
   } catch (const Unsupported& e) {
     if (!keep_going) throw;
     p.kv_error = e.what();
+  }
+  if (p.kv) {
+    p.kv_budget = check_kv_budget(*p.kv, a);
+    if (!p.kv_budget.error.empty() && !keep_going) throw OutOfMemory(p.kv_budget.error);
   }
   std::string line;
   for (char c : capture.text()) {
@@ -292,10 +340,13 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
   out << "\n" << format_columns({{"state layers", state_summary(m)}});
 
   out << "\n";
-  if (p.kv)
+  if (p.kv) {
     for (const auto& l : describe_kv_plan(*p.kv)) out << l << "\n";
-  else
+    if (!p.kv_budget.error.empty()) out << "  error: " << p.kv_budget.error << "\n";
+    if (!p.kv_budget.warning.empty()) out << "  warning: " << p.kv_budget.warning << "\n";
+  } else {
     out << "KV cache: none: " << p.kv_error << "\n";
+  }
 
   if (a.verbose && !p.log.empty()) {
     out << "\nselector log:\n";
@@ -392,10 +443,13 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                      {"state_bytes_per_request", s.state_bytes_per_request}});
   j["state_layers"] = state;
 
-  if (p.kv)
+  if (p.kv) {
     j["kv"] = json::parse(kv_plan_to_json(*p.kv));
-  else
+    if (!p.kv_budget.error.empty()) j["kv"]["error"] = p.kv_budget.error;
+    if (!p.kv_budget.warning.empty()) j["kv"]["warning"] = p.kv_budget.warning;
+  } else {
     j["kv"] = {{"error", p.kv_error}};
+  }
 
   j["log"] = p.log;
   return j;
@@ -417,6 +471,10 @@ int run_plan(const PlanArgs& a) {
     std::cout.flush();
     throw Unsupported(p.kv_error);
   }
+  if (!p.kv_budget.error.empty()) {
+    std::cout.flush();
+    throw OutOfMemory(p.kv_budget.error);
+  }
   return kExitOk;
 }
 
@@ -425,9 +483,10 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
                   "config.json path, or the short name of a bundled model (e.g. llama-3.1-8b, "
                   "gemma-2-9b, deepseek-v3)")
       ->required();
+  // The presets from the list the unknown-device error names, so the two cannot drift.
   cmd->add_option("--device,-d", a->device,
-                  "auto (detect), cuda, or a preset: cpu, a100, l40s, h100, h200, b200, b300, "
-                  "rtx5090, mi300x, xpu")
+                  fmt::format("auto (detect), cuda, or a preset: {}",
+                              fmt::join(device_preset_names(), ", ")))
       ->capture_default_str();
   cmd->add_option("--stack", a->stack,
                   "Backend catalog: native (what attnkit executes) or vllm (what vLLM would pick)")
@@ -439,7 +498,7 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
                   "fp8_e5m2, nvfp4");
   cmd->add_option("--block-size", a->block_size,
                   "Pin the KV cache block size (tokens per block) for every layer")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(block_size_range());
   cmd->add_option("--backend,-b", a->backend,
                   "Attention backend (case-insensitive), or auto. Overrides "
                   "ATTNKIT_ATTENTION_BACKEND. An invalid choice fails with its reasons");

@@ -1,7 +1,11 @@
 // `attnkit run`: serve a workload through the selected kernels and verify it.
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -11,6 +15,28 @@
 #include "commands.hpp"
 
 namespace attnkit::cli {
+
+namespace {
+
+// RunOptions::seed is a uint64_t, which CLI11 fills through strtoull unchecked: "-1" wrapped to
+// 2^64 - 1 and values past it saturated, silently. The text is checked before that conversion
+// (accepting what it accepts otherwise, hex included).
+CLI::Validator seed_range() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        std::strtoull(s.c_str(), &end, 0);
+        if (!s.empty() && s.find('-') == std::string::npos && errno != ERANGE &&
+            end == s.c_str() + s.size())
+          return {};
+        return fmt::format("expected an integer from 0 to {}, got '{}'",
+                           std::numeric_limits<uint64_t>::max(), s);
+      },
+      fmt::format("in [0 - {}]", std::numeric_limits<uint64_t>::max()));
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
@@ -43,11 +69,14 @@ void add_run_command(CLI::App& app, int* exit_code) {
                   "Model dtype, overriding the config's torch_dtype: float32, float16, bfloat16");
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
-  cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size");
+  cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size")
+      ->check(block_size_range());
   cmd->add_option("--memory", args->memory,
                   "KV cache budget, e.g. 2GiB (default: what the "
                   "workload needs)");
-  cmd->add_option("--seed", args->o.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--seed", args->o.seed, "Random seed")
+      ->check(seed_range())
+      ->capture_default_str();
   cmd->add_flag("--verify", args->o.verify, "Check sampled layers against CPU_REFERENCE");
   cmd->add_flag("--json", args->json, "Print the report as JSON");
   cmd->add_flag("--quiet", args->quiet, "No progress display");

@@ -93,6 +93,10 @@ Catalog make_native_catalog() {
     return {};
   };
   c.plan_details = native_plan_details;
+  // CUDA_FLASH's generations are the stack's only variants.
+  c.check_variant = [](std::string_view v) {
+    parse_generation(cuda_flash_generations(), "CUDA_FLASH", v);
+  };
   return c;
 }
 

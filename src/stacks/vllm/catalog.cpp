@@ -225,6 +225,8 @@ Catalog make_vllm_catalog(const VllmConfig& cfg) {
   };
   c.plan_details = [cfg](const LayerSpec& s, const DeviceInfo& d, const SelectOptions& o,
                          const Selection& sel) { return vllm::plan_details(cfg, s, d, o, sel); };
+  // FLASH_ATTN's FlashAttention versions are the stack's only variants.
+  c.check_variant = [](std::string_view v) { parse_flash_attn_version(v); };
   return c;
 }
 
