@@ -263,6 +263,19 @@ TEST(CliPlan, OptionsReachTheLayers) {
 // sequence (its window blocks come first) plans with a warning. Before, both printed "N blocks,
 // 0 tokens" and exited 0. (No block counts for gemma-2: they follow how the KV plan reserves a
 // window.)
+// A sliding window holds its window plus one prefill chunk (what run allocates): a smaller
+// --max-tokens-per-step leaves room for more tokens of a sequence in the same budget.
+TEST(CliPlan, SlidingWindowsCountOneChunk) {
+  const auto big = plan_json("--model gemma-3-1b-it --device cpu --memory 32MiB");
+  const auto small =
+      plan_json("--model gemma-3-1b-it --device cpu --memory 32MiB --max-tokens-per-step 128");
+  EXPECT_EQ(big["kv"]["max_tokens_per_step"], 512);
+  EXPECT_EQ(small["kv"]["max_tokens_per_step"], 128);
+  EXPECT_EQ(small["kv"]["num_blocks"], big["kv"]["num_blocks"]);
+  EXPECT_GT(small["kv"]["max_tokens"].get<int64_t>(), big["kv"]["max_tokens"].get<int64_t>());
+  EXPECT_EQ(run_cli("plan --model gemma-3-1b-it --device cpu --max-tokens-per-step 0").rc, 2);
+}
+
 TEST(CliPlan, KvBudgetTooSmall) {
   CliResult r = run_cli("plan --model qwen3-0.6b --device cpu --memory 1KiB");
   EXPECT_EQ(r.rc, 3);

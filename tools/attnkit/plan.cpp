@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@ struct PlanArgs {
   std::string backend;         // "" = ATTNKIT_ATTENTION_BACKEND, else auto
   std::string variant;
   std::string memory;  // KV budget; "" = the device's memory
+  int max_tokens_per_step = KvPlanOptions{}.max_tokens_per_step;
   bool json = false;
   bool verbose = false;
 };
@@ -79,6 +81,7 @@ void plan_kv(Plan& p, const PlanArgs& a, const std::map<std::string, size_t>& by
   }
   KvPlanOptions o;
   if (a.block_size > 0) o.block_size = a.block_size;
+  o.max_tokens_per_step = a.max_tokens_per_step;
   if (!a.memory.empty())
     o.memory_bytes = parse_memory_size(a.memory);
   else if (p.device.memory_bytes)
@@ -508,6 +511,11 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
   cmd->add_option("--memory", a->memory,
                   "KV cache budget for the blocks/tokens that fit, e.g. 80GiB (default: the "
                   "device's memory)");
+  cmd->add_option("--max-tokens-per-step", a->max_tokens_per_step,
+                  "Chunked-prefill token budget per step, as run takes it: a sliding window "
+                  "holds its window plus one such chunk")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
 }
 
