@@ -109,6 +109,11 @@ TEST(RunWorkload, ReferenceBackendCanBeChosenExplicitly) {
   const RunReport r = run_workload(o);
   expect_verified(r);
   EXPECT_EQ(r.groups[0].backend, "CPU_REFERENCE");
+  // Checked against itself, the run says what the check covers.
+  EXPECT_TRUE(r.groups[0].oracle_is_backend());
+  EXPECT_NE(format_run_report(r).find("(the backend itself: this checks the cache's writes"),
+            std::string::npos);
+  EXPECT_FALSE(run_workload(small("llama-3.2-1b")).groups[0].oracle_is_backend());
 }
 
 // An encoder-only model (BERT): each request is one bidirectional pass over its prompt, K/V
