@@ -150,6 +150,9 @@ TEST_F(NativeCatalog, MlaOnCuda) {
   ASSERT_EQ(details.size(), 1u);
   EXPECT_EQ(details[0].first, "MLA prefill");
   EXPECT_THAT(details[0].second, HasSubstr("qk 192 / v 128"));
+  // v3, preferred on SM90, has no 192/128 form: the line says why v2 runs the prefill.
+  EXPECT_THAT(details[0].second, HasSubstr("CUDA_FLASH v2"));
+  EXPECT_THAT(details[0].second, HasSubstr("do not support this layer (head_size not supported"));
   EXPECT_TRUE(cat.plan_details(llama(), s.device(), {}, s.select(llama())).empty());
 }
 

@@ -41,12 +41,18 @@ std::vector<std::pair<std::string, std::string>> native_plan_details(const Layer
       auto reasons = invalid_reasons(d->caps, p, device);
       if (reasons.empty()) {
         std::string v;
+        std::vector<std::string> why;  // a requested generation it cannot run, and why
         if (d->resolve_variant) {
           SelectOptions o;
           o.variant = options.variant;
-          v = " " + d->resolve_variant(p, device, o).variant;
+          const VariantChoice c = d->resolve_variant(p, device, o);
+          v = " " + c.variant;
+          for (const Warning& w : c.warnings) why.push_back(w.message);
         }
-        out.emplace_back("MLA prefill", fmt::format("{}{} ({})", d->name(), v, dims));
+        out.emplace_back(
+            "MLA prefill",
+            fmt::format("{}{} ({}){}", d->name(), v, dims,
+                        why.empty() ? "" : "; " + fmt::format("{}", fmt::join(why, "; "))));
         return out;
       }
       valid.push_back(fmt::format("{}: [{}]", name, fmt::join(reasons, ", ")));
