@@ -258,11 +258,6 @@ TEST(CliPlan, OptionsReachTheLayers) {
   EXPECT_EQ(j["groups"][0]["variant"], "v2");
 }
 
-// A KV budget that holds no token of one request is refused like run refuses it (exit 3), after
-// the plan under explain; one that holds short requests but no token of a max_model_len
-// sequence (its window blocks come first) plans with a warning. Before, both printed "N blocks,
-// 0 tokens" and exited 0. (No block counts for gemma-2: they follow how the KV plan reserves a
-// window.)
 // A sliding window holds its window plus one prefill chunk (what run allocates): a smaller
 // --max-tokens-per-step leaves room for more tokens of a sequence in the same budget.
 TEST(CliPlan, SlidingWindowsCountOneChunk) {
@@ -276,6 +271,11 @@ TEST(CliPlan, SlidingWindowsCountOneChunk) {
   EXPECT_EQ(run_cli("plan --model gemma-3-1b-it --device cpu --max-tokens-per-step 0").rc, 2);
 }
 
+// A KV budget that holds no token of one request is refused like run refuses it (exit 3), after
+// the plan under explain; one that holds short requests but no token of a max_model_len
+// sequence (its window blocks come first) plans with a warning. Before, both printed "N blocks,
+// 0 tokens" and exited 0. (No block counts for gemma-2: they follow how the KV plan reserves a
+// window.)
 TEST(CliPlan, KvBudgetTooSmall) {
   CliResult r = run_cli("plan --model qwen3-0.6b --device cpu --memory 1KiB");
   EXPECT_EQ(r.rc, 3);
