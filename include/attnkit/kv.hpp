@@ -175,6 +175,9 @@ struct KvPlan {
   // Blocks that fit `memory_bytes` (after scales), and tokens of one sequence for that count.
   int64_t blocks_for_memory(uint64_t memory_bytes) const;
   int64_t tokens_for_blocks(int64_t num_blocks) const;
+  // The fewest blocks for which tokens_for_blocks is positive: the null block, one request's
+  // window / state / encoder blocks at max_model_len, and a block of each growing group.
+  int64_t min_blocks_for_max_len() const;
   // Blocks one sequence of `tokens` tokens (and `encoder_len` encoder tokens) holds, all groups.
   int64_t blocks_needed(int64_t tokens, int64_t encoder_len = 0) const;
   // The same for tokens that arrive at most `chunk` at a time (KvGroupPlan::peak_blocks).

@@ -177,21 +177,39 @@ int64_t KvPlan::blocks_for_memory(uint64_t memory) const {
   return int64_t((memory - uint64_t(scale_bytes)) / uint64_t(bytes_per_block));
 }
 
-int64_t KvPlan::tokens_for_blocks(int64_t n) const {
-  int64_t usable = n - 1;  // the null block
+namespace {
+// What one request of max_model_len tokens takes of a pool, apart from its growing groups' blocks:
+// the window / state / encoder blocks at their peak; and the growing (full / MLA) groups.
+struct FixedAndGrowing {
+  int64_t fixed = 0;
   int growing = 0;
-  int block = 0;
-  for (const auto& g : groups) {
+  int block = 0;  // a growing group's manager block
+};
+FixedAndGrowing fixed_and_growing(const KvPlan& p) {
+  FixedAndGrowing f;
+  for (const auto& g : p.groups) {
     if (g.kind == KvSpecKind::kFullAttention || g.kind == KvSpecKind::kMlaLatent) {
-      ++growing;
-      block = g.manager_block_size;
+      ++f.growing;
+      f.block = g.manager_block_size;
     } else {
-      usable -= g.peak_blocks(max_model_len, max_tokens_per_step, max_encoder_len);
+      f.fixed += g.peak_blocks(p.max_model_len, p.max_tokens_per_step, p.max_encoder_len);
     }
   }
+  return f;
+}
+}  // namespace
+
+int64_t KvPlan::tokens_for_blocks(int64_t n) const {
+  const FixedAndGrowing f = fixed_and_growing(*this);
+  const int64_t usable = n - 1 - f.fixed;  // the null block
   if (usable < 0) return 0;
-  if (!growing) return max_model_len;  // only windows / state: bounded per request
-  return usable / growing * block;
+  if (!f.growing) return max_model_len;  // only windows / state: bounded per request
+  return usable / f.growing * f.block;
+}
+
+int64_t KvPlan::min_blocks_for_max_len() const {
+  const FixedAndGrowing f = fixed_and_growing(*this);
+  return 1 + f.fixed + f.growing;
 }
 
 KvPlan plan_kv_cache(const ModelSpec& model,

@@ -290,6 +290,29 @@ TEST(KvPlan, SlidingAndFullGroupsAndMixedPrecisionZeroing) {
   EXPECT_EQ(p.groups[0].real_page_bytes, p.groups[1].real_page_bytes);
 }
 
+// min_blocks_for_max_len is the threshold of tokens_for_blocks: with one block fewer not a token
+// of a max_model_len sequence fits. Sliding and full groups, windows only, full only.
+TEST(KvPlan, MinBlocksForMaxLenIsTokensForBlocksThreshold) {
+  for (int full_every : {2, 0, 1}) {
+    ModelSpec m;
+    m.name = "threshold";
+    m.max_position_embeddings = 8192;
+    for (int i = 0; i < 6; ++i) {
+      LayerSpec l = attn_layer(i, 8, 4, 128);
+      if (full_every != 1 && (full_every == 0 || i % full_every != 0)) l.sliding_window = 1000;
+      m.attention_layers.push_back(l);
+    }
+    for (int chunk : {1, 512}) {
+      KvPlanOptions o;
+      o.max_tokens_per_step = chunk;
+      const KvPlan p = plan_kv_cache(m, {}, o);
+      const int64_t n = p.min_blocks_for_max_len();
+      EXPECT_GT(p.tokens_for_blocks(n), 0) << full_every << " " << chunk;
+      EXPECT_EQ(p.tokens_for_blocks(n - 1), 0) << full_every << " " << chunk;
+    }
+  }
+}
+
 TEST(KvPlan, KvSharingValidation) {
   ModelSpec m = kvtest::llama_8b();
   m.attention_layers[20].kv_sharing_target_layer = 10;

@@ -100,8 +100,8 @@ BudgetCheck check_kv_budget(const KvPlan& kv, const PlanArgs& a) {
   auto bytes_for = [&](int64_t blocks) {
     return uint64_t(kv.scale_bytes) + uint64_t(blocks) * uint64_t(kv.bytes_per_block);
   };
-  // The rule run applies to its workload (BlockPool: block 0 is the null block), for one token.
-  const int64_t first = kv.blocks_needed(1) + 1;
+  // The rule run applies to its workload (KvPlan::peak_blocks plus the null block), for one token.
+  const int64_t first = kv.peak_blocks(1, 1) + 1;
   if (kv.num_blocks < first) {
     c.error = fmt::format(
         "{}; one request of one token needs {} (the null block included): expected at least {} "
@@ -109,20 +109,11 @@ BudgetCheck check_kv_budget(const KvPlan& kv, const PlanArgs& a) {
         budget, first, bytes_for(first));
     return c;
   }
-  // The fewest blocks with room for a max_model_len sequence's fixed window / state / encoder
-  // blocks and a block of each growing group (tokens_for_blocks grows with the count).
-  int64_t hi = 2;
-  while (kv.tokens_for_blocks(hi) <= 0 && hi < (int64_t(1) << 40)) hi *= 2;
-  if (kv.tokens_for_blocks(hi) <= 0) return c;  // no count helps (no context length)
-  int64_t lo = hi / 2;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    (kv.tokens_for_blocks(mid) > 0 ? hi : lo) = mid;
-  }
+  const int64_t need = kv.min_blocks_for_max_len();
   c.warning = fmt::format(
       "{}: short requests fit, but no token of a sequence of max_model_len {} after its fixed "
       "window / state / encoder blocks; that needs {} blocks ({} bytes)",
-      budget, kv.max_model_len, hi, bytes_for(hi));
+      budget, kv.max_model_len, need, bytes_for(need));
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include "backends/cpu_reference/capabilities.hpp"
 #include "backends/cuda_flash/capabilities.hpp"
 #include "backends/cuda_mla/capabilities.hpp"
+#include "core/strings.hpp"
 #include "select/generation_policy.hpp"
 #include "stacks/stacks.hpp"
 
@@ -49,10 +50,8 @@ std::vector<std::pair<std::string, std::string>> native_plan_details(const Layer
           v = " " + c.variant;
           for (const Warning& w : c.warnings) why.push_back(w.message);
         }
-        out.emplace_back(
-            "MLA prefill",
-            fmt::format("{}{} ({}){}", d->name(), v, dims,
-                        why.empty() ? "" : "; " + fmt::format("{}", fmt::join(why, "; "))));
+        out.emplace_back("MLA prefill", fmt::format("{}{} ({}){}", d->name(), v, dims,
+                                                    why.empty() ? "" : "; " + join(why, "; ")));
         return out;
       }
       valid.push_back(fmt::format("{}: [{}]", name, fmt::join(reasons, ", ")));
