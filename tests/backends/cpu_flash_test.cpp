@@ -568,8 +568,11 @@ TEST(CpuFlash, LockstepRuleByRowsAHead) {
   EXPECT_EQ(cpu_flash::lockstep_heads(8, 256, 8, 32, 8), 4);
   EXPECT_EQ(cpu_flash::lockstep_heads(9, 256, 8, 32, 8), 1);
   EXPECT_EQ(cpu_flash::lockstep_heads(9, 256, 8, 32, 16), 1);
-  const int dflt = cpu_flash::lockstep_max_head_rows();
-  EXPECT_TRUE(dflt == 1 || dflt == 8) << dflt;
+  // Heads of several rows by default: on few threads everywhere, on many by vendor.
+  EXPECT_EQ(cpu_flash::lockstep_max_head_rows(1), 8);
+  EXPECT_EQ(cpu_flash::lockstep_max_head_rows(cpu_flash::kLockstepFewThreads), 8);
+  const int many = cpu_flash::lockstep_max_head_rows(16);
+  EXPECT_TRUE(many == 1 || many == 8) << many;
   // 64 items on 8 threads: two heads an item keep four items a thread.
   EXPECT_EQ(cpu_flash::lockstep_heads(1, 64, 8, 32, 1), 2);
   EXPECT_EQ(cpu_flash::lockstep_heads(1, 16, 8, 32, 1), 1);

@@ -706,9 +706,9 @@ int run_cpu_bench(const BenchOptions& o) {
     if (ok && std::string_view(s.kind) == "decode") {
       // KV heads an item takes (the planner's rule; a decode row's sequences are one item a KV
       // head each wherever that rule groups them) and how such items fetch their tiles.
-      const int group =
-          cpu_flash::lockstep_heads(s.q_len * (s.heads / s.kv_heads), int64_t(s.batch) * s.kv_heads,
-                                    threads, s.kv_heads, cpu_flash::lockstep_max_head_rows());
+      const int group = cpu_flash::lockstep_heads(
+          s.q_len * (s.heads / s.kv_heads), int64_t(s.batch) * s.kv_heads, threads, s.kv_heads,
+          cpu_flash::lockstep_max_head_rows(threads));
       row["lockstep_heads"] = group;
       row["lockstep_prefetch"] =
           cpu_flash::lockstep_prefetch_in_order() ? "address_order" : "turns";

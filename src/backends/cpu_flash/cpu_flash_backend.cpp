@@ -145,7 +145,9 @@ bool amd_cores() {
 }
 }  // namespace
 
-int lockstep_max_head_rows() { return amd_cores() ? kLockstepHeadRows : 1; }
+int lockstep_max_head_rows(int threads) {
+  return amd_cores() || threads <= kLockstepFewThreads ? kLockstepHeadRows : 1;
+}
 
 bool lockstep_prefetch_in_order() { return amd_cores(); }
 
@@ -262,7 +264,7 @@ class CpuFlashBackend final : public AttentionBackend {
       : kernels_(&cpu_flash::kernels_for(o.isa.value_or(cpu_flash::detect_isa()))),
         pool_(cpu_flash::shared_thread_pool(o.num_threads > 0 ? o.num_threads : default_threads())),
         bf16_dots_(kernels_->bf16_dot && (o.bf16_dots ? *o.bf16_dots : cpu_flash::bf16_dots_pay())),
-        lockstep_max_rows_(!o.lockstep_heads   ? cpu_flash::lockstep_max_head_rows()
+        lockstep_max_rows_(!o.lockstep_heads   ? cpu_flash::lockstep_max_head_rows(pool_->size())
                            : *o.lockstep_heads ? cpu_flash::kLockstepHeadRows
                                                : 0) {
     if (o.isa && !cpu_flash::isa_supported(*o.isa))

@@ -40,16 +40,21 @@ void stage_fp8_as_bf16(KvCacheDType dt, bool byte_tables, const uint8_t* codes, 
 // about four items each. The planner's rule; the bench's pattern read follows it.
 int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_heads,
                    int max_head_rows);
-// The most rows a head may have to take lockstep by default (CpuFlashOptions::lockstep_heads):
-// 8 on AMD cores, 1 elsewhere. Measured call by call in one process (bench/NOTES.md, session 38):
-// on a 2-vCPU Zen 4 VM lockstep gained at every such row (bf16 GQA 32/8 +13-55%, fp8 +17-23%), on
-// the H200 host's 16 Intel cores it gained only at MHA's one-row heads (+26-32%) and lost at the
-// others (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -2..-6%, the ragged batch -4..-8%).
-int lockstep_max_head_rows();
+// The most rows a head may have to take lockstep by default (CpuFlashOptions::lockstep_heads) on
+// `threads` threads: 8 on AMD cores and wherever the threads are few (kLockstepFewThreads), 1
+// elsewhere. Measured call by call in one process (bench/NOTES.md, sessions 38 and 41): on a
+// 2-vCPU Zen 4 VM lockstep gained at every such row (bf16 GQA 32/8 +13-55%, fp8 +17-23%), on a
+// 2-vCPU Intel VM (model 207) at the multi-row GQA rows (bf16 GQA 32/8 +2-9%, fp16 +5-9%, fp8
+// 32/8 +1-4%, the ragged batch +5%), on the H200 host's 16 Intel cores only at MHA's one-row heads
+// (+26-32%), losing at the others (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -2..-6%, the
+// ragged batch -4..-8%). Between 2 and 16 Intel threads nothing was measured.
+inline constexpr int kLockstepFewThreads = 4;
+int lockstep_max_head_rows(int threads);
 // Whether lockstep items prefetch their next tile in address order (kernel_impl.hpp) rather than
 // one head ahead with the runs walked in turns: on AMD cores, where software prefetches fetch
 // the paged runs line by line; on Intel cores the hardware prefetchers follow each 4 KiB run once
-// its first lines go out, and the turns read faster there (bench/NOTES.md, session 37).
+// its first lines go out, and the turns read faster there (bench/NOTES.md, session 37; on the
+// 2-vCPU Intel VM, address order read 0.78-0.89x of the turns at lockstep rows, s41).
 bool lockstep_prefetch_in_order();
 }  // namespace cpu_flash
 
@@ -60,7 +65,7 @@ struct CpuFlashOptions {
   // cpu_flash::bf16_dots_pay(). Tests force both ways.
   std::optional<bool> bf16_dots;
   // Decode-sized items of several KV heads in lockstep (WorkItem::heads): true for heads of up to
-  // 8 rows, false: one KV head an item; default: heads of up to cpu_flash::lockstep_max_head_rows()
+  // 8 rows, false: one KV head an item; default: heads of up to cpu_flash::lockstep_max_head_rows
   // rows. Tests force both ways.
   std::optional<bool> lockstep_heads;
 };
