@@ -47,7 +47,8 @@ int lockstep_heads(int head_rows, int64_t single_items, int threads, int kv_head
 // 2-vCPU Intel VM (model 207) at the multi-row GQA rows (bf16 GQA 32/8 +2-9%, fp16 +5-9%, fp8
 // 32/8 +1-4%, the ragged batch +5%), on the H200 host's 16 Intel cores only at MHA's one-row heads
 // (+26-32%), losing at the others (fp8 GQA 32/8 -7..-9%, bf16 GQA 32/8 pages 64/128 -2..-6%, the
-// ragged batch -4..-8%). Between 2 and 16 Intel threads nothing was measured.
+// ragged batch -4..-8%). The host's cores with the pool cut to 2 / 4 / 8 threads (s41): bf16 GQA
+// 32/8 page 16 +10% / +1% / -6%, fp8 32/4 +21% / -3% / +2%, fp8 32/8 +2% / 0 / -4%.
 inline constexpr int kLockstepFewThreads = 4;
 int lockstep_max_head_rows(int threads);
 // Whether lockstep items prefetch their next tile in address order (kernel_impl.hpp) rather than
