@@ -111,6 +111,47 @@ struct StepSeq {
   int q_len = 0;
 };
 
+// One step's schedule: decodes first (one token each, while the budget lasts), then prefill
+// chunks within the token budget; a chunk that would end inside the image waits for a step that
+// takes the image whole. Empty when every request is done.
+std::vector<StepSeq> schedule_step(const std::vector<Seq>& seqs, int budget, int image,
+                                   int decode_steps) {
+  std::vector<StepSeq> batch;
+  for (size_t i = 0; i < seqs.size() && budget > 0; ++i) {
+    const Seq& s = seqs[i];
+    if (s.processed < s.prompt_len || s.decoded >= decode_steps) continue;
+    batch.push_back({i, s.processed, 1});
+    --budget;
+  }
+  for (size_t i = 0; i < seqs.size() && budget > 0; ++i) {
+    const Seq& s = seqs[i];
+    if (s.processed >= s.prompt_len) continue;
+    const int n = int(std::min<int64_t>(budget, s.prompt_len - s.processed));
+    if (s.processed < image && s.processed + n < image) continue;  // next step, whole image
+    batch.push_back({i, s.processed, n});
+    budget -= n;
+  }
+  return batch;
+}
+
+// The requests' state after a step's batch ran.
+void advance(std::vector<Seq>& seqs, const std::vector<StepSeq>& batch) {
+  for (const auto& b : batch) {
+    Seq& s = seqs[b.seq];
+    if (s.processed >= s.prompt_len) ++s.decoded;
+    s.processed += b.q_len;
+  }
+}
+
+// Steps the schedule takes from `seqs`' state to the end (the progress display's total).
+int count_steps(std::vector<Seq> seqs, int budget, int image, int decode_steps) {
+  int n = 0;
+  for (auto b = schedule_step(seqs, budget, image, decode_steps); !b.empty();
+       b = schedule_step(seqs, budget, image, decode_steps), ++n)
+    advance(seqs, b);
+  return n;
+}
+
 struct LayerRun {
   const LayerSpec* spec = nullptr;
   size_t group = 0;  // index into the signature groups
@@ -760,9 +801,7 @@ RunReport run_workload(const RunOptions& o) {
   Buffer mm_off_dev(*mem, (seqs.size() + 1) * 4), mm_rng_dev(*mem, seqs.size() * 8);
   std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
 
-  const int est_steps = int((int64_t(o.requests) * o.prompt_len + o.max_tokens_per_step - 1) /
-                            o.max_tokens_per_step) +
-                        o.decode_steps;
+  const int total_steps = count_steps(seqs, o.max_tokens_per_step, image, o.decode_steps);
   // Step metadata buffers, sized once for the largest step.
   std::vector<KvGroupStep> kvg(plan.groups.size());
   for (const auto& g : plan.groups) {
@@ -780,33 +819,24 @@ RunReport run_workload(const RunOptions& o) {
   int step = 0;
   bool last_prefill_verified = false;
   while (true) {
-    // Schedule: decodes first (one token each), then prefill chunks within the token budget.
-    std::vector<StepSeq> batch;
-    int budget = o.max_tokens_per_step;
+    const std::vector<StepSeq> batch =
+        schedule_step(seqs, o.max_tokens_per_step, image, o.decode_steps);
+    if (batch.empty()) break;
     int prefill_tokens = 0, decode_tokens = 0;
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      Seq& s = seqs[i];
-      if (s.processed < s.prompt_len || s.decoded >= o.decode_steps || budget == 0) continue;
-      manager.append_tokens(s.id, std::vector<int32_t>{token(rng)});
-      batch.push_back({i, s.processed, 1});
-      --budget;
-      ++decode_tokens;
-    }
-    for (size_t i = 0; i < seqs.size() && budget > 0; ++i) {
-      Seq& s = seqs[i];
-      if (s.processed >= s.prompt_len) continue;
-      const int n = int(std::min<int64_t>(budget, s.prompt_len - s.processed));
-      if (s.processed < image && s.processed + n < image) continue;  // next step, whole image
-      const std::span<const int32_t> part(prompts[i].data() + s.processed, size_t(n));
+    for (const auto& b : batch) {
+      const Seq& s = seqs[b.seq];
+      if (s.processed >= s.prompt_len) {
+        manager.append_tokens(s.id, std::vector<int32_t>{token(rng)});
+        ++decode_tokens;
+        continue;
+      }
+      const std::span<const int32_t> part(prompts[b.seq].data() + s.processed, size_t(b.q_len));
       if (s.processed == 0)
         manager.add_request(s.id, part);
       else
         manager.append_tokens(s.id, part);
-      batch.push_back({i, s.processed, n});
-      budget -= n;
-      prefill_tokens += n;
+      prefill_tokens += b.q_len;
     }
-    if (batch.empty()) break;
     zero_fresh();
     report.kv_blocks_peak_used = std::max(report.kv_blocks_peak_used, manager.pool().num_used());
 
@@ -956,17 +986,13 @@ RunReport run_workload(const RunOptions& o) {
                    g.report, report);
       }
     }
-    for (const auto& b : batch) {
-      Seq& s = seqs[b.seq];
-      if (s.processed >= s.prompt_len) ++s.decoded;
-      s.processed += b.q_len;
-      manager.mark_computed(s.id, s.processed);
-    }
+    advance(seqs, batch);
+    for (const auto& b : batch) manager.mark_computed(seqs[b.seq].id, seqs[b.seq].processed);
     report.prefill_tokens += prefill_tokens;
     report.decode_tokens += decode_tokens;
     if (prefill_tokens) ++report.prefill_steps;
     ++step;
-    if (o.progress) o.progress(step, std::max(est_steps, step), prefill_tokens, decode_tokens);
+    if (o.progress) o.progress(step, total_steps, prefill_tokens, decode_tokens);
   }
   for (const auto& s : seqs) manager.free_request(s.id);
   manager.pool().check_invariants();

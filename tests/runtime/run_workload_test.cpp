@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
@@ -25,6 +27,20 @@ RunOptions small(std::string model) {
   return o;
 }
 
+// Runs o with a progress callback and checks it: steps 1, 2, ... against one total, which is the
+// number of steps the run took.
+RunReport run_with_progress(RunOptions o) {
+  std::vector<std::pair<int, int>> calls;
+  o.progress = [&](int step, int total, int, int) { calls.push_back({step, total}); };
+  RunReport r = run_workload(o);
+  EXPECT_EQ(int(calls.size()), r.steps);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].first, int(i) + 1);
+    EXPECT_EQ(calls[i].second, r.steps) << "step " << calls[i].first;
+  }
+  return r;
+}
+
 void expect_verified(const RunReport& r) {
   EXPECT_TRUE(r.verified);
   EXPECT_TRUE(r.ok()) << format_run_report(r);
@@ -37,7 +53,7 @@ void expect_verified(const RunReport& r) {
 
 TEST(RunWorkload, DefaultModelVerifiesAndCountsTokens) {
   RunOptions o = small("qwen3-0.6b");
-  const RunReport r = run_workload(o);
+  const RunReport r = run_with_progress(o);
   expect_verified(r);
   EXPECT_EQ(r.prefill_tokens, 80);
   EXPECT_EQ(r.decode_tokens, 6);
@@ -74,7 +90,7 @@ TEST(RunWorkload, PaliGemmaImageTokensAttendBidirectionally) {
   o.prompt_len = 300;
   o.decode_steps = 2;
   o.max_tokens_per_step = 270;
-  const RunReport r = run_workload(o);
+  const RunReport r = run_with_progress(o);
   expect_verified(r);
   EXPECT_EQ(r.prefill_tokens, 600);
   EXPECT_EQ(r.prefill_steps, 4);  // 270 | 30 (the other request waits) | 269 | 31
