@@ -145,11 +145,11 @@ void advance(std::vector<Seq>& seqs, const std::vector<StepSeq>& batch) {
 
 // Steps the schedule takes from `seqs`' state to the end (the progress display's total).
 int count_steps(std::vector<Seq> seqs, int budget, int image, int decode_steps) {
-  int n = 0;
-  for (auto b = schedule_step(seqs, budget, image, decode_steps); !b.empty();
-       b = schedule_step(seqs, budget, image, decode_steps), ++n)
-    advance(seqs, b);
-  return n;
+  for (int n = 0;; ++n) {
+    const std::vector<StepSeq> batch = schedule_step(seqs, budget, image, decode_steps);
+    if (batch.empty()) return n;
+    advance(seqs, batch);
+  }
 }
 
 struct LayerRun {

@@ -66,8 +66,8 @@ struct CpuFlashOptions {
   // cpu_flash::bf16_dots_pay(). Tests force both ways.
   std::optional<bool> bf16_dots;
   // Decode-sized items of several KV heads in lockstep (WorkItem::heads): true for heads of up to
-  // 8 rows, false: one KV head an item; default: heads of up to cpu_flash::lockstep_max_head_rows
-  // rows. Tests force both ways.
+  // 8 rows, false: one KV head an item; default: heads of up to
+  // cpu_flash::lockstep_max_head_rows(threads) rows. Tests force both ways.
   std::optional<bool> lockstep_heads;
 };
 
