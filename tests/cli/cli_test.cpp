@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_run.hpp"
 
@@ -158,6 +160,31 @@ TEST(CliPlan, BadInputExitsTwo) {
   EXPECT_THAT(r.err, HasSubstr("device 'h300' is unknown"));
   r = run_cli("plan --model llama-3.1-8b --device h100 --backend NOPE");
   EXPECT_THAT(r.err, HasSubstr("CPU_REFERENCE, CPU_FLASH, CUDA_FLASH, CUDA_MLA"));
+}
+
+// Integer values are decimal whatever their leading zeros: CLI11's conversion (base 0) had read
+// "--requests 010" as 8 requests and refused "08"; hex stays accepted where it was.
+TEST(CliRun, IntegersWithLeadingZerosAreDecimal) {
+  const std::string run =
+      "run --model qwen3-0.6b --device cpu --prompt-len 4 --decode-steps 1 "
+      "--quiet --json ";
+  for (const auto& [args, requests] : std::vector<std::pair<std::string, int>>{
+           {"--requests 010", 10},
+           {"--requests=010", 10},
+           {"--requests 08", 8},
+           {"--requests 3 --seed 0x10", 3},
+           {"--requests 0002 --max-tokens-per-step 0016", 2}}) {
+    const CliResult r = run_cli(run + args);
+    ASSERT_EQ(r.rc, 0) << args << "\n" << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["prefill_tokens"], 4 * requests) << args;
+  }
+  const CliResult zero = run_cli(run + "--requests 000");
+  EXPECT_EQ(zero.rc, 2) << zero.err;
+  EXPECT_THAT(zero.err, HasSubstr("got 0, 4, 1"));
+  const CliResult plan = run_cli("plan --model qwen3-0.6b --device cpu --block-size 016");
+  EXPECT_EQ(plan.rc, 0) << plan.err;
+  EXPECT_THAT(plan.out, HasSubstr("block size      16 (pinned)"));
 }
 
 // --seed fills a uint64_t: a negative or too large value is refused by name (before, "-1" wrapped
