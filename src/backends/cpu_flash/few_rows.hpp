@@ -164,17 +164,52 @@ inline void pv_rows(const typename Load::E* const* v, int nt, int dv, const floa
   }
 }
 
-// O[rows_n][dv] += P V for the tile's V rows n0 .. n0 + nt, in blocks of few_pv_rows rows.
+// Two of Load's steps as one (2 x kVecs vectors), for P.V blocks of few rows: each of a block's
+// R x kVecs accumulators takes one FMA a key, and at 4 rows of two vectors those 8 chains wait
+// on the FMA's latency (4 cycles at two a cycle on the cores measured).
+template <class Load>
+struct TwoSteps {
+  using E = typename Load::E;
+  static constexpr int kVecs = 2 * Load::kVecs;
+  static void load(const E* p, typename Simd::F (&x)[kVecs]) {
+    typename Simd::F a[Load::kVecs], b[Load::kVecs];
+    Load::load(p, a);
+    Load::load(p + Load::kVecs * Simd::W, b);
+    for (int i = 0; i < Load::kVecs; ++i) x[i] = a[i], x[Load::kVecs + i] = b[i];
+  }
+};
+// Whether P.V over rows_n rows of a loader of `vecs` vectors a step takes TwoSteps: where its one
+// block would keep at most half the accumulators of a full block (2 x kFewPvRows). On a 2-vCPU
+// Intel VM (model 207), call by call in one process: the 4-row bf16 item in L2 +7..+13%, decode
+// rows over DRAM level (bench/NOTES.md, session 42).
+constexpr bool pv_two_steps(int rows_n, int vecs, int dv) {
+  return rows_n * vecs <= Simd::kFewPvRows && dv % (2 * vecs * Simd::W) == 0;
+}
+// few_ticks for the FMA loaders of `vecs` vectors a step, as pv_in_place steps.
+inline int64_t few_fma_ticks(int nt, int dv, int rows_n, int vecs) {
+  const int step = pv_two_steps(rows_n, vecs, dv) ? 2 * vecs : vecs;
+  return few_ticks(nt, dv, rows_n, step * Simd::W, few_pv_rows(step));
+}
+
+// O[rows_n][dv] += P V for the tile's V rows n0 .. n0 + nt, in blocks of few_pv_rows rows (one
+// block of TwoSteps where pv_two_steps).
 template <class Load, class Tick>
 inline void pv_in_place(const CacheRows& rows, int n0, int nt, int dv, const float* p, int ntp,
                         int rows_n, float* o, Tick&& tick) {
-  constexpr int RB = few_pv_rows(Load::kVecs);
   using E = typename Load::E;
   const E* v[kKeyTile];
   for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const E*>(rows.row(n0 + n));
-  for (int r0 = 0; r0 < rows_n; r0 += RB)
-    with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
-      pv_rows<decltype(rb)::value, Load>(v, nt, dv, p + int64_t(r0) * ntp, ntp,
-                                         o + int64_t(r0) * dv, tick);
-    });
+  auto blocks = [&](auto ld) {
+    using L = decltype(ld);
+    constexpr int RB = few_pv_rows(L::kVecs);
+    for (int r0 = 0; r0 < rows_n; r0 += RB)
+      with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
+        pv_rows<decltype(rb)::value, L>(v, nt, dv, p + int64_t(r0) * ntp, ntp, o + int64_t(r0) * dv,
+                                        tick);
+      });
+  };
+  if (pv_two_steps(rows_n, Load::kVecs, dv))
+    blocks(TwoSteps<Load>{});
+  else
+    blocks(Load{});
 }

@@ -370,7 +370,7 @@ struct PathF32 {
   // The PathBf16 interface's dot form (vdpbf16ps) does not exist here.
   static bool few_dots(const AttentionArgs&, bool) { return false; }
   static int64_t few_tick_count(const AttentionArgs&, int nt, int dv, int rows_n, bool) {
-    return few_ticks(nt, dv, rows_n, 2 * W, few_pv_rows(2));
+    return few_fma_ticks(nt, dv, rows_n, 2);
   }
   static const void* few_q(const AttentionArgs&, const float* qs, int, int, float*, bool) {
     return qs;  // fp32 already

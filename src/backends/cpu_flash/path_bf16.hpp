@@ -434,7 +434,7 @@ struct PathBf16 {
       return few_ticks(nt, dv, rows_n, 32 * vecs, dot_pv_rows(vecs));
     }
     const int vecs = few_quad(a.kv.dtype, dv) ? 4 : 2;
-    return few_ticks(nt, dv, rows_n, vecs * Simd::W, few_pv_rows(vecs));
+    return few_fma_ticks(nt, dv, rows_n, vecs);
   }
   // Q for the form, once per item: bf16 words in the dot loader's order (qs itself where that is
   // dim order), or fp32 as the FMA loader converts K (into qf: room for rows_n x d floats).
