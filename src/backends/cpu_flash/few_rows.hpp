@@ -179,9 +179,9 @@ struct TwoSteps {
   }
 };
 // Whether P.V over rows_n rows of a loader of `vecs` vectors a step takes TwoSteps: where its one
-// block would keep at most half the accumulators of a full block (2 x kFewPvRows). On a 2-vCPU
-// Intel VM (model 207), call by call in one process: the 4-row bf16 item in L2 +7..+13%, decode
-// rows over DRAM level (bench/NOTES.md, session 42).
+// block would keep at most half the accumulators of a full block (2 x kFewPvRows). Call by call
+// in one process, the 4-row bf16 item in L2: +4..+13% on a 2-vCPU Intel VM (model 207), +0..+8%
+// on the H200 host's Intel cores; decode rows over DRAM level (bench/NOTES.md, session 42).
 constexpr bool pv_two_steps(int rows_n, int vecs, int dv) {
   return rows_n * vecs <= Simd::kFewPvRows && dv % (2 * vecs * Simd::W) == 0;
 }
