@@ -75,15 +75,24 @@ struct AttentionLayerParams {
   int num_kv_heads = 0;
   int head_size = 0;
   int head_size_v = 0;
-  DType dtype = DType::kBFloat16;       // q and out
-  float scale = 0.f;                    // softmax scale (usually 1/sqrt(head_size))
-  bool causal = true;                   // bottom-right aligned
-  int window_left = -1;                 // -1 = unbounded; sliding window w gives w - 1
-  int window_right = -1;                // -1 = unbounded (causal implies 0)
+  DType dtype = DType::kBFloat16;  // q and out
+  float scale = 0.f;               // softmax scale (usually 1/sqrt(head_size))
+  bool causal = true;              // bottom-right aligned
+  int window_left = -1;            // -1 = unbounded; sliding window w gives w - 1
+  int window_right = -1;           // -1 = unbounded (causal implies 0)
+  // Chunked local attention (Llama 4): 0 = off; C > 0 lets a query at key position p see only
+  // the keys of its own chunk [C floor(p / C), C floor(p / C) + C), on top of the rules above.
+  int attention_chunk_size = 0;
   float logits_soft_cap = 0.f;          // 0 = off; else cap * tanh(s / cap)
   const float* alibi_slopes = nullptr;  // [num_heads] or nullptr
   const float* sinks = nullptr;         // [num_heads] sink logits or nullptr
 };
+
+// First key position of the chunk that holds key position p (floor division: a p < 0 row's
+// chunk holds no key), for chunked local attention of chunk size c > 0 (docs/semantics.md §4).
+constexpr int64_t chunk_first_key(int64_t p, int c) {
+  return p >= 0 ? p - p % c : -((-p + c - 1) / c) * c;
+}
 
 struct AttentionArgs {
   const void* q = nullptr;                            // [total_q, num_heads, head_size]

@@ -75,6 +75,7 @@ struct Capabilities {
   bool non_causal = false;
   bool per_head_quant_scales = false;
   bool mm_prefix = false;
+  bool chunked_local = false;  // attention_chunk_size (Llama 4's chunked local attention)
   std::vector<AttentionType> attn_types = {AttentionType::kDecoder};
   unsigned metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable);
   // Free-form cross-feature rule: extra reasons for combinations the flat fields cannot say.
@@ -91,7 +92,8 @@ struct Capabilities {
 //   "non-sparse not supported", "per-head quant scales not supported",
 //   "platform <p> not supported", "compute capability not supported",
 //   "attention type <t> not supported", "sliding window not supported",
-//   "non-causal attention not supported", "ALiBi not supported", "logits softcap not supported",
+//   "chunked local attention not supported", "non-causal attention not supported",
+//   "ALiBi not supported", "logits softcap not supported",
 //   "partial multimodal token full attention not supported",
 //   "<form> metadata not supported", then the combination rule's reasons.
 std::vector<std::string> invalid_reasons(const Capabilities& caps, const LayerSpec& spec,

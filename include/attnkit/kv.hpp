@@ -38,6 +38,7 @@ namespace attnkit {
 enum class KvSpecKind {
   kFullAttention,   // grows with the sequence
   kSlidingWindow,   // keeps only the blocks that the window still sees
+  kChunkedLocal,    // keeps only the blocks of the current attention chunk (Llama 4)
   kMlaLatent,       // one latent row (kv_lora_rank + rope) per token, one "head", no V
   kState,           // mamba / linear attention: a fixed page per request
   kCrossAttention,  // encoder-length cache, allocated once per request, no growth
@@ -57,8 +58,9 @@ struct KvLayerSpec {
   KvCacheDType dtype = KvCacheDType::kBFloat16;  // resolved storage (kAuto only for fp32 models)
   ScaleGranularity scale_granularity = ScaleGranularity::kNone;
   std::optional<int> sliding_window;
-  int64_t state_bytes = 0;         // kState: bytes per request
-  std::optional<int> shares_with;  // kShared: the (root) layer whose cache it reads
+  std::optional<int> attention_chunk_size;  // kChunkedLocal
+  int64_t state_bytes = 0;                  // kState: bytes per request
+  std::optional<int> shares_with;           // kShared: the (root) layer whose cache it reads
   std::optional<int> pinned_block_size;
 
   bool has_memory() const { return kind != KvSpecKind::kShared && kind != KvSpecKind::kNoCache; }
@@ -76,6 +78,16 @@ struct KvLayerSpec {
   int64_t scale_bytes() const { return int64_t(scale_count()) * 4; }
   // Kind + shape + dtype: layers with equal keys can share a group.
   std::string group_key() const;
+  // Sliding window and chunked local layers: the most key positions a query sees up to and
+  // including its own (the window w, the chunk size C), which bounds the blocks they keep.
+  std::optional<int> local_span() const {
+    return kind == KvSpecKind::kSlidingWindow  ? sliding_window
+           : kind == KvSpecKind::kChunkedLocal ? attention_chunk_size
+                                               : std::nullopt;
+  }
+  // The first key position that a query at `position` (and every later one) can still see:
+  // blocks wholly below it can be released. 0 for kinds that keep every block.
+  int64_t first_visible_key(int64_t position) const;
 };
 
 // Throws InvalidArgument for a malformed layer (non-positive heads, nvfp4 with per-head scales).
@@ -141,7 +153,7 @@ struct KvGroupPlan {
   // Blocks one request of `tokens` tokens holds in this group (state: 1; cross: encoder length).
   int64_t blocks_for_tokens(int64_t tokens, int64_t encoder_len) const;
   // Blocks a request admitted with `tokens` tokens takes: blocks_for_tokens, except that a
-  // sliding window holds all of them until decode moves the window past some.
+  // sliding window (or chunked local group) holds all of them until decode moves past some.
   int64_t blocks_at_admission(int64_t tokens, int64_t encoder_len) const;
   // The most blocks a request of `tokens` tokens holds at once when they arrive at most `chunk`
   // at a time (KvCacheManager::append_tokens): a sliding window then holds only the blocks of

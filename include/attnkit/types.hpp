@@ -93,6 +93,8 @@ struct LayerSpec {
   AttentionType attn_type = AttentionType::kDecoder;
   // Hugging Face meaning: tokens visible including the current one. Kernels get window_left = w-1.
   std::optional<int> sliding_window;
+  // Chunked local attention (Llama 4's attention_chunk_size): keys of the query's own chunk only.
+  std::optional<int> attention_chunk_size;
   bool alibi = false;
   bool sinks = false;
   double logits_soft_cap = 0.0;  // 0 = off

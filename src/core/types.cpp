@@ -148,6 +148,7 @@ std::string LayerSpec::signature() const {
                               num_kv_heads, head_size, head_size_v, to_string(dtype),
                               to_string(kv_cache_dtype), to_string(kv_scale_granularity));
   if (sliding_window) s += fmt::format("|win{}", *sliding_window);
+  if (attention_chunk_size) s += fmt::format("|chunk{}", *attention_chunk_size);
   if (alibi) s += "|alibi";
   if (sinks) s += "|sinks";
   if (logits_soft_cap != 0.0) s += fmt::format("|cap{}", logits_soft_cap);

@@ -1,6 +1,9 @@
 // Per-layer KV specs: what memory each layer kind needs, page bytes for every KV dtype.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "attnkit/attention.hpp"
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
 
@@ -12,6 +15,8 @@ std::string_view to_string(KvSpecKind k) {
       return "full_attention";
     case KvSpecKind::kSlidingWindow:
       return "sliding_window";
+    case KvSpecKind::kChunkedLocal:
+      return "chunked_local_attention";
     case KvSpecKind::kMlaLatent:
       return "mla_latent";
     case KvSpecKind::kState:
@@ -73,8 +78,17 @@ std::string KvLayerSpec::group_key() const {
                                 num_kv_heads, head_size, head_size_v, to_string(model_dtype),
                                 to_string(dtype), to_string(scale_granularity));
   if (sliding_window) key += fmt::format("|w{}", *sliding_window);
+  if (attention_chunk_size) key += fmt::format("|c{}", *attention_chunk_size);
   if (kind == KvSpecKind::kState) key += fmt::format("|s{}", state_bytes);
   return key;
+}
+
+int64_t KvLayerSpec::first_visible_key(int64_t position) const {
+  if (kind == KvSpecKind::kSlidingWindow)
+    return std::max<int64_t>(0, position - (*sliding_window - 1));
+  if (kind == KvSpecKind::kChunkedLocal)
+    return std::max<int64_t>(0, chunk_first_key(position, *attention_chunk_size));
+  return 0;
 }
 
 KvLayerSpec kv_layer_spec(const LayerSpec& l) {
@@ -84,6 +98,7 @@ KvLayerSpec kv_layer_spec(const LayerSpec& l) {
   s.model_dtype = l.dtype;
   s.dtype = l.resolved_kv_dtype();
   s.sliding_window = l.sliding_window;
+  s.attention_chunk_size = l.attention_chunk_size;
   s.pinned_block_size = l.block_size;
   const KvFormatInfo& info = kv_format_info(s.dtype);
   if (s.dtype == KvCacheDType::kAuto || !info.needs_scales) {
@@ -107,6 +122,15 @@ KvLayerSpec kv_layer_spec(const LayerSpec& l) {
     throw InvalidArgument(fmt::format("layer {}: sliding_window must be > 0, got {}", l.layer_index,
                                       *l.sliding_window));
 
+  if (l.attention_chunk_size && *l.attention_chunk_size <= 0)
+    throw InvalidArgument(fmt::format("layer {}: attention_chunk_size must be > 0, got {}",
+                                      l.layer_index, *l.attention_chunk_size));
+  // vLLM's rule too (kv_cache_interface: a spec has at most one of the two).
+  if (l.attention_chunk_size && l.sliding_window)
+    throw InvalidArgument(
+        fmt::format("layer {}: a sliding window ({}) and chunked local attention ({}) cannot mix",
+                    l.layer_index, *l.sliding_window, *l.attention_chunk_size));
+
   if (l.attn_type == AttentionType::kEncoder || l.attn_type == AttentionType::kEncoderOnly) {
     s.kind = KvSpecKind::kNoCache;
   } else if (l.kv_sharing_target_layer) {
@@ -118,6 +142,8 @@ KvLayerSpec kv_layer_spec(const LayerSpec& l) {
     s.kind = KvSpecKind::kCrossAttention;
   } else if (l.sliding_window) {
     s.kind = KvSpecKind::kSlidingWindow;
+  } else if (l.attention_chunk_size) {
+    s.kind = KvSpecKind::kChunkedLocal;
   } else {
     s.kind = KvSpecKind::kFullAttention;
   }

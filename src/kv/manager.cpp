@@ -62,9 +62,11 @@ KvCacheManager::Growth KvCacheManager::growth(const Request& r, int64_t new_tota
       case KvSpecKind::kState:
       case KvSpecKind::kCrossAttention:
         break;  // sized at admission, no growth
-      case KvSpecKind::kSlidingWindow: {
-        // The earliest query of this step (position `computed`) sees from computed - (w - 1).
-        const int64_t skipped = std::max<int64_t>(0, computed - (*gp.spec.sliding_window - 1));
+      case KvSpecKind::kSlidingWindow:
+      case KvSpecKind::kChunkedLocal: {
+        // The earliest query of this step (position `computed`) sees from computed - (w - 1), or
+        // from its chunk's first position.
+        const int64_t skipped = gp.spec.first_visible_key(computed);
         const int64_t n = std::min<int64_t>(skipped / b, int64_t(bl.size()));
         for (int64_t i = 0; i < n; ++i) {
           if (bl[size_t(i)] == BlockPool::kNullBlock) continue;

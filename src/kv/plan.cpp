@@ -115,7 +115,8 @@ int64_t KvGroupPlan::blocks_for_tokens(int64_t tokens, int64_t encoder_len) cons
     case KvSpecKind::kMlaLatent:
       return ceil_div(tokens, b);
     case KvSpecKind::kSlidingWindow:
-      return std::min(ceil_div(tokens, b), ceil_div(*spec.sliding_window - 1, b) + 1);
+    case KvSpecKind::kChunkedLocal:  // a chunk's keys are within the last C positions
+      return std::min(ceil_div(tokens, b), ceil_div(*spec.local_span() - 1, b) + 1);
     case KvSpecKind::kState:
       return 1;
     case KvSpecKind::kCrossAttention:
@@ -146,8 +147,8 @@ const KvLayerSpec& KvPlan::layer(int layer_index) const {
 }
 
 int64_t KvGroupPlan::blocks_at_admission(int64_t tokens, int64_t encoder_len) const {
-  return kind == KvSpecKind::kSlidingWindow ? ceil_div(tokens, manager_block_size)
-                                            : blocks_for_tokens(tokens, encoder_len);
+  return spec.local_span() ? ceil_div(tokens, manager_block_size)
+                           : blocks_for_tokens(tokens, encoder_len);
 }
 
 int64_t KvPlan::blocks_needed(int64_t tokens, int64_t encoder_len) const {
@@ -158,12 +159,14 @@ int64_t KvPlan::blocks_needed(int64_t tokens, int64_t encoder_len) const {
 
 // After an append of n <= chunk tokens to c computed ones, a sliding group holds the blocks from
 // the one holding position c - (w - 1) to the one holding c + n - 1: w - 1 + n positions, which
-// span at most ceil((w - 2 + n) / b) + 1 blocks.
+// span at most ceil((w - 2 + n) / b) + 1 blocks. A chunked local group holds from its chunk's
+// first position, at most C - 1 before c: the same bound with w = C (vLLM's admission for
+// ChunkedLocalAttentionSpec, ceil((C + n) / b), is no smaller).
 int64_t KvGroupPlan::peak_blocks(int64_t tokens, int64_t chunk, int64_t encoder_len) const {
-  if (kind != KvSpecKind::kSlidingWindow) return blocks_for_tokens(tokens, encoder_len);
+  const std::optional<int> span = spec.local_span();
+  if (!span) return blocks_for_tokens(tokens, encoder_len);
   const int64_t b = manager_block_size;
-  return std::min(ceil_div(tokens, b),
-                  ceil_div(*spec.sliding_window - 2 + std::max<int64_t>(chunk, 1), b) + 1);
+  return std::min(ceil_div(tokens, b), ceil_div(*span - 2 + std::max<int64_t>(chunk, 1), b) + 1);
 }
 
 int64_t KvPlan::peak_blocks(int64_t tokens, int64_t chunk, int64_t encoder_len) const {
@@ -274,14 +277,16 @@ KvPlan plan_kv_cache(const ModelSpec& model,
           "layer {}: kv_sharing_target_layer {} is not a valid attention layer with a KV cache",
           idx, t));
     const KvLayerSpec& ts = it->second;
-    if (ts.attn_type != s.attn_type || ts.sliding_window != s.sliding_window)
+    auto mask = [](const KvLayerSpec& x) {
+      return (x.sliding_window ? fmt::format(", window {}", *x.sliding_window) : "") +
+             (x.attention_chunk_size ? fmt::format(", chunk {}", *x.attention_chunk_size) : "");
+    };
+    if (ts.attn_type != s.attn_type || ts.sliding_window != s.sliding_window ||
+        ts.attention_chunk_size != s.attention_chunk_size)
       throw InvalidArgument(fmt::format(
           "layer {}: kv_sharing_target_layer {} must be the same type as the current layer ({}{}), "
           "got {}{}",
-          idx, t, to_string(s.attn_type),
-          s.sliding_window ? fmt::format(", window {}", *s.sliding_window) : "",
-          to_string(ts.attn_type),
-          ts.sliding_window ? fmt::format(", window {}", *ts.sliding_window) : ""));
+          idx, t, to_string(s.attn_type), mask(s), to_string(ts.attn_type), mask(ts)));
     if (ts.num_kv_heads != s.num_kv_heads || ts.head_size != s.head_size ||
         ts.head_size_v != s.head_size_v || ts.dtype != s.dtype)
       throw InvalidArgument(fmt::format(
@@ -501,6 +506,8 @@ std::vector<std::string> describe_kv_plan(const KvPlan& p) {
                               ? ""
                               : fmt::format("/{}", g.spec.head_size_v));
     if (g.spec.sliding_window) shape += fmt::format(", window {}", *g.spec.sliding_window);
+    if (g.spec.attention_chunk_size)
+      shape += fmt::format(", chunk {}", *g.spec.attention_chunk_size);
     out.push_back(fmt::format("  group {}: {} layers {} ({}){}: {}", g.group_id, to_string(g.kind),
                               layer_ranges(g.layers), g.layers.size(),
                               g.shared_layers.empty() ? ""
@@ -555,14 +562,16 @@ std::string kv_plan_to_json(const KvPlan& p) {
     groups.push_back(fmt::format(
         "{{\"group_id\":{},\"kind\":\"{}\",\"layers\":{},\"shared_layers\":{},\"backends\":{},"
         "\"kv_cache_dtype\":\"{}\",\"num_kv_heads\":{},\"head_size\":{},\"head_size_v\":{},"
-        "\"sliding_window\":{},\"state_bytes\":{},\"manager_block_size\":{},"
+        "\"sliding_window\":{},\"attention_chunk_size\":{},\"state_bytes\":{},"
+        "\"manager_block_size\":{},"
         "\"kernel_block_size\":{},\"block_size_reason\":\"{}\",\"bytes_per_token\":{},"
         "\"real_page_bytes\":{},\"page_bytes\":{}}}",
         g.group_id, to_string(g.kind), ints(g.layers), ints(g.shared_layers), strs(g.backends),
         to_string(g.spec.dtype), g.spec.num_kv_heads, g.spec.head_size, g.spec.head_size_v,
-        g.spec.sliding_window ? std::to_string(*g.spec.sliding_window) : "null", g.spec.state_bytes,
-        g.manager_block_size, g.kernel_block_size, json_escape(g.block_size_reason),
-        g.bytes_per_token, g.real_page_bytes, g.page_bytes));
+        g.spec.sliding_window ? std::to_string(*g.spec.sliding_window) : "null",
+        g.spec.attention_chunk_size ? std::to_string(*g.spec.attention_chunk_size) : "null",
+        g.spec.state_bytes, g.manager_block_size, g.kernel_block_size,
+        json_escape(g.block_size_reason), g.bytes_per_token, g.real_page_bytes, g.page_bytes));
   return fmt::format(
       "{{\"model\":\"{}\",\"groups\":[{}],\"num_tensors\":{},\"page_bytes\":{},"
       "\"bytes_per_block\":{},\"bytes_per_token\":{},\"scale_bytes\":{},\"num_scale_values\":{},"

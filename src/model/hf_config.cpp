@@ -44,6 +44,8 @@ namespace {
 //   omits kv_lora_rank would be read as MHA with head size hidden / heads (56 for V3).
 // - glm4_moe_lite (Glm4MoeLiteConfig): kv_lora_rank 512, q_lora_rank 768, qk_nope 192, qk_rope
 //   64, v 256, 202752 positions.
+// - llama4_text (Llama4TextConfig): attention_chunk_size 8192, no_rope_layer_interval 4, 40 heads
+//   over 8 KV heads, head_dim 128, 48 layers (the chunked layers: build_standard).
 // The table applies to the config the attention fields are read from: the top level, or the
 // text_config (keyed by its own model_type, else the composite class's default text type). A key
 // present with null keeps its meaning ("q_lora_rank": null = full-rank queries, "kv_lora_rank":
@@ -71,6 +73,12 @@ const json* architecture_defaults(std::string_view model_type) {
   static const json kDeepseekV2 = mla(1536, 128, 128, 2048);
   static const json kDeepseekV3 = mla(1536, 128, 128, 4096);
   static const json kGlm4MoeLite = mla(768, 192, 256, 202752);
+  static const json kLlama4 = {{"attention_chunk_size", 8192},
+                               {"no_rope_layer_interval", 4},
+                               {"num_attention_heads", 40},
+                               {"num_key_value_heads", 8},
+                               {"head_dim", 128},
+                               {"num_hidden_layers", 48}};
   if (model_type == "gemma") return &kGemma;
   if (model_type == "gemma2") return &kGemma2;
   if (model_type == "gemma3_text") return &kGemma3;
@@ -78,6 +86,7 @@ const json* architecture_defaults(std::string_view model_type) {
   if (model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "kimi_k2")
     return &kDeepseekV3;
   if (model_type == "glm4_moe_lite") return &kGlm4MoeLite;
+  if (model_type == "llama4_text") return &kLlama4;
   return nullptr;
 }
 
@@ -88,6 +97,7 @@ std::string default_text_model_type(std::string_view top) {
   if (top == "gemma3n") return "gemma3n_text";
   if (top == "gemma4") return "gemma4_text";
   if (top == "paligemma") return "gemma";
+  if (top == "llama4") return "llama4_text";
   return std::string(top);
 }
 
@@ -101,7 +111,7 @@ bool is_known_decoder_type(std::string_view t) {
       "gemma4",      "gemma4_text",     "paligemma",    "cohere2", "falcon",
       "RefinedWeb",  "RefinedWebModel", "mpt",          "bloom",   "gpt_oss",
       "deepseek_v2", "deepseek_v3",     "deepseek_v32", "kimi_k2", "glm4_moe_lite",
-      "nemotron_h"};
+      "nemotron_h",  "llama4",          "llama4_text"};
   return kTypes.count(t) > 0;
 }
 
@@ -148,7 +158,7 @@ std::optional<DType> read_any_dtype(const ConfigFields& f) {
   return read_dtype(f, "torch_dtype");
 }
 
-enum class LayerKind { kFull, kSliding, kLinear, kMamba, kNone };
+enum class LayerKind { kFull, kSliding, kChunked, kLinear, kMamba, kNone };
 
 struct Builder {
   const ModelLoadOptions& options;
@@ -244,6 +254,8 @@ std::vector<LayerKind> kinds_from_layer_types(const ConfigFields& f, const json&
       kinds.push_back(LayerKind::kFull);
     } else if (s == "sliding_attention") {
       kinds.push_back(LayerKind::kSliding);
+    } else if (s == "chunked_attention") {
+      kinds.push_back(LayerKind::kChunked);
     } else if (s == "linear_attention") {
       kinds.push_back(LayerKind::kLinear);
     } else if (s == "mamba") {
@@ -251,10 +263,36 @@ std::vector<LayerKind> kinds_from_layer_types(const ConfigFields& f, const json&
     } else {
       f.fail(
           fmt::format("field '{}[{}]' is {}; expected one of full_attention, sliding_attention, "
-                      "linear_attention, mamba, attention",
+                      "chunked_attention, linear_attention, mamba, attention",
                       f.name("layer_types"), i, model_detail::describe(t)));
     }
   }
+  return kinds;
+}
+
+// Llama 4 without layer_types (transformers derives them the same way): layers with RoPE are
+// chunked, the NoPE ones (no_rope_layers[i] == 0, else every no_rope_layer_interval-th layer)
+// attend fully.
+std::vector<LayerKind> llama4_kinds(const ConfigFields& f, int num_layers) {
+  std::vector<LayerKind> kinds;
+  const json* nr = f.find("no_rope_layers");
+  if (nr && !nr->is_array()) f.fail_type("no_rope_layers", *nr, "an array of 0 / 1 per layer");
+  if (nr && !nr->empty()) {
+    if (int(nr->size()) != num_layers)
+      f.fail(fmt::format("field '{}' has {} entries; expected one per layer ({})",
+                         f.name("no_rope_layers"), nr->size(), num_layers));
+    for (size_t i = 0; i < nr->size(); ++i) {
+      const json& v = (*nr)[i];
+      if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 1))
+        f.fail(fmt::format("field '{}[{}]' is {}; expected 0 (NoPE) or 1 (RoPE)",
+                           f.name("no_rope_layers"), i, model_detail::describe(v)));
+      kinds.push_back(v.get<int64_t>() == 1 ? LayerKind::kChunked : LayerKind::kFull);
+    }
+    return kinds;
+  }
+  const int every = f.require_positive("no_rope_layer_interval", "for Llama 4's NoPE layers");
+  for (int i = 0; i < num_layers; ++i)
+    kinds.push_back((i + 1) % every != 0 ? LayerKind::kChunked : LayerKind::kFull);
   return kinds;
 }
 
@@ -488,9 +526,28 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       for (int i = 0; i < num_layers; ++i)
         kinds.push_back(i % every == 0 ? LayerKind::kFull : LayerKind::kSliding);
   }
+  if (kinds.empty() && (text_type == "llama4_text" || text_type == "llama4"))
+    kinds = llama4_kinds(f, num_layers);
   if (kinds.empty()) {
     kinds = window ? implied_sliding(f, text_type, num_layers)
                    : std::vector<LayerKind>(num_layers, LayerKind::kFull);
+  }
+  // Chunked layers with a null chunk size attend fully, as vLLM reads them (Llama 4); without
+  // the key there is no chunk to read, which is an error.
+  const std::optional<int> chunk = f.get_positive("attention_chunk_size");
+  if (auto it = std::find(kinds.begin(), kinds.end(), LayerKind::kChunked);
+      it != kinds.end() && !chunk && !(text ? *text : root).contains("attention_chunk_size"))
+    f.fail(
+        fmt::format("field '{}[{}]' is chunked_attention, but '{}' is not given: the chunk "
+                    "size is unknown",
+                    f.name("layer_types"), it - kinds.begin(), f.name("attention_chunk_size")));
+  if (chunk && std::find(kinds.begin(), kinds.end(), LayerKind::kChunked) == kinds.end()) {
+    std::string note = fmt::format(
+        "{}: {} {} is given but no layer is chunked (layer_types has no chunked_attention): "
+        "every layer attends fully",
+        f.source(), f.name("attention_chunk_size"), *chunk);
+    log(LogLevel::kWarning, note);
+    spec.notes.push_back(std::move(note));
   }
 
   // ---- per-layer features ----
@@ -611,6 +668,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     }
     // A layer typed sliding in a config without an (effective) window attends fully.
     if (kind == LayerKind::kSliding && window) l.sliding_window = window;
+    if (kind == LayerKind::kChunked && chunk) l.attention_chunk_size = chunk;
     l.logits_soft_cap = soft_cap;
     l.sinks = sinks;
     l.alibi = alibi;

@@ -285,6 +285,7 @@ void init_layer_params(LayerRun& L, RunMemory& mem, std::mt19937_64& rng,
   p.causal = !encoder;
   p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
   p.window_right = s.sliding_window ? (encoder ? *s.sliding_window - 1 : 0) : -1;
+  p.attention_chunk_size = s.attention_chunk_size.value_or(0);
   p.logits_soft_cap = float(s.logits_soft_cap);
   if (s.alibi) {
     auto slopes = alibi_slopes(s.num_heads);
@@ -309,12 +310,13 @@ std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layer
                           ? fmt::format("layer {}", idx[0])
                           : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
   return fmt::format(
-      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
+      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
       s.num_kv_heads, s.head_size, s.head_size_v,
       !s.sliding_window ? std::string()
       : s.attn_type == AttentionType::kEncoderOnly
           ? fmt::format(", window ±{}", *s.sliding_window - 1)
           : fmt::format(", window {}", *s.sliding_window),
+      s.attention_chunk_size ? fmt::format(", chunked local {}", *s.attention_chunk_size) : "",
       s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
       s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
       s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",
@@ -963,14 +965,18 @@ RunReport run_workload(const RunOptions& o) {
       const int64_t tok_bytes = plan.layer(L.kv_root).bytes_per_token();
       for (const auto& b : batch) {
         const int64_t w = s.sliding_window.value_or(0);
+        const int c = s.attention_chunk_size.value_or(0);
         const int64_t mm_end = s.mm_prefix ? image : 0;  // queries below it see [0, image)
-        for (int64_t p = b.q_start; p < b.q_start + b.q_len; ++p) {
+        auto first_key = [&](int64_t p) {
           const int64_t lo = w && p >= mm_end ? std::max<int64_t>(0, p - w + 1) : 0;
+          return c ? std::max(lo, chunk_first_key(p, c)) : lo;
+        };
+        for (int64_t p = b.q_start; p < b.q_start + b.q_len; ++p) {
           const int64_t hi = p < mm_end ? mm_end - 1 : p;
-          g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * double(hi - lo + 1);
+          g.report.flops +=
+              2.0 * s.num_heads * (s.head_size + s.head_size_v) * double(hi - first_key(p) + 1);
         }
-        const int64_t lo = w && b.q_start >= mm_end ? std::max<int64_t>(0, b.q_start - w + 1) : 0;
-        g.report.kv_bytes += double(b.q_start + b.q_len - lo) * double(tok_bytes);
+        g.report.kv_bytes += double(b.q_start + b.q_len - first_key(b.q_start)) * double(tok_bytes);
       }
       g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
 

@@ -122,6 +122,8 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
   if (!contains(c.attn_types, s.attn_type))
     r.push_back(fmt::format("attention type {} not supported", to_string(s.attn_type)));
   if (s.sliding_window && !c.sliding_window) r.push_back("sliding window not supported");
+  if (s.attention_chunk_size && !c.chunked_local)
+    r.push_back("chunked local attention not supported");
   if (!s.causal() && !c.non_causal) r.push_back("non-causal attention not supported");
   if (s.alibi && !c.alibi) r.push_back("ALiBi not supported");
   if (s.logits_soft_cap != 0.0 && !c.logits_soft_cap) r.push_back("logits softcap not supported");

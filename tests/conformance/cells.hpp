@@ -28,6 +28,7 @@ enum class Feature {
   kMlaDecode,      // latent cache, QK 576, V = first 512 of the row
   kCombined,       // every declared logit feature at once: pins their order (semantics §5)
   kMmPrefix,       // PrefixLM ranges (bidirectional multimodal tokens), with a window if declared
+  kChunkedLocal,   // chunked local attention (Llama 4): keys of the query's own chunk
 };
 
 inline const char* to_string(Feature f) {
@@ -56,6 +57,8 @@ inline const char* to_string(Feature f) {
       return "combined";
     case Feature::kMmPrefix:
       return "mm-prefix";
+    case Feature::kChunkedLocal:
+      return "chunked-local";
   }
   return "?";
 }
@@ -69,6 +72,7 @@ struct Cell {
   Feature feature = Feature::kCausal;
   AttentionType attn_type = AttentionType::kDecoder;
   int window = 0;                                      // HF sliding window when the feature has one
+  int chunk = 0;                                       // attention_chunk_size (kChunkedLocal)
   bool alibi = false, sinks = false, softcap = false;  // set from the feature
 
   KvCacheDType resolved_kv() const { return resolve_kv_dtype(kv_dtype, dtype); }
@@ -91,6 +95,7 @@ struct Cell {
     if (softcap) s.logits_soft_cap = 5.0;
     if (feature == Feature::kMlaDecode) s.mla = MlaDims{512, 128, 64, 128, 1536, false};
     s.mm_prefix = feature == Feature::kMmPrefix;
+    if (chunk > 0) s.attention_chunk_size = chunk;
     s.block_size = block_size;
     return s;
   }
@@ -102,6 +107,7 @@ struct Cell {
                     std::to_string(block_size) + " " + to_string(feature);
     if (feature == Feature::kNonCausal) s += "(" + std::string(attnkit::to_string(attn_type)) + ")";
     if (window > 0) s += " w" + std::to_string(window);
+    if (chunk > 0) s += " c" + std::to_string(chunk);
     return s;
   }
 };
@@ -192,7 +198,8 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
   const AttentionType base_type =
       contains_type(caps, AttentionType::kDecoder) ? AttentionType::kDecoder : caps.attn_types[0];
   static const int kWindows[] = {1, 8, 17, 53, 97, 98};
-  int wi = 0;
+  static const int kChunks[] = {16, 7, 32, 1, 50};
+  int wi = 0, ci = 0;
 
   for (DType dt : caps.dtypes)
     for (KvCacheDType kv : declared_kv_dtypes(caps, dt))
@@ -239,6 +246,10 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
               push(Feature::kCombined, base_type, caps.sliding_window ? kWindows[wi++ % 6] : 0);
             if (caps.mm_prefix && base_type == AttentionType::kDecoder)
               push(Feature::kMmPrefix, base_type, caps.sliding_window ? kWindows[wi++ % 6] : 0);
+            if (caps.chunked_local && base_type == AttentionType::kDecoder) {
+              push(Feature::kChunkedLocal);
+              cells.back().chunk = kChunks[ci++ % 5];
+            }
           }
           for (auto [qk, v] : asym) {
             Cell c = base;
@@ -358,6 +369,14 @@ inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
   c.alibi = cell.alibi;
   c.sinks = cell.sinks;
   c.mm_prefix = cell.feature == Feature::kMmPrefix;
+  if (cell.chunk > 0) {
+    // Like a window, a chunk masks only keys of caches longer than it: narrow it below the
+    // shortest cache (of more than one key) that has queries.
+    int chunk = cell.chunk;
+    for (const SeqShape& s : c.seqs)
+      if (s.q_len > 0 && s.k_len > 1) chunk = std::min(chunk, s.k_len - 1);
+    c.attention_chunk_size = chunk;
+  }
   if (cell.softcap) {
     c.softcap = 5.f;
     c.q_gain = 4.f;  // logits well above the cap
@@ -463,6 +482,11 @@ inline std::vector<UndeclaredCell> undeclared_cells(const Capabilities& caps, co
     LayerSpec s = base;
     s.mm_prefix = true;
     add("mm_prefix", s, "partial multimodal token full attention not supported");
+  }
+  if (!caps.chunked_local) {
+    LayerSpec s = base;
+    s.attention_chunk_size = 8192;
+    add("chunked local", s, "chunked local attention not supported");
   }
   if (caps.mla == MlaSupport::kStandardOnly) {
     LayerSpec s = base;

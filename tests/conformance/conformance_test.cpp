@@ -161,6 +161,10 @@ TEST_P(Conformance, EveryFeatureChangesTheOutput) {
       {"alibi", caps().alibi, [](CaseConfig& c, LayerSpec& s) { c.alibi = s.alibi = true; }},
       {"mm prefix", caps().mm_prefix,
        [](CaseConfig& c, LayerSpec& s) { c.mm_prefix = s.mm_prefix = true; }},
+      {"chunked local", caps().chunked_local,
+       [](CaseConfig& c, LayerSpec& s) {
+         c.attention_chunk_size = 32, s.attention_chunk_size = 32;
+       }},
       {"non-causal", caps().non_causal && contains_type(caps(), AttentionType::kCross),
        [](CaseConfig& c, LayerSpec& s) { c.causal = false, s.attn_type = AttentionType::kCross; }},
   };

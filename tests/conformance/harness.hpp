@@ -255,12 +255,13 @@ struct CaseConfig {
   float softcap = 0.f;
   bool alibi = false;
   bool sinks = false;
-  bool mla = false;            // V is the leading head_size_v elements of the K row (v == nullptr)
-  bool mm_prefix = false;      // PrefixLM ranges per sequence (mm_prefix_ranges_for)
-  float q_gain = 1.f;          // multiplies q: pushes logits past a softcap
-  bool shuffle_blocks = true;  // false: blocks in order (the "contiguous" layout)
-  bool padded_strides = true;  // q/out/cache strides larger than packed
-  bool with_lse = true;        // false: run with lse == nullptr (the output is still checked)
+  bool mla = false;        // V is the leading head_size_v elements of the K row (v == nullptr)
+  bool mm_prefix = false;  // PrefixLM ranges per sequence (mm_prefix_ranges_for)
+  int attention_chunk_size = 0;  // chunked local attention (0 = off)
+  float q_gain = 1.f;            // multiplies q: pushes logits past a softcap
+  bool shuffle_blocks = true;    // false: blocks in order (the "contiguous" layout)
+  bool padded_strides = true;    // q/out/cache strides larger than packed
+  bool with_lse = true;          // false: run with lse == nullptr (the output is still checked)
   uint64_t seed = 1;
   std::string describe() const {
     std::ostringstream o;
@@ -276,6 +277,7 @@ struct CaseConfig {
     if (sinks) o << " sinks";
     if (mla) o << " mla";
     if (mm_prefix) o << " mm-prefix";
+    if (attention_chunk_size > 0) o << " chunk" << attention_chunk_size;
     if (!with_lse) o << " no-lse";
     o << " seqs[";
     for (size_t i = 0; i < seqs.size(); ++i)
@@ -337,6 +339,7 @@ struct HostCase {
     L.causal = cfg.causal;
     L.window_left = cfg.window_left;
     L.window_right = cfg.window_right;
+    L.attention_chunk_size = cfg.attention_chunk_size;
     L.logits_soft_cap = cfg.softcap;
     L.alibi_slopes = cfg.alibi ? alibi.data() : nullptr;
     L.sinks = cfg.sinks ? sinks.data() : nullptr;
@@ -789,10 +792,12 @@ inline RunOutput naive_attention(const HostCase& c) {
         const int g = h / (Hq / Hkv);
         std::vector<double> logit(size_t(L) + 1, ninf);
         for (int j = 0; j < L; ++j) {
+          const int C = f.attention_chunk_size;
           const bool visible =
-              ((!f.causal || j <= pos) && (f.window_left < 0 || pos - j <= f.window_left) &&
-               (f.window_right < 0 || j - pos <= f.window_right)) ||
-              (j >= mm_lo && j <= mm_hi);
+              (((!f.causal || j <= pos) && (f.window_left < 0 || pos - j <= f.window_left) &&
+                (f.window_right < 0 || j - pos <= f.window_right)) ||
+               (j >= mm_lo && j <= mm_hi)) &&
+              (C == 0 || std::floor(double(j) / C) == std::floor(double(pos) / C));
           if (!visible) continue;
           double dot = 0;
           for (int d = 0; d < D; ++d)

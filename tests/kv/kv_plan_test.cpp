@@ -67,6 +67,16 @@ TEST(KvSpec, KindsAndMla) {
   LayerSpec sw = attn_layer(1, 8, 4, 64);
   sw.sliding_window = 4096;
   EXPECT_EQ(kv_layer_spec(sw).kind, KvSpecKind::kSlidingWindow);
+  LayerSpec chunked = attn_layer(4, 8, 4, 64);
+  chunked.attention_chunk_size = 8192;
+  EXPECT_EQ(kv_layer_spec(chunked).kind, KvSpecKind::kChunkedLocal);
+  EXPECT_EQ(kv_layer_spec(chunked).first_visible_key(20000), 16384);
+  EXPECT_NE(kv_layer_spec(chunked).group_key(), kv_layer_spec(attn_layer(6, 8, 4, 64)).group_key());
+  chunked.sliding_window = 512;  // vLLM's rule: one or the other
+  EXPECT_THROW(kv_layer_spec(chunked), InvalidArgument);
+  chunked.sliding_window.reset();
+  chunked.attention_chunk_size = 0;
+  EXPECT_THROW(kv_layer_spec(chunked), InvalidArgument);
   LayerSpec cross = attn_layer(2, 8, 8, 64);
   cross.attn_type = AttentionType::kCross;
   EXPECT_EQ(kv_layer_spec(cross).kind, KvSpecKind::kCrossAttention);

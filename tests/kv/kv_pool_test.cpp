@@ -125,13 +125,15 @@ TEST(BlockPool, LruEvictionOfCachedBlocks) {
   pool.check_invariants();
 }
 
-KvPlan small_plan(std::optional<int> window = std::nullopt, int64_t max_len = 4096) {
+KvPlan small_plan(std::optional<int> window = std::nullopt, int64_t max_len = 4096,
+                  std::optional<int> chunk = std::nullopt) {
   ModelSpec m;
   m.name = "tiny";
   m.max_position_embeddings = max_len;
   for (int i = 0; i < 2; ++i) {
     LayerSpec l = attn_layer(i, 4, 2, 16);
     l.sliding_window = window;
+    l.attention_chunk_size = chunk;
     m.attention_layers.push_back(l);
   }
   KvPlanOptions o;
@@ -246,6 +248,49 @@ TEST(KvCacheManager, SlidingWindowReleasesBlocksOutOfTheWindow) {
     int live = 0;
     for (int32_t b : mgr.blocks(1, 0)) live += b != BlockPool::kNullBlock;
     ASSERT_LE(live, 4);
+  }
+  mgr.free_request(1);
+  EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());
+}
+
+// Chunked local attention: a query sees only its own attention chunk, so the blocks wholly
+// before the chunk of a step's first query go back to the pool.
+TEST(KvCacheManager, ChunkedLocalReleasesBlocksOfPastChunks) {
+  const KvPlan plan = small_plan(std::nullopt, 4096, 8);  // chunks of 8 tokens, block 4
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].kind, KvSpecKind::kChunkedLocal);
+  EXPECT_EQ(plan.groups[0].blocks_for_tokens(100, 0), 3);  // ceil((8 - 1) / 4) + 1
+  KvCacheManager mgr(plan, 33, {.enable_prefix_caching = false});
+  mgr.add_request(1, iota_tokens(15));  // positions 0..14: blocks 0-3
+  EXPECT_EQ(mgr.blocks(1, 0).size(), 4u);
+  // The next query (position 15) is in chunk 8..15: blocks 0 and 1 (positions 0-7) go.
+  mgr.append_tokens(1, iota_tokens(1, 15));
+  const auto& bl = mgr.blocks(1, 0);
+  ASSERT_EQ(bl.size(), 4u);
+  EXPECT_EQ(bl[0], BlockPool::kNullBlock);
+  EXPECT_EQ(bl[1], BlockPool::kNullBlock);
+  EXPECT_NE(bl[2], BlockPool::kNullBlock);
+  // Position 16 starts a chunk: it keeps nothing of 8..15 but the block it writes into.
+  mgr.append_tokens(1, iota_tokens(1, 16));
+  int live = 0;
+  for (int32_t b : mgr.blocks(1, 0)) live += b != BlockPool::kNullBlock;
+  EXPECT_EQ(live, 1);
+  // Random appends never hold more than peak_blocks.
+  std::mt19937 rng(11);
+  for (int chunk : {1, 3, 4, 7, 16}) {
+    const int64_t peak = plan.peak_blocks(600, chunk);
+    KvCacheManager m2(plan, 64, {.enable_prefix_caching = false});
+    for (int n0 = 0; n0 < 600;) {
+      const int n = std::min<int>(600 - n0, rng() % 3 ? chunk : 1 + int(rng() % chunk));
+      if (n0 == 0)
+        m2.add_request(1, iota_tokens(n));
+      else
+        m2.append_tokens(1, iota_tokens(n, n0));
+      n0 += n;
+      ASSERT_LE(m2.pool().num_used(), peak) << "chunk " << chunk;
+    }
+    m2.free_request(1);
+    EXPECT_EQ(m2.pool().num_free(), m2.pool().num_usable());
   }
   mgr.free_request(1);
   EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());

@@ -29,6 +29,7 @@ std::string describe(const LayerSpec& l) {
   std::string s = fmt::format("{} h{}/{} d{}/{}", to_string(l.attn_type), l.num_heads,
                               l.num_kv_heads, l.head_size, l.head_size_v);
   if (l.sliding_window) s += fmt::format(" win{}", *l.sliding_window);
+  if (l.attention_chunk_size) s += fmt::format(" chunk{}", *l.attention_chunk_size);
   if (l.logits_soft_cap != 0.0) s += fmt::format(" cap{}", l.logits_soft_cap);
   if (l.sinks) s += " sinks";
   if (l.alibi) s += " alibi";
@@ -121,6 +122,14 @@ const std::vector<Golden>& goldens() {
        131072,
        {"32x decoder h32/8 d128/128"}},
       {"llama-3.1-8b", "llama", DType::kBFloat16, 32, 131072, {"32x decoder h32/8 d128/128"}},
+      // No layer_types or no_rope_layers: Llama4TextConfig's no_rope_layer_interval 4 makes
+      // layers 3, 7, ..., 47 NoPE (full attention) and the other 36 chunked.
+      {"llama-4-scout-17b-16e-instruct",
+       "llama4",
+       DType::kBFloat16,
+       48,
+       10485760,
+       {"36x decoder h40/8 d128/128 chunk8192", "12x decoder h40/8 d128/128"}},
       {"llama-3.2-1b", "llama", DType::kBFloat16, 16, 131072, {"16x decoder h32/8 d64/64"}},
       {"mixtral-8x7b", "mixtral", DType::kBFloat16, 32, 32768, {"32x decoder h32/8 d128/128"}},
       // conv 3 * (64*64 + 2*8*128) * 2 B (bf16) + ssm 64*64*128 * 4 B (mamba_ssm_cache_dtype
@@ -309,6 +318,15 @@ TEST(ModelBundled, Gemma4VisionBidirectionalOnSlidingLayers) {
   const ModelSpec unknown = with(R"("all")");  // a string it does not know: causal, said so
   ASSERT_EQ(unknown.notes.size(), 1u);
   EXPECT_THAT(unknown.notes[0], HasSubstr("'all', a value attnkit does not know"));
+}
+
+TEST(ModelBundled, Llama4EveryFourthLayerFull) {
+  const ModelSpec m = load_model("llama-4-scout-17b-16e-instruct");
+  std::vector<int> full_layers;
+  for (const auto& l : m.attention_layers)
+    if (!l.attention_chunk_size) full_layers.push_back(l.layer_index);
+  EXPECT_THAT(full_layers, ElementsAre(3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47));
+  EXPECT_TRUE(m.notes.empty());  // llama4 is a type attnkit knows
 }
 
 TEST(ModelBundled, GptOssOddLayersFull) {
@@ -597,6 +615,47 @@ TEST(ModelInline, MlaDimsDefaultAsTransformersDoes) {
               ElementsAre("2x decoder h128/1 d576/512 mla512/128/64/128/0"));
   EXPECT_THAT(summary(parse(R"({"model_type":"deepseek_v3","kv_lora_rank":null,)" + dims + "}")),
               ElementsAre("2x decoder h128/128 d56/56"));
+}
+
+// Llama 4's chunked layers from layer_types, from no_rope_layers (1 = RoPE = chunked), or
+// from no_rope_layer_interval; a null attention_chunk_size makes them full, as in transformers.
+TEST(ModelInline, Llama4ChunkedLayers) {
+  const std::string base =
+      R"({"model_type":"llama4","text_config":{"model_type":"llama4_text","hidden_size":512,)"
+      R"("num_attention_heads":8,"num_key_value_heads":2,"head_dim":64,"num_hidden_layers":4,)";
+  auto chunks = [](const ModelSpec& m) {
+    std::vector<int> c;
+    for (const auto& l : m.attention_layers) c.push_back(l.attention_chunk_size.value_or(0));
+    return c;
+  };
+  EXPECT_THAT(
+      chunks(parse(base + R"("attention_chunk_size":64,"layer_types":["full_attention",)"
+                          R"("chunked_attention","chunked_attention","full_attention"]}})")),
+      ElementsAre(0, 64, 64, 0));
+  EXPECT_THAT(chunks(parse(base + R"("attention_chunk_size":32,"no_rope_layers":[0,1,0,1]}})")),
+              ElementsAre(0, 32, 0, 32));
+  EXPECT_THAT(chunks(parse(base + R"("no_rope_layer_interval":2,"no_rope_layers":[]}})")),
+              ElementsAre(8192, 0, 8192, 0));
+  EXPECT_THAT(chunks(parse(base + R"("attention_chunk_size":null}})")), ElementsAre(0, 0, 0, 0));
+  // A chunk size with no chunked layer named: every layer full, and a note says so.
+  const ModelSpec plain = parse(
+      R"({"model_type":"llama","hidden_size":512,"num_attention_heads":8,"num_hidden_layers":2,)"
+      R"("attention_chunk_size":128})");
+  EXPECT_THAT(chunks(plain), ElementsAre(0, 0));
+  ASSERT_FALSE(plain.notes.empty());
+  EXPECT_THAT(plain.notes.back(), HasSubstr("no layer is chunked"));
+  try {
+    parse(base + R"("no_rope_layers":[1,1,2,0]}})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no_rope_layers[2]"));
+  }
+  try {
+    parse(base + R"("no_rope_layers":[1,1,0]}})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("expected one per layer (4)"));
+  }
 }
 
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {

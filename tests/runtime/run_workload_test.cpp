@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -189,6 +191,37 @@ TEST(RunWorkload, ModernBertLocalLayersSeeASymmetricWindow) {
     EXPECT_EQ(g.num_layers, local ? 14 : 8) << g.description;
     const double pairs = local ? local_pairs : 200.0 * 200;
     EXPECT_DOUBLE_EQ(g.flops, 2.0 * 12 * 128 * pairs * 2 * g.num_layers) << g.description;
+  }
+}
+
+// A Llama 4 text model shrunk to 32-token attention chunks (4 layers: three chunked, one NoPE
+// layer full): prompts of 100 tokens in 48-token steps, then decodes across a chunk boundary.
+// The chunked group releases each past chunk's blocks as the steps move on, so a kernel that read
+// past its chunk would read the null block and fail verification; its FLOPs count each query's
+// own chunk only.
+TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunk) {
+  const std::filesystem::path cfg =
+      std::filesystem::temp_directory_path() / "attnkit_llama4_chunked_test.json";
+  {
+    std::ofstream f(cfg);
+    f << R"({"model_type":"llama4","text_config":{"model_type":"llama4_text","hidden_size":512,)"
+         R"("num_attention_heads":8,"num_key_value_heads":2,"head_dim":64,"num_hidden_layers":4,)"
+         R"("attention_chunk_size":32,"max_position_embeddings":4096,"torch_dtype":"bfloat16"}})";
+  }
+  RunOptions o = small(cfg.string());
+  o.prompt_len = 100;
+  o.decode_steps = 30;  // positions 100..129: the chunk boundary at 128
+  const RunReport r = run_workload(o);
+  std::filesystem::remove(cfg);
+  expect_verified(r);
+  ASSERT_EQ(r.groups.size(), 2u);
+  double chunk_pairs = 0;
+  for (int p = 0; p < 130; ++p) chunk_pairs += p % 32 + 1;  // keys C floor(p / C) .. p
+  for (const GroupRunReport& g : r.groups) {
+    const bool chunked = g.description.find("chunked local 32") != std::string::npos;
+    EXPECT_EQ(g.num_layers, chunked ? 3 : 1) << g.description;
+    const double pairs = chunked ? chunk_pairs : 130.0 * 131 / 2;
+    EXPECT_DOUBLE_EQ(g.flops, 2.0 * 8 * 128 * pairs * 2 * g.num_layers) << g.description;
   }
 }
 

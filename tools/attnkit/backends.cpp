@@ -29,6 +29,7 @@ const std::vector<std::string> kColumns = {"backend",
                                            "sliding window",
                                            "non-causal",
                                            "PrefixLM",
+                                           "chunked local",
                                            "attention types",
                                            "metadata forms",
                                            "generations"};
@@ -49,6 +50,7 @@ std::vector<std::string> row(const BackendDecl& b) {
           yes_no(c.sliding_window),
           yes_no(c.non_causal),
           yes_no(c.mm_prefix),
+          yes_no(c.chunked_local),
           join_names(c.attn_types),
           metadata_forms_text(c),
           generations_text(b.generations)};

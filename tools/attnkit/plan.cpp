@@ -187,6 +187,9 @@ Plan build_plan(const PlanArgs& a, bool keep_going) {
 std::string number(double v) { return fmt::format("{:g}", v); }
 
 std::string window_text(const LayerSpec& s) {
+  if (s.attention_chunk_size)
+    return fmt::format("chunks of {} tokens (chunked local: a query sees its own chunk's keys)",
+                       *s.attention_chunk_size);
   if (!s.sliding_window) return "full";
   if (s.attn_type == AttentionType::kEncoderOnly)
     return fmt::format(
@@ -380,6 +383,8 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                {"head_size", s.head_size},
                {"head_size_v", s.head_size_v},
                {"sliding_window", s.sliding_window ? json(*s.sliding_window) : json(nullptr)},
+               {"attention_chunk_size",
+                s.attention_chunk_size ? json(*s.attention_chunk_size) : json(nullptr)},
                {"logits_soft_cap", s.logits_soft_cap},
                {"sinks", s.sinks},
                {"alibi", s.alibi},

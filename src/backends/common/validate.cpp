@@ -73,6 +73,9 @@ void check_layer(std::string_view who, const AttentionLayerParams& L) {
   if (L.window_left < -1 || L.window_right < -1)
     fail(who, fmt::format("window_left/window_right must be >= -1 (got {}, {})", L.window_left,
                           L.window_right));
+  if (L.attention_chunk_size < 0)
+    fail(who, fmt::format("attention_chunk_size must be >= 0, 0 = off (got {})",
+                          L.attention_chunk_size));
 }
 
 void check_mm_prefix_ranges(std::string_view who, const AttentionBatch& B) {

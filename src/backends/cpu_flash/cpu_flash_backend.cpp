@@ -381,6 +381,7 @@ class CpuFlashBackend final : public AttentionBackend {
         L.num_kv_heads != planned_.num_kv_heads || L.head_size != planned_.head_size ||
         L.head_size_v != planned_.head_size_v || L.causal != planned_.causal ||
         L.window_left != planned_.window_left || L.window_right != planned_.window_right ||
+        L.attention_chunk_size != planned_.attention_chunk_size ||
         !std::equal(planned_cu_.begin(), planned_cu_.end(), a.batch.cu_seqlens_q) ||
         !std::equal(planned_used_.begin(), planned_used_.end(), a.batch.seqused_k) ||
         !same_mm_prefix(planned_mm_, a.batch))

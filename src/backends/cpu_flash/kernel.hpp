@@ -123,7 +123,8 @@ inline MmRanges mm_ranges(const AttentionBatch& B, int seq) {
 
 // Visible keys [lo, hi] of query token t (0-based in its sequence): bottom-right aligned, so
 // its position among the keys is t + Sk - Sq. A query inside a PrefixLM range also sees the
-// whole range (still one interval). Both bounds grow with t. hi < lo means no visible key.
+// whole range (still one interval); chunked local attention then keeps the query's own chunk.
+// Both bounds grow with t. hi < lo means no visible key.
 struct RowRange {
   int lo, hi, pos;
 };
@@ -136,6 +137,10 @@ inline RowRange row_range(const AttentionLayerParams& L, const MmRanges& mm, int
   for (int i = 0; i < mm.n; ++i)
     if (pos >= mm.r[2 * i] && pos < mm.r[2 * i + 1])
       lo = std::min(lo, mm.r[2 * i]), hi = std::max(hi, mm.r[2 * i + 1] - 1);
+  if (L.attention_chunk_size > 0) {
+    const int c0 = int(chunk_first_key(pos, L.attention_chunk_size));
+    lo = std::max(lo, c0), hi = std::min(hi, c0 + L.attention_chunk_size - 1);
+  }
   return {lo, hi, pos};
 }
 

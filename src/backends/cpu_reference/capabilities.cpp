@@ -14,6 +14,7 @@ const Capabilities& cpu_reference_capabilities() {
     c.kernel_block_sizes = {BlockSizeEntry::multiple_of(1)};
     c.mla = MlaSupport::kBoth;
     c.sinks = c.alibi = c.logits_soft_cap = c.sliding_window = c.non_causal = c.mm_prefix = true;
+    c.chunked_local = true;
     c.per_head_quant_scales = true;
     c.attn_types = {AttentionType::kDecoder, AttentionType::kEncoder, AttentionType::kEncoderOnly,
                     AttentionType::kCross};

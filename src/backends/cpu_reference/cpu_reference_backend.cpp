@@ -189,6 +189,10 @@ class CpuReferenceBackend final : public AttentionBackend {
                 const int64_t rs = B.mm_prefix_ranges[2 * r], re = B.mm_prefix_ranges[2 * r + 1];
                 if (p >= rs && p < re) lo = std::min(lo, rs), hi = std::max(hi, re - 1);
               }
+            if (L.attention_chunk_size > 0) {  // the query's own chunk only, applied last
+              const int64_t c0 = chunk_first_key(p, L.attention_chunk_size);
+              lo = std::max(lo, c0), hi = std::min(hi, c0 + L.attention_chunk_size - 1);
+            }
             for (int d = 0; d < D; ++d)
               qrow[d] = load_act(a.q, L.dtype, t * a.q_stride_token + h * a.q_stride_head + d);
             x.clear();

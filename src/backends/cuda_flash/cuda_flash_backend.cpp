@@ -198,6 +198,16 @@ class CudaFlashBackend final : public AttentionBackend {
     backend_checks::check_mm_prefix_ranges(fmt::format("{} plan", fam_.name), b);
   }
 
+  // Chunked local attention (docs/semantics.md §4): neither family's kernels mask by chunk, so
+  // both refuse a layer that asks for it (the selector routes such layers elsewhere).
+  void check_chunked(const AttentionLayerParams& layer, const char* step) const {
+    if (layer.attention_chunk_size != 0 && !capabilities().chunked_local)
+      throw Unsupported(
+          fmt::format("{} {}: attention_chunk_size {} (chunked local attention) is "
+                      "not supported; it declares no chunked_local",
+                      fam_.name, step, layer.attention_chunk_size));
+  }
+
   std::string_view name() const override { return fam_.name; }
   const Capabilities& capabilities() const override { return fam_.capabilities(); }
 
@@ -223,6 +233,7 @@ class CudaFlashBackend final : public AttentionBackend {
             fmt::format("{} plan: seqused_k[{}] = {} must be >= 0", fam_.name, s, b.seqused_k[s]));
     }
     check_mm_prefix(b, layer);
+    check_chunked(layer, "plan");
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     BatchPlan bp;
     bp.num_seqs = b.num_seqs;
@@ -447,6 +458,7 @@ class CudaFlashBackend final : public AttentionBackend {
     const int hv = L.head_size_v ? L.head_size_v : L.head_size;
     if (!plan_.valid)
       throw InvalidArgument(fmt::format("{} run: plan() was not called", fam_.name));
+    check_chunked(L, "run");
     if ((a.batch.mm_prefix_offsets != nullptr) != plan_.mm ||
         (a.batch.mm_prefix_ranges != nullptr) != plan_.mm)
       throw InvalidArgument(fmt::format(

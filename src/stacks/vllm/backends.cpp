@@ -41,12 +41,17 @@ Capabilities base(std::string name, std::vector<Platform> platforms) {
   c.alibi = true;
   c.logits_soft_cap = true;
   c.metadata_forms = kAllForms;
+  // vLLM's ChunkedLocalAttention wraps whichever backend it selects for the layer (its metadata
+  // builder cuts each request into chunk-local virtual batches), so the chunk never enters the
+  // selection of a standard attention layer.
+  c.chunked_local = true;
   return c;
 }
 
 Capabilities mla_base(std::string name, std::vector<Platform> platforms) {
   Capabilities c = base(std::move(name), std::move(platforms));
   c.mla = MlaSupport::kMlaOnly;
+  c.chunked_local = false;  // ChunkedLocalAttention is a standard (non-MLA) layer
   c.head_sizes = kMlaHeads;
   c.kv_cache_dtypes = k16bFp8;
   return c;

@@ -191,6 +191,7 @@ std::string_view vllm_kv_group_kind(const LayerSpec& s) {
   if (s.attn_type == AttentionType::kEncoderOnly) return "encoder_only_attention";
   if (s.attn_type == AttentionType::kCross) return "cross_attention";
   if (s.is_mla()) return s.sliding_window ? "sliding_window_mla" : "mla_attention";
+  if (s.attention_chunk_size) return "chunked_local_attention";
   return s.sliding_window ? "sliding_window" : "full_attention";
 }
 
