@@ -249,6 +249,13 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
             if (caps.chunked_local && base_type == AttentionType::kDecoder) {
               push(Feature::kChunkedLocal);
               cells.back().chunk = kChunks[ci++ % 5];
+              // Non-causal rows (cross attention) also see the keys after them: the chunk
+              // bounds both sides (semantics §4).
+              if (caps.non_causal && contains_type(caps, AttentionType::kCross)) {
+                push(Feature::kChunkedLocal);
+                cells.back().chunk = kChunks[ci++ % 5];
+                cells.back().attn_type = AttentionType::kCross;
+              }
             }
           }
           for (auto [qk, v] : asym) {
