@@ -218,8 +218,10 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
             auto push = [&](Feature f, AttentionType t = AttentionType::kDecoder, int w = 0) {
               Cell x = c;
               x.feature = f;
-              x.attn_type =
-                  f == Feature::kNonCausal || f == Feature::kEncoderOnlyWindow ? t : base_type;
+              x.attn_type = f == Feature::kNonCausal || f == Feature::kEncoderOnlyWindow ||
+                                    f == Feature::kChunkedLocal
+                                ? t
+                                : base_type;
               x.window = w;
               x.alibi = f == Feature::kAlibi || (f == Feature::kCombined && caps.alibi);
               x.sinks = f == Feature::kSinks || (f == Feature::kCombined && caps.sinks);
@@ -246,17 +248,15 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
               push(Feature::kCombined, base_type, caps.sliding_window ? kWindows[wi++ % 6] : 0);
             if (caps.mm_prefix && base_type == AttentionType::kDecoder)
               push(Feature::kMmPrefix, base_type, caps.sliding_window ? kWindows[wi++ % 6] : 0);
-            if (caps.chunked_local && base_type == AttentionType::kDecoder) {
-              push(Feature::kChunkedLocal);
-              cells.back().chunk = kChunks[ci++ % 5];
-              // Non-causal rows (cross attention) also see the keys after them: the chunk
-              // bounds both sides (semantics §4).
-              if (caps.non_causal && contains_type(caps, AttentionType::kCross)) {
-                push(Feature::kChunkedLocal);
-                cells.back().chunk = kChunks[ci++ % 5];
-                cells.back().attn_type = AttentionType::kCross;
-              }
-            }
+            // Non-causal rows (cross attention, encoder self-attention) also see the keys after
+            // them: there the chunk bounds both sides (semantics §4).
+            if (caps.chunked_local)
+              for (AttentionType t :
+                   {AttentionType::kDecoder, AttentionType::kCross, AttentionType::kEncoderOnly})
+                if (contains_type(caps, t) && (t == AttentionType::kDecoder || caps.non_causal)) {
+                  push(Feature::kChunkedLocal, t);
+                  cells.back().chunk = kChunks[ci++ % 5];
+                }
           }
           for (auto [qk, v] : asym) {
             Cell c = base;

@@ -253,6 +253,26 @@ TEST(KvCacheManager, SlidingWindowReleasesBlocksOutOfTheWindow) {
   EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());
 }
 
+// The most blocks one request of `total` tokens holds (and every block back in the pool after
+// it), its tokens arriving in random appends of up to `chunk`, mostly full ones, so that they
+// reach every alignment to the blocks.
+int64_t most_blocks_held(const KvPlan& plan, int total, int chunk, std::mt19937& rng) {
+  KvCacheManager mgr(plan, 64, {.enable_prefix_caching = false});
+  int64_t most = 0;
+  for (int n0 = 0; n0 < total;) {
+    const int n = std::min<int>(total - n0, rng() % 3 ? chunk : 1 + int(rng() % chunk));
+    if (n0 == 0)
+      mgr.add_request(1, iota_tokens(n));
+    else
+      mgr.append_tokens(1, iota_tokens(n, n0));
+    n0 += n;
+    most = std::max(most, mgr.pool().num_used());
+  }
+  mgr.free_request(1);
+  EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());
+  return most;
+}
+
 // Chunked local attention: a query sees only its own attention chunk, so the blocks wholly
 // before the chunk of a step's first query go back to the pool.
 TEST(KvCacheManager, ChunkedLocalReleasesBlocksOfPastChunks) {
@@ -277,51 +297,25 @@ TEST(KvCacheManager, ChunkedLocalReleasesBlocksOfPastChunks) {
   EXPECT_EQ(live, 1);
   // Random appends never hold more than peak_blocks.
   std::mt19937 rng(11);
-  for (int chunk : {1, 3, 4, 7, 16}) {
-    const int64_t peak = plan.peak_blocks(600, chunk);
-    KvCacheManager m2(plan, 64, {.enable_prefix_caching = false});
-    for (int n0 = 0; n0 < 600;) {
-      const int n = std::min<int>(600 - n0, rng() % 3 ? chunk : 1 + int(rng() % chunk));
-      if (n0 == 0)
-        m2.add_request(1, iota_tokens(n));
-      else
-        m2.append_tokens(1, iota_tokens(n, n0));
-      n0 += n;
-      ASSERT_LE(m2.pool().num_used(), peak) << "chunk " << chunk;
-    }
-    m2.free_request(1);
-    EXPECT_EQ(m2.pool().num_free(), m2.pool().num_usable());
-  }
+  for (int chunk : {1, 3, 4, 7, 16})
+    EXPECT_LE(most_blocks_held(plan, 600, chunk, rng), plan.peak_blocks(600, chunk))
+        << "chunk " << chunk;
   mgr.free_request(1);
   EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());
 }
 
 // A request whose tokens arrive in chunks (chunked prefill, then decode) never holds more blocks
 // than KvPlan::peak_blocks says, and at some point exactly that many: the bound the serving loop
-// and `plan` size the cache by. Chunks of random sizes up to `chunk`, mostly full ones, reach
-// every alignment to the blocks.
+// and `plan` size the cache by.
 TEST(KvCacheManager, ChunkedAppendsStayWithinThePeak) {
   std::mt19937 rng(7);
   for (int window : {5, 8, 13}) {
     const KvPlan plan = small_plan(window);  // block 4
     for (int chunk : {1, 3, 4, 7, 16}) {
-      const int total = 600;
-      const int64_t peak = plan.peak_blocks(total, chunk);
-      ASSERT_LT(peak, plan.peak_blocks(total, total)) << window << " " << chunk;
-      KvCacheManager mgr(plan, 64, {.enable_prefix_caching = false});
-      int64_t most = 0;
-      for (int n0 = 0; n0 < total;) {
-        const int n = std::min<int>(total - n0, rng() % 3 ? chunk : 1 + int(rng() % chunk));
-        if (n0 == 0)
-          mgr.add_request(1, iota_tokens(n));
-        else
-          mgr.append_tokens(1, iota_tokens(n, n0));
-        n0 += n;
-        most = std::max(most, mgr.pool().num_used());
-        ASSERT_LE(mgr.pool().num_used(), peak) << "window " << window << " chunk " << chunk;
-      }
-      EXPECT_EQ(most, peak) << "window " << window << " chunk " << chunk;
-      mgr.free_request(1);
+      const int64_t peak = plan.peak_blocks(600, chunk);
+      ASSERT_LT(peak, plan.peak_blocks(600, 600)) << window << " " << chunk;
+      EXPECT_EQ(most_blocks_held(plan, 600, chunk, rng), peak)
+          << "window " << window << " chunk " << chunk;
     }
   }
 }
