@@ -76,6 +76,9 @@ struct Capabilities {
   bool per_head_quant_scales = false;
   bool mm_prefix = false;
   bool chunked_local = false;  // attention_chunk_size (Llama 4's chunked local attention)
+  // Chunked local layers need kernel blocks that divide attention_chunk_size (the backend reads a
+  // chunk as whole blocks): the KV plan negotiates such a size for their groups.
+  bool chunk_in_whole_blocks = false;
   std::vector<AttentionType> attn_types = {AttentionType::kDecoder};
   unsigned metadata_forms = unsigned(MetadataForm::kSeqUsedK) | unsigned(MetadataForm::kBlockTable);
   // Free-form cross-feature rule: extra reasons for combinations the flat fields cannot say.

@@ -105,18 +105,22 @@ struct BlockSizeChoice {
   bool overrode_user = false;  // a pinned size was changed
 };
 
-// Largest kernel block size that divides `manager_block` and that every backend accepts exactly
-// (an exact entry, or a multiple of a MultipleOf base); nullopt when none.
+// Largest kernel block size that divides `manager_block` (and `kernel_divides` when > 0) and that
+// every backend accepts exactly (an exact entry, or a multiple of a MultipleOf base); nullopt when
+// none.
 std::optional<int> largest_common_kernel_block(const std::vector<const Capabilities*>& backends,
-                                               int manager_block);
+                                               int manager_block, int kernel_divides = 0);
 
 // Negotiates one group's sizes. `backends`: the Capabilities of every backend that runs a layer
 // of the group (duplicates allowed; empty = no kernel constraint). With `pinned`, the manager
 // block is the pinned size (split into kernel blocks when needed); otherwise the backends'
 // preferred sizes, the default, then their declared sizes are tried in that order. Throws
 // Unsupported naming every backend and the sizes it accepts when no size is common.
+// `kernel_divides` > 0: the kernel block must also divide it (a chunked local group whose
+// backends read each attention chunk as whole blocks, Capabilities::chunk_in_whole_blocks).
 BlockSizeChoice negotiate_block_size(const std::vector<const Capabilities*>& backends,
-                                     std::optional<int> pinned, int default_block_size = 16);
+                                     std::optional<int> pinned, int default_block_size = 16,
+                                     int kernel_divides = 0);
 
 // Kernel block table from a manager block table: entry m becomes m * ratio + j, j = 0..ratio-1.
 std::vector<int32_t> expand_block_table(std::span<const int32_t> manager_table, int ratio);

@@ -49,11 +49,11 @@ std::map<std::string, std::vector<std::string>> reasons_of(
 }  // namespace
 
 std::optional<int> largest_common_kernel_block(const std::vector<const Capabilities*>& backends,
-                                               int manager_block) {
+                                               int manager_block, int kernel_divides) {
   if (manager_block <= 0) return std::nullopt;
   const auto ds = distinct(backends);
   for (int k = manager_block; k >= 1; --k) {
-    if (manager_block % k) continue;
+    if (manager_block % k || (kernel_divides > 0 && kernel_divides % k)) continue;
     if (std::all_of(ds.begin(), ds.end(), [&](const Capabilities* c) { return accepts(*c, k); }))
       return k;
   }
@@ -61,27 +61,31 @@ std::optional<int> largest_common_kernel_block(const std::vector<const Capabilit
 }
 
 BlockSizeChoice negotiate_block_size(const std::vector<const Capabilities*>& backends,
-                                     std::optional<int> pinned, int default_block_size) {
+                                     std::optional<int> pinned, int default_block_size,
+                                     int kernel_divides) {
   if (default_block_size <= 0)
     throw InvalidArgument(
         fmt::format("default block size must be > 0, got {}", default_block_size));
   const auto ds = distinct(backends);
+  const std::string divides_note =
+      kernel_divides > 0 ? fmt::format(" (kernel blocks dividing {})", kernel_divides) : "";
   BlockSizeChoice c;
   if (pinned) {
     if (*pinned <= 0) throw InvalidArgument(fmt::format("block size must be > 0, got {}", *pinned));
     c.manager_block_size = *pinned;
-    const auto k = largest_common_kernel_block(ds, *pinned);
+    const auto k = largest_common_kernel_block(ds, *pinned, kernel_divides);
     if (!k)
       throw Unsupported(
-          fmt::format("block size {} (pinned) cannot be split into a kernel block size that "
+          fmt::format("block size {} (pinned) cannot be split into a kernel block size{} that "
                       "every backend of the group accepts: {}",
-                      *pinned, accepted_sizes(ds)),
+                      *pinned, divides_note, accepted_sizes(ds)),
           reasons_of(ds));
     c.kernel_block_size = *k;
     c.reason = *k == *pinned
                    ? fmt::format("pinned by the user ({})", *pinned)
                    : fmt::format("pinned by the user ({}), split into {} kernel blocks of {}",
                                  *pinned, *pinned / *k, *k);
+    c.reason += divides_note;
     return c;
   }
   if (ds.empty()) {
@@ -92,11 +96,17 @@ BlockSizeChoice negotiate_block_size(const std::vector<const Capabilities*>& bac
 
   // Candidates, best first: each backend's preferred size, the default, then every declared
   // size (exact values and MultipleOf bases), then the lcm of the MultipleOf bases.
+  // With kernel_divides, each preferred and default size is followed by its largest divisor of it.
   std::vector<std::pair<int, std::string>> candidates;
+  auto add = [&](int size, const std::string& why) {
+    candidates.emplace_back(size, why);
+    if (kernel_divides > 0 && size > 0 && kernel_divides % size)
+      candidates.emplace_back(std::gcd(size, kernel_divides),
+                              fmt::format("{}, narrowed to divide {}", why, kernel_divides));
+  };
   for (const Capabilities* cap : ds)
-    candidates.emplace_back(cap->preferred_block(default_block_size),
-                            fmt::format("preferred by {}", cap->name));
-  candidates.emplace_back(default_block_size, "default");
+    add(cap->preferred_block(default_block_size), fmt::format("preferred by {}", cap->name));
+  add(default_block_size, "default");
   for (const Capabilities* cap : ds)
     for (const BlockSizeEntry& e : cap->kernel_block_sizes)
       candidates.emplace_back(e.value, fmt::format("declared by {}", cap->name));
@@ -113,7 +123,7 @@ BlockSizeChoice negotiate_block_size(const std::vector<const Capabilities*>& bac
   for (int pass = 0; pass < 2; ++pass) {
     for (const auto& [size, why] : candidates) {
       if (size <= 0) continue;
-      const auto k = largest_common_kernel_block(ds, size);
+      const auto k = largest_common_kernel_block(ds, size, kernel_divides);
       if (!k || (pass == 0 && *k != size)) continue;
       c.manager_block_size = size;
       c.kernel_block_size = *k;
@@ -121,12 +131,13 @@ BlockSizeChoice negotiate_block_size(const std::vector<const Capabilities*>& bac
       for (const Capabilities* cap : ds) names.push_back(cap->name);
       c.reason = fmt::format("{} ({}), accepted by {}", why, size, join(names, ", "));
       if (*k != size) c.reason += fmt::format("; split into {} kernel blocks of {}", size / *k, *k);
+      c.reason += divides_note;
       return c;
     }
   }
-  throw Unsupported(fmt::format("no kernel block size is accepted by every backend of the group "
+  throw Unsupported(fmt::format("no kernel block size{} is accepted by every backend of the group "
                                 "(tried the preferred, default and declared sizes): {}",
-                                accepted_sizes(ds)),
+                                divides_note, accepted_sizes(ds)),
                     reasons_of(ds));
 }
 

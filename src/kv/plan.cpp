@@ -75,6 +75,14 @@ struct Bucket {
   KvLayerSpec spec;
   BlockSizeChoice choice;
   int64_t page = 0;
+  // A chunked local group some of whose backends read each chunk as whole blocks: its kernel
+  // blocks divide the chunk (Capabilities::chunk_in_whole_blocks); 0 = no such constraint.
+  int kernel_divides() const {
+    if (spec.kind != KvSpecKind::kChunkedLocal || !spec.attention_chunk_size) return 0;
+    for (const Capabilities* c : backends)
+      if (c && c->chunk_in_whole_blocks) return *spec.attention_chunk_size;
+    return 0;
+  }
 };
 
 void note(KvPlan& plan, bool warn, const std::string& cause, const std::string& msg) {
@@ -87,7 +95,7 @@ void note(KvPlan& plan, bool warn, const std::string& cause, const std::string& 
 
 // Renegotiates a bucket for a new manager size forced by the plan (hybrid or page unification).
 bool resize_bucket(Bucket& b, int new_block, const std::string& why, KvPlan& plan) {
-  const auto k = largest_common_kernel_block(b.backends, new_block);
+  const auto k = largest_common_kernel_block(b.backends, new_block, b.kernel_divides());
   if (!k) return false;
   const int old = b.choice.manager_block_size;
   const bool user = b.pinned.has_value();
@@ -339,7 +347,8 @@ KvPlan plan_kv_cache(const ModelSpec& model,
       continue;
     }
     try {
-      b.choice = negotiate_block_size(b.backends, b.pinned, options.default_block_size);
+      b.choice = negotiate_block_size(b.backends, b.pinned, options.default_block_size,
+                                      b.kernel_divides());
     } catch (const Unsupported& e) {
       throw Unsupported(fmt::format("KV group of layers {}: {}", layer_ranges(b.layers), e.what()),
                         e.reasons());

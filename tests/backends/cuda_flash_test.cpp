@@ -105,6 +105,11 @@ struct Case {
   std::vector<std::pair<int, int>> seqs;  // (q_len, k_len)
   bool causal = true;
   int wl = -1, wr = -1;
+  // attention_chunk_size (chunked local attention); with stale_past_chunks the table entries of
+  // blocks wholly before a sequence's first row's chunk point at an unwritten (NaN) block, as
+  // a manager that released them leaves them
+  int chunk = 0;
+  bool stale_past_chunks = false;
   float softcap = 0.f;
   bool alibi = false, sinks = false;
   int force_splits = 0;
@@ -253,6 +258,13 @@ void build(Problem& P, const Case& c, std::mt19937& rng) {
   P.dq = upload(P.q);
   P.dcu = upload(P.cu);
   P.dused = upload(P.used);
+  if (c.chunk > 0 && c.stale_past_chunks)
+    for (int s = 0; s < ns; ++s) {
+      const int64_t first_row = int64_t(P.used[s]) - c.seqs[size_t(s)].first;
+      const int64_t first_key = first_row > 0 ? chunk_first_key(first_row, c.chunk) : 0;
+      for (int64_t j = 0; (j + 1) * c.block <= first_key; ++j)
+        P.bt[size_t(s) * P.bt_stride + size_t(j)] = perm[size_t(next)];  // never written
+    }
   P.dbt = upload(P.bt);
   P.dslots = upload(P.slots);
 
@@ -315,6 +327,7 @@ AttentionLayerParams layer_of(const Problem& P, bool device) {
   L.causal = P.c.causal;
   L.window_left = P.c.wl;
   L.window_right = P.c.wr;
+  L.attention_chunk_size = P.c.chunk;
   L.logits_soft_cap = P.c.softcap;
   if (P.c.alibi) L.alibi_slopes = device ? P.dslopes.as<float>() : P.slopes.data();
   if (P.c.sinks) L.sinks = device ? P.dsinks.as<float>() : P.sinks.data();
@@ -1622,6 +1635,125 @@ TEST_F(CudaFlash, MlaMixedBatchesRunAsTwoParts) {
   }
 }
 
+// Chunked local attention (Llama 4; docs/semantics.md §4) as chunk pieces (tiles.hpp
+// chunk_piece): long decodes whose chunk starts far into the cache with the past chunks' table
+// entries pointing at an unwritten NaN block, forced and ragged splits, prefill rows across
+// chunk boundaries (v2's form, v3's on SM90), rows before key 0, a window inside the chunk,
+// non-causal rows, the logit features, head 256, and an fp8 cache in the fp8 decode form.
+TEST_F(CudaFlash, ChunkedLocalAttention) {
+  const std::vector<Case> cases = {
+      {.name = "chunk 8192: 1 x 20000 decode 40/8 (Llama 4 Scout's heads)",
+       .hq = 40,
+       .hkv = 8,
+       .seqs = {{1, 20000}},
+       .chunk = 8192,
+       .stale_past_chunks = true},
+      {.name = "chunk 1024, page 64: decodes and a 3-token row across a boundary, forced splits",
+       .hq = 8,
+       .hkv = 2,
+       .block = 64,
+       .seqs = {{1, 5000}, {3, 2049}, {1, 1024}, {1, 1025}},
+       .chunk = 1024,
+       .stale_past_chunks = true,
+       .force_splits = 5},
+      {.name = "chunk 4096: a ragged decode batch",
+       .hq = 32,
+       .hkv = 4,
+       .seqs = {{1, 12000}, {1, 100}, {1, 4500}, {1, 8193}, {1, 4096}, {1, 7}},
+       .chunk = 4096,
+       .stale_past_chunks = true},
+      {.name = "chunk 96: chunked prefill across chunk boundaries, rows before key 0",
+       .hq = 8,
+       .hkv = 2,
+       .seqs = {{300, 300}, {130, 450}, {1, 97}, {4, 2}, {0, 50}},
+       .chunk = 96},
+      {.name = "chunk 208 with a window of 64: the narrower bound wins per row",
+       .dtype = DType::kFloat16,
+       .kv = KvCacheDType::kFloat16,
+       .head = 64,
+       .hq = 4,
+       .hkv = 4,
+       .seqs = {{256, 700}, {1, 401}},
+       .wl = 63,
+       .chunk = 208},
+      {.name = "chunk 64: non-causal rows see their whole chunk",
+       .hq = 4,
+       .hkv = 2,
+       .seqs = {{20, 300}, {70, 150}, {10, 5}},
+       .causal = false,
+       .chunk = 64},
+      {.name = "chunk 128: ALiBi, sinks and softcap",
+       .hq = 8,
+       .hkv = 2,
+       .seqs = {{40, 500}, {1, 777}},
+       .chunk = 128,
+       .softcap = 20.f,
+       .alibi = true,
+       .sinks = true},
+      {.name = "chunk 256 at head 256",
+       .head = 256,
+       .hq = 8,
+       .hkv = 2,
+       .seqs = {{200, 600}, {1, 1000}},
+       .chunk = 256},
+      {.name = "chunk 512: fp8 e4m3 decode",
+       .kv = KvCacheDType::kFp8E4M3,
+       .gran = ScaleGranularity::kPerTensor,
+       .hq = 32,
+       .hkv = 4,
+       .seqs = {{1, 3000}, {1, 513}, {1, 1024}},
+       .chunk = 512,
+       .stale_past_chunks = true},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) run_case(cases[i], 90 + int(i));
+}
+
+// A chunk that is not a whole number of blocks is refused at run() (the KV plan never gives
+// one: kv_plan_test), before anything is written; a chunked layer's decode graph replays over
+// a longer cache after a replan (the pieces' table rows hold a whole chunk).
+TEST_F(CudaFlash, ChunkedLocalRunChecksAndGraphReplay) {
+  Case c{.name = "chunk 100, page 16", .hq = 8, .hkv = 2, .seqs = {{1, 300}}, .chunk = 100};
+  {
+    PreparedCase pc(c, 31);
+    try {
+      pc.be->run(pc.r.args, nullptr);
+      ADD_FAILURE() << "accepted a chunk of 100 over pages of 16";
+    } catch (const Unsupported& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a multiple of the block size 16"),
+                std::string::npos)
+          << e.what();
+    }
+    ck(cudaDeviceSynchronize());
+    for (uint16_t b : download<uint16_t>(pc.r.out, pc.r.out.n / 2))
+      ASSERT_EQ(b, 0x7fff) << "a rejected run wrote its output";
+  }
+  // The cache holds the second step's keys; the first step sees fewer of them.
+  c = {.name = "chunk 256 decode graph",
+       .hq = 8,
+       .hkv = 2,
+       .seqs = {{1, 310}, {1, 2049}, {1, 767}},
+       .chunk = 256};
+  PreparedCase pc(c, 32);
+  Problem& P = pc.P;
+  auto step = [&](std::vector<int32_t> used) {
+    P.used = used;
+    P.c.seqs = {{1, used[0]}, {1, used[1]}, {1, used[2]}};
+    pc.be->plan(host_batch(P), layer_of(P, true));
+    ASSERT_LE(pc.be->workspace_bytes(), pc.r.ws.n);
+    ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+    pc.r.poison_out();
+  };
+  step({300, 2000, 700});
+  CapturedRun g(*pc.be, pc.r.args);
+  g.replay();
+  compare(P, reference(P), pc.r.out, pc.r.lse, "chunked graph replay 1");
+  // Next step: each sequence some keys on (2000 -> 2049 crosses into the chunk from 2048 on);
+  // replan, update the metadata, replay the same graph.
+  step({310, 2049, 767});
+  g.replay();
+  compare(P, reference(P), pc.r.out, pc.r.lse, "chunked graph replay 2 (replanned, longer)");
+}
+
 TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
   Case c{.name = "one long decode (heuristic splits)", .hq = 8, .hkv = 1, .seqs = {{1, 5000}}};
   run_case(c, 10);
@@ -2345,6 +2477,52 @@ TEST(CudaFlash, GpuSuite) {
 // The kernels map packed rows to (token, head) and key positions to (block, offset) with FastDiv
 // instead of integer division: it must agree with `/` for every group and block size a model can
 // have and dividends over the whole int range.
+// Chunk pieces (tiles.hpp chunk_piece) against the semantics by brute force: the pieces cut a
+// sequence's rows in order, and every row sees through its piece (bottom-right aligned, its
+// keys from the chunk's first on) exactly the keys docs/semantics.md §4 gives it, causal and not.
+TEST(CudaFlashHost, ChunkPiecesAreEachRowsChunk) {
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int C = 1 + int(rng() % 40);
+    const int k = int(rng() % 200);
+    const int q = int(rng() % (trial % 3 == 0 ? k + 8 : 1 + std::min(k, 70)));
+    const int n = cuda_flash::chunk_pieces(q, k, C);
+    if (q == 0) {
+      EXPECT_EQ(n, 0);
+      continue;
+    }
+    int next_row = 0;
+    for (int j = 0; j < n; ++j) {
+      const cuda_flash::ChunkPiece pc = cuda_flash::chunk_piece(q, k, C, j);
+      ASSERT_EQ(pc.row0, next_row) << "q " << q << " k " << k << " C " << C << " piece " << j;
+      ASSERT_GT(pc.rows, 0);
+      next_row += pc.rows;
+      ASSERT_EQ(pc.first_key % C, 0);
+      ASSERT_LE(pc.keys, C);
+      ASSERT_LE(pc.first_key + pc.keys, k);
+      for (int r = pc.row0; r < pc.row0 + pc.rows; ++r) {
+        const int64_t p = int64_t(k) - q + r;                           // the row's key position
+        const int64_t qv = int64_t(pc.keys) - pc.rows + (r - pc.row0);  // ... in its piece
+        for (bool causal : {true, false})
+          for (int64_t key = 0; key < k; ++key) {
+            const int64_t c0 = chunk_first_key(p, C);
+            const bool want = key >= c0 && key < c0 + C && (!causal || key <= p);
+            const int64_t kv = key - pc.first_key;
+            const bool got = kv >= 0 && kv < pc.keys && (!causal || kv <= qv);
+            ASSERT_EQ(got, want) << "q " << q << " k " << k << " C " << C << " row " << r << " key "
+                                 << key << (causal ? " causal" : " non-causal");
+          }
+        // Windows and ALiBi see the same distance to every key.
+        if (pc.keys > 0) ASSERT_EQ(qv, p - pc.first_key);
+        ++checked;
+      }
+    }
+    EXPECT_EQ(next_row, q);
+  }
+  EXPECT_GT(checked, 10000);
+}
+
 TEST(CudaFlashHost, FastDivisionIsExact) {
   std::mt19937 rng(7);
   std::vector<uint32_t> divisors = {96, 128, 256, 512, 528, 784, 1024, 2048, 4096};
@@ -2649,6 +2827,33 @@ TEST(CudaFlashDeclaration, PrefixLmAtTheBuiltHeads) {
   spec.kv_cache_dtype = KvCacheDType::kFp8E4M3;
   EXPECT_TRUE(invalid_reasons(cuda_flash_capabilities(), spec, h100).empty());
   EXPECT_FALSE(cuda_mla_capabilities().mm_prefix);
+}
+
+// Chunked local layers: CUDA_FLASH (every built generation) takes them, as whole blocks, but
+// not with PrefixLM ranges nor on encoder layers (the cu_seqlens_k form); CUDA_MLA refuses.
+TEST(CudaFlashDeclaration, ChunkedLocalLayers) {
+  const DeviceInfo h100 = device_from_name("h100");
+  LayerSpec spec;
+  spec.num_heads = 40;
+  spec.num_kv_heads = 8;
+  spec.head_size = spec.head_size_v = 128;
+  spec.attention_chunk_size = 8192;
+  for (const KernelGeneration& g : cuda_flash_generations()) {
+    if (!g.built) continue;
+    EXPECT_TRUE(g.caps.chunked_local && g.caps.chunk_in_whole_blocks) << g.name;
+    EXPECT_TRUE(invalid_reasons(g.caps, spec, h100).empty()) << g.name;
+    LayerSpec mm = spec;
+    mm.mm_prefix = true;
+    EXPECT_EQ(invalid_reasons(g.caps, mm, h100),
+              std::vector<std::string>{"mm_prefix with chunked local attention not supported"})
+        << g.name;
+    LayerSpec enc = spec;
+    enc.attn_type = AttentionType::kEncoder;
+    EXPECT_EQ(invalid_reasons(g.caps, enc, h100),
+              std::vector<std::string>{"chunked local attention on encoder layers not supported"})
+        << g.name;
+  }
+  EXPECT_FALSE(cuda_mla_capabilities().chunked_local);
 }
 
 TEST(CudaFlashDeclaration, MlaDerivedFromManifest) {

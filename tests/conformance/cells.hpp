@@ -71,8 +71,9 @@ struct Cell {
   int block_size = 16;
   Feature feature = Feature::kCausal;
   AttentionType attn_type = AttentionType::kDecoder;
-  int window = 0;                                      // HF sliding window when the feature has one
-  int chunk = 0;                                       // attention_chunk_size (kChunkedLocal)
+  int window = 0;                   // HF sliding window when the feature has one
+  int chunk = 0;                    // attention_chunk_size (kChunkedLocal)
+  bool chunk_whole_blocks = false;  // the chunk stays a multiple of block_size (the backend's rule)
   bool alibi = false, sinks = false, softcap = false;  // set from the feature
 
   KvCacheDType resolved_kv() const { return resolve_kv_dtype(kv_dtype, dtype); }
@@ -255,7 +256,10 @@ inline std::vector<Cell> enumerate_cells(const Capabilities& caps) {
                    {AttentionType::kDecoder, AttentionType::kCross, AttentionType::kEncoderOnly})
                 if (contains_type(caps, t) && (t == AttentionType::kDecoder || caps.non_causal)) {
                   push(Feature::kChunkedLocal, t);
-                  cells.back().chunk = kChunks[ci++ % 5];
+                  Cell& x = cells.back();
+                  x.chunk = kChunks[ci++ % 5];
+                  x.chunk_whole_blocks = caps.chunk_in_whole_blocks;
+                  if (x.chunk_whole_blocks) x.chunk = std::max(bs, x.chunk / bs * bs);
                 }
           }
           for (auto [qk, v] : asym) {
@@ -382,6 +386,8 @@ inline CaseConfig case_for_cell(const Cell& cell, int index, uint64_t seed,
     int chunk = cell.chunk;
     for (const SeqShape& s : c.seqs)
       if (s.q_len > 0 && s.k_len > 1) chunk = std::min(chunk, s.k_len - 1);
+    if (cell.chunk_whole_blocks)
+      chunk = std::max(cell.block_size, chunk / cell.block_size * cell.block_size);
     c.attention_chunk_size = chunk;
   }
   if (cell.softcap) {

@@ -160,6 +160,41 @@ TEST(Negotiate, PinnedManagerBlockSplitsIntoKernelBlocks) {
   EXPECT_EQ(largest_common_kernel_block({&a}, 8), std::nullopt);
 }
 
+// A chunked local group whose backend reads each chunk as whole blocks
+// (Capabilities::chunk_in_whole_blocks, CUDA_FLASH) gets kernel blocks that divide the chunk:
+// a pinned size is split, a preference that does not divide is passed over; other groups and
+// backends keep their sizes.
+TEST(Negotiate, ChunkedLocalKernelBlocksDivideTheChunk) {
+  const Capabilities any = caps("ANY", {BlockSizeEntry::multiple_of(1)}, 16);
+  EXPECT_EQ(largest_common_kernel_block({&any}, 48, 8192), 16);
+  EXPECT_EQ(largest_common_kernel_block({&any}, 48), 48);
+  auto c = negotiate_block_size({&any}, 48, 16, 8192);
+  EXPECT_EQ(c.manager_block_size, 48);
+  EXPECT_EQ(c.kernel_block_size, 16);
+  EXPECT_THAT(c.reason, HasSubstr("kernel blocks dividing 8192"));
+  c = negotiate_block_size({&any}, std::nullopt, 16, 200);
+  EXPECT_EQ(c.manager_block_size, 8);  // the preferred 16 narrowed: 200 = 25 x 8
+  EXPECT_EQ(c.kernel_block_size, 8);
+  EXPECT_THAT(c.reason, HasSubstr("preferred by ANY, narrowed to divide 200"));
+  const Capabilities m16 = caps("M16", {BlockSizeEntry::multiple_of(16)}, 16);
+  EXPECT_THROW(negotiate_block_size({&m16}, std::nullopt, 16, 200), Unsupported);
+
+  ModelSpec m = kvtest::llama_8b();
+  for (int i = 0; i < 32; i += 2) m.attention_layers[size_t(i)].attention_chunk_size = 200;
+  Capabilities whole = any;
+  whole.chunked_local = whole.chunk_in_whole_blocks = true;
+  KvPlanOptions o;
+  o.memory_bytes = 8ull << 30;
+  KvPlan p = plan_kv_cache(m, kvtest::same_backend(m, whole), o);
+  ASSERT_EQ(p.groups.size(), 2u);
+  for (const KvGroupPlan& g : p.groups)
+    EXPECT_EQ(g.kernel_block_size, g.kind == KvSpecKind::kChunkedLocal ? 8 : 16) << g.group_id;
+  Capabilities cpu = any;
+  cpu.chunked_local = true;  // reads any key of any block
+  p = plan_kv_cache(m, kvtest::same_backend(m, cpu), o);
+  for (const KvGroupPlan& g : p.groups) EXPECT_EQ(g.kernel_block_size, 16) << g.group_id;
+}
+
 TEST(KvPlan, Llama8bBytesPerTokenAndBudget) {
   const Capabilities fa = caps("CUDA_FLASH", {BlockSizeEntry::multiple_of(16)}, 16);
   ModelSpec m = kvtest::llama_8b();

@@ -48,6 +48,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "cuda: head size of the decode rows (32 query heads over 8 or 4 KV heads)")
       ->check(CLI::IsMember({64, 80, 96, 128, 192, 256, 512}))
       ->capture_default_str();
+  cmd->add_option("--decode-chunk", opts->decode_chunk,
+                  "cuda: the decode rows' layers are chunked local attention of N tokens "
+                  "(Llama 4's attention_chunk_size; each row reads its chunk's keys only; 0: "
+                  "none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option(
          "--mla-form", opts->mla_form,
          "cuda: CUDA_MLA's kernel form for the MLA rows (auto: the plan's pick, hopper on SM90)")
@@ -81,12 +87,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
-         opts->decode_head != 128 || opts->decode_q != 1 || opts->mla_form != "auto" ||
-         opts->variant != "auto" || opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 ||
-         opts->hopper_any_length || opts->prefill_window > 0))
+         opts->decode_head != 128 || opts->decode_q != 1 || opts->decode_chunk > 0 ||
+         opts->mla_form != "auto" || opts->variant != "auto" || opts->prefill_kv != "bfloat16" ||
+         opts->prefill_image > 0 || opts->hopper_any_length || opts->prefill_window > 0))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-q, "
-          "--mla-form, "
+          "--decode-chunk, --mla-form, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
           "apply to --device cuda only (the CPU suite has its own grid)");
     if (opts->device == "cuda" && opts->sequential_blocks)

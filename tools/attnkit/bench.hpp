@@ -17,6 +17,7 @@ struct BenchOptions {
   std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
   int decode_head = 128;                // cuda: head size of the decode rows
   int decode_q = 1;                     // cuda: query tokens per sequence of the decode rows
+  int decode_chunk = 0;  // cuda: the decode rows' attention_chunk_size (chunked local; 0: none)
   std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
   std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3
   bool hopper_any_length = false;       // cuda: v3's Hopper form at head 64 whatever the keys

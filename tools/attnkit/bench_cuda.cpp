@@ -164,6 +164,7 @@ struct Shape {
   std::string lens_text = {};  // ... as the grid gave it ("1x65536+63x1024"), the rows' batch_lens
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
   int wl = -1, wr = -1;        // prefill, encoder: window_left / window_right as kernels get them
+  int chunk = 0;               // decode: attention_chunk_size (a row reads its chunk's keys only)
   // mixed (a chunked-prefill step): each sequence's query tokens, decodes first (seq_q: the most)
   std::vector<int> qlens = {};
   int image_of(int seq) const { return std::min(image, len(seq)); }
@@ -183,10 +184,17 @@ struct Shape {
     for (int i = 0; i < batch; ++i) n += len(i);
     return n;
   }
+  // The first key a sequence's rows read: its first row's chunk's (0 without a chunk).
+  int first_key(int seq) const {
+    const int p = std::max(0, len(seq) - q_of(seq));
+    return chunk > 0 ? int(chunk_first_key(p, chunk)) : 0;
+  }
   // K/V bytes a step reads (the latent once for MLA)
   double kv_bytes() const {
     const int elem = kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
-    return total_keys() * hkv * (mla() ? head : 2.0 * head) * elem;
+    double keys = 0;
+    for (int i = 0; i < batch; ++i) keys += len(i) - first_key(i);
+    return keys * hkv * (mla() ? head : 2.0 * head) * elem;
   }
 };
 
@@ -259,8 +267,9 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
           std::memcpy(&x, &b[i * 2], 2);
           return bf16_bits_to_float(x);
         };
-        // A window: keys [pos - wl, pos + wr] only.
-        const int j0 = s.wl >= 0 ? std::max(0, pos - s.wl) : 0;
+        // A window: keys [pos - wl, pos + wr] only; a chunk: the row's chunk's keys only.
+        int j0 = s.wl >= 0 ? std::max(0, pos - s.wl) : 0;
+        if (s.chunk > 0) j0 = std::max(j0, int(chunk_first_key(pos, s.chunk)));
         const int j1 = s.wr >= 0 ? std::min(nk, pos + s.wr + 1) : nk;
         std::vector<double> logit(nk);
         double mx = -INFINITY;
@@ -389,6 +398,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
   L.causal = s.causal;
   L.window_left = s.wl;
   L.window_right = s.wr;
+  L.attention_chunk_size = s.chunk;
   const auto p0 = std::chrono::steady_clock::now();
   be->plan(hb, L);
   const double plan_us =
@@ -600,6 +610,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     // Decode also under the clean-L2 protocol, launched and replayed from a CUDA graph (what
     // serving engines do; one layer's split-KV kernel and combine).
     const double bytes = s.kv_bytes();
+    if (s.chunk > 0) row["chunk"] = s.chunk;
     if (s.mla())  // Q.K^T over 576 and P.V over 512 per (head, key)
       row["TFLOPs"] = 2.0 * s.hq * s.total_keys() * (D + Dv) / ms / 1e9;
     const double clean = T.median_ms(call, reps, L2::kClean);
@@ -842,6 +853,7 @@ int run_cuda_bench(const BenchOptions& o) {
                            int page, KvCacheDType kv) {
     const int q = kind == "decode" ? o.decode_q : 1;
     Shape s{kind, int(d.lens.size()), hq, hkv, head, q, d.longest(), page, true, kv};
+    if (kind == "decode") s.chunk = o.decode_chunk;
     if (d.ragged()) {
       s.lens = d.lens;
       s.lens_text = d.text;

@@ -136,6 +136,13 @@ class CudaFlashBackend final : public AttentionBackend {
     int ws_splits = 1;              // the workspace's split extent
     bool per_token_counts = false;  // a ragged part: the combine reads each token's count
     size_t workspace = 0;
+    // Chunked local attention: the parts are planned over the batch's chunk pieces (tiles.hpp
+    // chunk_piece), which run() builds in the workspace from chunk_offset on: cu_seqlens_q
+    // [pieces + 1], seqused_k [pieces], block-table rows [pieces, piece_entries]. A row holds a
+    // whole chunk's blocks (at block size 1 at most, or the batch's table stride), not only
+    // this step's keys: a captured graph replays over longer caches with the same layout.
+    int chunk = 0, pieces = 0, piece_entries = 0;
+    size_t chunk_offset = 0;
     std::vector<Part> parts;
     int main = 0;  // the part with the most query tokens (what planned_splits() etc. report)
   };
@@ -198,14 +205,24 @@ class CudaFlashBackend final : public AttentionBackend {
     backend_checks::check_mm_prefix_ranges(fmt::format("{} plan", fam_.name), b);
   }
 
-  // Chunked local attention (docs/semantics.md §4): neither family's kernels mask by chunk, so
-  // both refuse a layer that asks for it (the selector routes such layers elsewhere).
-  void check_chunked(const AttentionLayerParams& layer, const char* step) const {
-    if (layer.attention_chunk_size != 0 && !capabilities().chunked_local)
+  // Chunked local attention (docs/semantics.md §4): CUDA_FLASH runs a chunked layer's batch as
+  // its chunk pieces (tiles.hpp chunk_piece) through the kernels' plain masks; a family that does
+  // not declare it (CUDA_MLA) refuses such a layer (the selector routes it elsewhere).
+  void check_chunked(const AttentionLayerParams& layer, bool mm, const char* step) const {
+    const int c = layer.attention_chunk_size;
+    if (c < 0)
+      throw InvalidArgument(fmt::format(
+          "{} {}: attention_chunk_size must be >= 0, 0 = off (got {})", fam_.name, step, c));
+    if (c != 0 && !capabilities().chunked_local)
       throw Unsupported(
           fmt::format("{} {}: attention_chunk_size {} (chunked local attention) is "
                       "not supported; it declares no chunked_local",
-                      fam_.name, step, layer.attention_chunk_size));
+                      fam_.name, step, c));
+    if (c != 0 && mm)
+      throw Unsupported(fmt::format(
+          "{} {}: PrefixLM (mm_prefix) ranges with chunked local attention (chunk {}) are not "
+          "supported",
+          fam_.name, step, c));
   }
 
   std::string_view name() const override { return fam_.name; }
@@ -233,7 +250,7 @@ class CudaFlashBackend final : public AttentionBackend {
             fmt::format("{} plan: seqused_k[{}] = {} must be >= 0", fam_.name, s, b.seqused_k[s]));
     }
     check_mm_prefix(b, layer);
-    check_chunked(layer, "plan");
+    check_chunked(layer, b.mm_prefix_offsets || b.mm_prefix_ranges, "plan");
     const int hv = layer.head_size_v ? layer.head_size_v : layer.head_size;
     BatchPlan bp;
     bp.num_seqs = b.num_seqs;
@@ -242,9 +259,31 @@ class CudaFlashBackend final : public AttentionBackend {
     bp.head_qk = layer.head_size;
     bp.head_v = hv;
     bp.num_heads = layer.num_heads;
-    for (const auto& [s0, s1] : part_runs(b, layer)) {
-      Part part{s0, s1 - s0, b.cu_seqlens_q[s1] - b.cu_seqlens_q[s0], {}};
-      part.plan = plan_part(sub_batch(b, s0, s1), layer);
+    // A chunked layer's parts and launches are planned over its chunk pieces.
+    std::vector<int32_t> piece_cu, piece_keys;
+    AttentionBatch pb = b;
+    if (layer.attention_chunk_size != 0) {
+      const int C = layer.attention_chunk_size;
+      piece_cu.push_back(0);
+      for (int s = 0; s < b.num_seqs; ++s) {
+        const int q = b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s], k = b.seqused_k[s];
+        for (int j = 0; j < chunk_pieces(q, k, C); ++j) {
+          const ChunkPiece piece = chunk_piece(q, k, C, j);
+          piece_cu.push_back(b.cu_seqlens_q[s] + piece.row0 + piece.rows);
+          piece_keys.push_back(piece.keys);
+        }
+      }
+      bp.chunk = C;
+      bp.piece_entries = b.block_table_stride > 0 ? std::min(C, b.block_table_stride) : C;
+      bp.pieces = int(piece_keys.size());
+      pb.num_seqs = bp.pieces;
+      pb.cu_seqlens_q = piece_cu.data();
+      pb.seqused_k = piece_keys.data();
+      pb.block_table = nullptr;
+    }
+    for (const auto& [s0, s1] : part_runs(pb, layer)) {
+      Part part{s0, s1 - s0, pb.cu_seqlens_q[s1] - pb.cu_seqlens_q[s0], {}};
+      part.plan = plan_part(sub_batch(pb, s0, s1), layer);
       bp.ws_splits = std::max(bp.ws_splits, part.plan.ws_splits);
       bp.per_token_counts |= part.plan.ragged.chunk_tiles || part.plan.fp8.ragged.chunk_tiles;
       if (!bp.parts.empty() && part.toks > bp.parts[size_t(bp.main)].toks)
@@ -257,6 +296,10 @@ class CudaFlashBackend final : public AttentionBackend {
                                            (hv + 1) * sizeof(float)
                                      : 0) +
                    (bp.per_token_counts ? size_t(bp.total_q) * sizeof(int) : 0);
+    if (bp.chunk) {
+      bp.chunk_offset = bp.workspace;
+      bp.workspace += (size_t(bp.pieces) * (2 + size_t(bp.piece_entries)) + 1) * sizeof(int32_t);
+    }
     if (options_.concurrent_parts && bp.parts.size() == 2 && !side_) {
       // Made once, here: run() creates nothing.
       check_cuda(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate",
@@ -458,7 +501,11 @@ class CudaFlashBackend final : public AttentionBackend {
     const int hv = L.head_size_v ? L.head_size_v : L.head_size;
     if (!plan_.valid)
       throw InvalidArgument(fmt::format("{} run: plan() was not called", fam_.name));
-    check_chunked(L, "run");
+    check_chunked(L, plan_.mm, "run");
+    if (L.attention_chunk_size != plan_.chunk)
+      throw InvalidArgument(
+          fmt::format("{} run: attention_chunk_size {} differs from the plan's {}", fam_.name,
+                      L.attention_chunk_size, plan_.chunk));
     if ((a.batch.mm_prefix_offsets != nullptr) != plan_.mm ||
         (a.batch.mm_prefix_ranges != nullptr) != plan_.mm)
       throw InvalidArgument(fmt::format(
@@ -597,6 +644,44 @@ class CudaFlashBackend final : public AttentionBackend {
                                              size_t(plan_.ws_splits) * plan_.total_q * L.num_heads);
     }
     const auto st = static_cast<cudaStream_t>(stream);
+    // A chunked layer's pieces, built in the workspace before the attention kernels read them.
+    // Those kernels then launch in stream order: a programmatic dependent reads the metadata
+    // before its wait (pdl.cuh), which the piece kernel is still writing.
+    AttentionBatch batch = a.batch;
+    if (plan_.chunk) {
+      if (plan_.chunk % kv.block_size)
+        throw Unsupported(fmt::format(
+            "{} run: attention_chunk_size {} is not a multiple of the block size {} (a chunk's "
+            "keys are read as whole blocks; the KV plan picks block sizes that divide it)",
+            fam_.name, plan_.chunk, kv.block_size));
+      if (!a.batch.block_table)
+        throw InvalidArgument(fmt::format(
+            "{} run: chunked local attention reads the paged cache; block_table is null",
+            fam_.name));
+      if (plan_.pieces == 0) return;  // no query rows
+      auto* base = reinterpret_cast<int32_t*>(static_cast<char*>(a.workspace) + plan_.chunk_offset);
+      ChunkBatchLaunch c{};
+      c.cu_seqlens_q = a.batch.cu_seqlens_q;
+      c.seqused_k = a.batch.seqused_k;
+      c.block_table = a.batch.block_table;
+      c.num_seqs = a.batch.num_seqs;
+      c.block_table_stride = a.batch.block_table_stride;
+      c.chunk = plan_.chunk;
+      c.block_size = kv.block_size;
+      c.capacity = plan_.pieces;
+      c.out_stride = std::min(plan_.piece_entries, plan_.chunk / kv.block_size);
+      c.out_cu_seqlens_q = base;
+      c.out_seqused_k = base + plan_.pieces + 1;
+      c.out_block_table = base + 2 * plan_.pieces + 1;
+      launch_chunk_batch(c, pdl_, st);
+      check_cuda(cudaGetLastError(), "chunk batch kernel launch", fam_.name);
+      batch.num_seqs = plan_.pieces;
+      batch.cu_seqlens_q = c.out_cu_seqlens_q;
+      batch.seqused_k = c.out_seqused_k;
+      batch.block_table = c.out_block_table;
+      batch.block_table_stride = p.block_table_stride = c.out_stride;
+      p.pdl = 0;
+    }
     // Concurrent parts: the part with the most query tokens, issued first, on the side stream;
     // the other on run()'s (issuing the other first or raising the side stream's priority
     // measured the same, session 30).
@@ -610,7 +695,7 @@ class CudaFlashBackend final : public AttentionBackend {
       const cudaStream_t pst = fork && int(i) == plan_.main ? side_ : st;
       const Part& part = plan_.parts[i];
       const Plan& pl = part.plan;
-      const AttentionBatch sub = sub_batch(a.batch, part.seq0, part.seq0 + part.seqs);
+      const AttentionBatch sub = sub_batch(batch, part.seq0, part.seq0 + part.seqs);
       p.cu_seqlens_q = sub.cu_seqlens_q;
       p.seqused_k = sub.seqused_k;
       p.block_table = sub.block_table;

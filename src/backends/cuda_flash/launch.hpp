@@ -23,6 +23,18 @@ bool flash_has_split_keys(int instance);
 // launched as a programmatic dependent of the flash kernel before it in the stream, so that its
 // launch overlaps that kernel's tail (the kernel waits for the flash kernel's results).
 void launch_combine(DType dtype, const FlashParams& p, int64_t rows, bool pdl, void* stream);
+// Chunked local attention's virtual batch (tiles.hpp chunk_piece): from the caller's device
+// metadata, each sequence's pieces' cu_seqlens_q, seqused_k and block-table rows (the row from
+// the chunk's first block on, ceil(keys / block_size) entries) into the workspace. Writes at
+// most `capacity` pieces and `out_stride` entries a row, whatever the metadata says. With `pdl`
+// (SM90+), a programmatic dependent that reads only the metadata before its wait.
+struct ChunkBatchLaunch {
+  const int32_t *cu_seqlens_q, *seqused_k, *block_table;
+  int num_seqs, block_table_stride, chunk, block_size;
+  int32_t *out_cu_seqlens_q, *out_seqused_k, *out_block_table;  // [capacity + 1], [capacity]
+  int capacity, out_stride;
+};
+void launch_chunk_batch(const ChunkBatchLaunch& p, bool pdl, void* stream);
 // Element kinds of the cache kernels: 0 fp16, 1 bf16, 2 fp8 e4m3, 3 fp8 e5m2, 4 fp32.
 // (Plain structs: nvcc's front end rejects parts of capability.hpp, so .cu files never include
 // attention.hpp; the backend translates KvWriteArgs / KvCacheView into these.)

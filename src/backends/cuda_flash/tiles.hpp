@@ -508,4 +508,44 @@ inline std::vector<std::pair<int, int> > batch_parts(const int32_t* cu_seqlens_q
   return runs;
 }
 
+// Chunked local attention (docs/semantics.md §4) as virtual sequences: a sequence's query rows
+// are cut where their key positions cross a chunk boundary, and each piece runs as a sequence of
+// its own over its chunk's keys only, [C c, min(k, C (c + 1))), its block-table row starting at
+// the chunk's first block (the chunk a multiple of the block size). The kernels then run the
+// pieces with the masks they have: a piece's last row is its last key, so each row keeps its
+// distance to every key (windows, ALiBi) under bottom-right alignment. Rows before key 0 (more
+// query rows than keys) form one piece of no keys: their chunk holds none. Host and device
+// compute the same pieces from (q, k, C).
+ATTNKIT_HD constexpr int chunk_index(int64_t pos, int chunk) {  // -1: every position before 0
+  return pos < 0 ? -1 : int(pos / chunk);
+}
+// Pieces of a sequence of q query rows over k keys (q == 0: none).
+ATTNKIT_HD constexpr int chunk_pieces(int q, int k, int chunk) {
+  return q <= 0 ? 0 : chunk_index(int64_t(k) - 1, chunk) - chunk_index(int64_t(k) - q, chunk) + 1;
+}
+struct ChunkPiece {
+  int row0 = 0, rows = 0;  // the sequence's query rows [row0, row0 + rows)
+  int keys = 0;            // the piece's keys (its seqused_k)
+  int64_t first_key = 0;   // of the sequence's: where the piece's block-table row starts
+};
+// Piece j (0 <= j < chunk_pieces(q, k, chunk)) of that sequence.
+ATTNKIT_HD constexpr ChunkPiece chunk_piece(int q, int k, int chunk, int j) {
+  const int64_t p0 = int64_t(k) - q;  // the first row's key position
+  const int c = chunk_index(p0, chunk) + j;
+  auto row_at = [&](int cc) {  // the first row of chunk cc
+    if (cc <= chunk_index(p0, chunk)) return 0;
+    const int64_t r = int64_t(cc) * chunk - p0;
+    return int(r < q ? r : q);
+  };
+  ChunkPiece piece;
+  piece.row0 = row_at(c);
+  piece.rows = row_at(c + 1) - piece.row0;  // the last piece's next chunk starts at row q
+  if (c >= 0) {
+    piece.first_key = int64_t(c) * chunk;
+    const int64_t end = piece.first_key + chunk;
+    piece.keys = int((end < k ? end : int64_t(k)) - piece.first_key);
+  }
+  return piece;
+}
+
 }  // namespace attnkit::cuda_flash
