@@ -198,8 +198,8 @@ TEST(RunWorkload, ModernBertLocalLayersSeeASymmetricWindow) {
 // layer full): prompts of 100 tokens in 48-token steps, then decodes across a chunk boundary.
 // The chunked group releases each past chunk's blocks as the steps move on, so a kernel that read
 // past its chunk would read the null block and fail verification; its FLOPs count each query's
-// own chunk only.
-TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunk) {
+// own chunk only. On the CPU backends, and on a GPU through CUDA_FLASH's chunk pieces.
+void llama4_chunked_run(const std::string& device) {
   const std::filesystem::path cfg =
       std::filesystem::temp_directory_path() / "attnkit_llama4_chunked_test.json";
   {
@@ -209,9 +209,17 @@ TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunk) {
          R"("attention_chunk_size":32,"max_position_embeddings":4096,"torch_dtype":"bfloat16"}})";
   }
   RunOptions o = small(cfg.string());
+  o.device = device;
   o.prompt_len = 100;
   o.decode_steps = 30;  // positions 100..129: the chunk boundary at 128
-  const RunReport r = run_workload(o);
+  RunReport r;
+  try {
+    r = run_workload(o);
+  } catch (const InvalidArgument& e) {
+    std::filesystem::remove(cfg);
+    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
+    GTEST_SKIP() << "needs a GPU; none present";
+  }
   std::filesystem::remove(cfg);
   expect_verified(r);
   ASSERT_EQ(r.groups.size(), 2u);
@@ -224,6 +232,9 @@ TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunk) {
     EXPECT_DOUBLE_EQ(g.flops, 2.0 * 8 * 128 * pairs * 2 * g.num_layers) << g.description;
   }
 }
+
+TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunk) { llama4_chunked_run("cpu"); }
+TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunkOnCuda) { llama4_chunked_run("cuda"); }
 
 // An fp32 config on a GPU: refused with the selector's reasons and the dtypes that would run.
 TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
