@@ -67,6 +67,13 @@ int cuda_flash_generation(std::string_view variant);
 // form), for the whole batch (or the part whose rows they widen). run() reads the ranges from
 // device memory and must get them exactly when plan() did; a graph replay must keep the captured
 // plan's answer to whether they widen a row.
+//
+// Chunked local layers (attention_chunk_size, docs/semantics.md §4) run as chunk pieces: plan()
+// plans the kernels over the host batch's pieces, run() builds them from the device metadata in
+// the workspace (one more kernel) and runs the plain kernels over them. The chunk must be a
+// multiple of the cache's block size (Unsupported otherwise; the KV plan gives such sizes). A
+// graph replay must keep each sequence's piece count (a decode has one; a prefill step's rows
+// must cross as many chunk boundaries as at capture); the rules above then apply to the pieces.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
