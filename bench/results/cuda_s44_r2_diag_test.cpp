@@ -9,7 +9,11 @@ TEST(CudaFlashDiag, ChunkGraphGrowth) {
   if (!gpu_present()) GTEST_SKIP();
   for (int chunk : {256, 0})
     for (int graph : {1, 0}) {
-      Case c{.name = "diag", .hq = 8, .hkv = 2, .seqs = {{1, 310}, {1, 2049}, {1, 767}}, .chunk = chunk};
+      Case c{.name = "diag",
+             .hq = 8,
+             .hkv = 2,
+             .seqs = {{1, 310}, {1, 2049}, {1, 767}},
+             .chunk = chunk};
       PreparedCase pc(c, 32);
       Problem& P = pc.P;
       size_t ws1 = 0;
@@ -24,13 +28,24 @@ TEST(CudaFlashDiag, ChunkGraphGrowth) {
       ws1 = pc.be->workspace_bytes();
       std::unique_ptr<CapturedRun> g;
       if (graph) g = std::make_unique<CapturedRun>(*pc.be, pc.r.args);
-      if (graph) g->replay(); else { pc.be->run(pc.r.args, nullptr); ck(cudaDeviceSynchronize()); }
+      if (graph)
+        g->replay();
+      else {
+        pc.be->run(pc.r.args, nullptr);
+        ck(cudaDeviceSynchronize());
+      }
       std::string tag = "chunk " + std::to_string(chunk) + (graph ? " graph" : " direct");
       compare(P, reference(P), pc.r.out, pc.r.lse, tag + " 1");
       step({310, 2049, 767});
-      if (graph) g->replay(); else { pc.be->run(pc.r.args, nullptr); ck(cudaDeviceSynchronize()); }
+      if (graph)
+        g->replay();
+      else {
+        pc.be->run(pc.r.args, nullptr);
+        ck(cudaDeviceSynchronize());
+      }
       compare(P, reference(P), pc.r.out, pc.r.lse, tag + " 2");
-      std::printf("%s: splits %d ws1 %zu ws2 %zu\n", tag.c_str(), cuda_flash_planned_splits(*pc.be), ws1, pc.be->workspace_bytes());
+      std::printf("%s: splits %d ws1 %zu ws2 %zu\n", tag.c_str(), cuda_flash_planned_splits(*pc.be),
+                  ws1, pc.be->workspace_bytes());
       if (chunk && graph) {
         const size_t region = (3 * (2 + 130) + 1) * 4;
         std::vector<int32_t> h(region / 4);
@@ -43,7 +58,8 @@ TEST(CudaFlashDiag, ChunkGraphGrowth) {
         }
         for (int s = 0; s < 3; ++s) {
           std::printf("src %d:", s);
-          for (int e = 0; e < 48 && e < P.bt_stride; ++e) std::printf(" %d", P.bt[s * P.bt_stride + e]);
+          for (int e = 0; e < 48 && e < P.bt_stride; ++e)
+            std::printf(" %d", P.bt[s * P.bt_stride + e]);
           std::printf("\n");
         }
       }
