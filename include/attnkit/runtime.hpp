@@ -62,6 +62,9 @@ struct GroupRunReport {
   double gflops() const { return seconds > 0 ? flops / seconds * 1e-9 : 0; }
   double kv_gbps() const { return seconds > 0 ? kv_bytes / seconds * 1e-9 : 0; }
   int verified_layers = 0;  // layer runs checked against CPU_REFERENCE
+  // Query rows those runs held, and the rows checked (all of them, or every n-th of a long
+  // causal step's, its last rows included: verify_run's work bound)
+  int64_t verified_rows_of = 0, verified_rows = 0;
   double max_abs_error = 0;
   double tolerance = 0;
   bool verified_ok = true;

@@ -37,9 +37,12 @@ std::string format_run_report(const RunReport& r) {
                        g.two_part_steps);
     if (g.verified_layers)
       s += fmt::format(
-          "    verified {} layer runs against CPU_REFERENCE{}: max |err| {:.3g} "
+          "    verified {} layer runs against CPU_REFERENCE{}{}: max |err| {:.3g} "
           "(tolerance {:.3g}) {}\n",
           g.verified_layers,
+          g.verified_rows < g.verified_rows_of
+              ? fmt::format(" ({} of their {} query rows)", g.verified_rows, g.verified_rows_of)
+              : "",
           g.oracle_is_backend() ? " (the backend itself: this checks the cache's writes, "
                                   "slots and block tables, not a kernel)"
                                 : "",
@@ -81,6 +84,8 @@ std::string run_report_to_json(const RunReport& r) {
       gj["max_abs_error"] = g.max_abs_error;
       gj["tolerance"] = g.tolerance;
       gj["verified_ok"] = g.verified_ok;
+      gj["verified_rows"] = g.verified_rows;
+      gj["verified_rows_of"] = g.verified_rows_of;
       gj["oracle_is_backend"] = g.oracle_is_backend();
     }
     j["groups"].push_back(gj);

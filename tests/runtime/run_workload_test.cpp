@@ -236,6 +236,35 @@ void llama4_chunked_run(const std::string& device) {
 TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunk) { llama4_chunked_run("cpu"); }
 TEST(RunWorkload, Llama4ChunkedLocalLayersSeeTheirChunkOnCuda) { llama4_chunked_run("cuda"); }
 
+// A long causal prefill step is verified on a sample of its rows (every n-th of each sequence,
+// the last included, each over the keys up to its position), and says so; short steps keep every
+// row. A 3000-token prompt in one step over 8 heads: 72M (row, key, head) triples, over the
+// oracle's bound of 2^24, so every 5th row; the decode steps check all of theirs.
+TEST(RunWorkload, LongPrefillStepsVerifyASampleOfRows) {
+  const std::filesystem::path cfg =
+      std::filesystem::temp_directory_path() / "attnkit_long_prefill_test.json";
+  {
+    std::ofstream f(cfg);
+    f << R"({"model_type":"llama","hidden_size":512,"num_attention_heads":8,)"
+         R"("num_key_value_heads":2,"head_dim":64,"num_hidden_layers":1,)"
+         R"("max_position_embeddings":8192,"torch_dtype":"bfloat16"})";
+  }
+  RunOptions o = small(cfg.string());
+  o.requests = 1;
+  o.prompt_len = 3000;
+  o.decode_steps = 2;
+  o.max_tokens_per_step = 4096;
+  const RunReport r = run_workload(o);
+  std::filesystem::remove(cfg);
+  expect_verified(r);
+  ASSERT_EQ(r.groups.size(), 1u);
+  const GroupRunReport& g = r.groups[0];
+  EXPECT_EQ(g.verified_rows_of, 3000 + 1);  // the prefill step and the last decode step
+  EXPECT_EQ(g.verified_rows, 600 + 1);
+  EXPECT_NE(format_run_report(r).find("(601 of their 3001 query rows)"), std::string::npos)
+      << format_run_report(r);
+}
+
 // An fp32 config on a GPU: refused with the selector's reasons and the dtypes that would run.
 TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
   RunOptions o = small("snowflake-arctic-embed-m");

@@ -77,7 +77,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", args->o.seed, "Random seed")
       ->check(seed_range())
       ->capture_default_str();
-  cmd->add_flag("--verify", args->o.verify, "Check sampled layers against CPU_REFERENCE");
+  cmd->add_flag("--verify", args->o.verify,
+                "Check sampled layers against CPU_REFERENCE (long causal steps: a sample of "
+                "their rows)");
   cmd->add_flag("--json", args->json, "Print the report as JSON");
   cmd->add_flag("--quiet", args->quiet, "No progress display");
   cmd->callback([args, exit_code]() {
