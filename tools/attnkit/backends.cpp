@@ -36,6 +36,9 @@ const std::vector<std::string> kColumns = {"backend",
 
 std::vector<std::string> row(const BackendDecl& b) {
   const Capabilities& c = b.caps;
+  // A chunk the backend reads as whole blocks: the KV plan's block sizes divide it.
+  const std::string chunked =
+      c.chunked_local && c.chunk_in_whole_blocks ? "whole blocks" : yes_no(c.chunked_local);
   return {b.name(),
           join_names(c.platforms),
           compute_capability_range(c),
@@ -50,7 +53,7 @@ std::vector<std::string> row(const BackendDecl& b) {
           yes_no(c.sliding_window),
           yes_no(c.non_causal),
           yes_no(c.mm_prefix),
-          yes_no(c.chunked_local),
+          chunked,
           join_names(c.attn_types),
           metadata_forms_text(c),
           generations_text(b.generations)};
