@@ -110,6 +110,7 @@ struct Case {
   // a manager that released them leaves them
   int chunk = 0;
   bool stale_past_chunks = false;
+  bool chunk_pieces = false;  // CudaFlashOptions::chunk_pieces
   float softcap = 0.f;
   bool alibi = false, sinks = false;
   int force_splits = 0;
@@ -550,6 +551,7 @@ struct PreparedCase {
     opt.one_part = c.one_part;
     opt.concurrent_parts = c.concurrent_parts;
     opt.part_min_decode_bytes = c.part_min_decode_bytes;
+    opt.chunk_pieces = c.chunk_pieces;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
@@ -1635,11 +1637,13 @@ TEST_F(CudaFlash, MlaMixedBatchesRunAsTwoParts) {
   }
 }
 
-// Chunked local attention (Llama 4; docs/semantics.md §4) as chunk pieces (tiles.hpp
-// chunk_piece): long decodes whose chunk starts far into the cache with the past chunks' table
-// entries pointing at an unwritten NaN block, forced and ragged splits, prefill rows across
-// chunk boundaries (v2's form, v3's on SM90), rows before key 0, a window inside the chunk,
-// non-causal rows, the logit features, head 256, and an fp8 cache in the fp8 decode form.
+// Chunked local attention (Llama 4; docs/semantics.md §4), through the decode form's kChunk
+// kernels (decode batches at head 128) and as chunk pieces (tiles.hpp chunk_piece; every case
+// also with CudaFlashOptions::chunk_pieces): long decodes whose chunk starts far into the cache
+// with the past chunks' table entries pointing at an unwritten NaN block, forced and ragged
+// splits, a 3-token row across a boundary, prefill rows across chunk boundaries (v2's form, v3's
+// on SM90), rows before key 0, a window inside the chunk, non-causal rows, the logit features,
+// head 256, and an fp8 cache in the fp8 decode form.
 TEST_F(CudaFlash, ChunkedLocalAttention) {
   const std::vector<Case> cases = {
       {.name = "chunk 8192: 1 x 20000 decode 40/8 (Llama 4 Scout's heads)",
@@ -1682,6 +1686,12 @@ TEST_F(CudaFlash, ChunkedLocalAttention) {
        .seqs = {{20, 300}, {70, 150}, {10, 5}},
        .causal = false,
        .chunk = 64},
+      {.name = "chunk 64: non-causal decode-sized rows (pieces: their chunk bounds both sides)",
+       .hq = 4,
+       .hkv = 2,
+       .seqs = {{1, 300}, {5, 150}, {3, 37}},
+       .causal = false,
+       .chunk = 16},
       {.name = "chunk 128: ALiBi, sinks and softcap",
        .hq = 8,
        .hkv = 2,
@@ -1705,15 +1715,23 @@ TEST_F(CudaFlash, ChunkedLocalAttention) {
        .chunk = 512,
        .stale_past_chunks = true},
   };
-  for (size_t i = 0; i < cases.size(); ++i) run_case(cases[i], 90 + int(i));
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (bool pieces : {false, true}) {
+      Case c = cases[i];
+      c.chunk_pieces = pieces;
+      if (pieces) c.name += " (as pieces)";
+      run_case(c, 90 + int(i));
+    }
 }
 
-// A chunk that is not a whole number of blocks is refused at run() (the KV plan never gives
-// one: kv_plan_test), before anything is written; a chunked layer's decode graph replays over
-// a longer cache after a replan (the pieces' table rows hold a whole chunk).
+// As pieces, a chunk that is not a whole number of blocks is refused at run() (the KV plan never
+// gives one: kv_plan_test), before anything is written; the decode form's kChunk kernels take
+// it. A chunked layer's decode graph replays over a longer cache after a replan, through the
+// kChunk kernels and as pieces (whose table rows hold a whole chunk).
 TEST_F(CudaFlash, ChunkedLocalRunChecksAndGraphReplay) {
   Case c{.name = "chunk 100, page 16", .hq = 8, .hkv = 2, .seqs = {{1, 300}}, .chunk = 100};
   {
+    c.chunk_pieces = true;
     PreparedCase pc(c, 31);
     try {
       pc.be->run(pc.r.args, nullptr);
@@ -1727,31 +1745,38 @@ TEST_F(CudaFlash, ChunkedLocalRunChecksAndGraphReplay) {
     for (uint16_t b : download<uint16_t>(pc.r.out, pc.r.out.n / 2))
       ASSERT_EQ(b, 0x7fff) << "a rejected run wrote its output";
   }
-  // The cache holds the second step's keys; the first step sees fewer of them.
-  c = {.name = "chunk 256 decode graph",
-       .hq = 8,
-       .hkv = 2,
-       .seqs = {{1, 310}, {1, 2049}, {1, 767}},
-       .chunk = 256};
-  PreparedCase pc(c, 32);
-  Problem& P = pc.P;
-  auto step = [&](std::vector<int32_t> used) {
-    P.used = used;
-    P.c.seqs = {{1, used[0]}, {1, used[1]}, {1, used[2]}};
-    pc.be->plan(host_batch(P), layer_of(P, true));
-    ASSERT_LE(pc.be->workspace_bytes(), pc.r.ws.n);
-    ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
-    pc.r.poison_out();
-  };
-  step({300, 2000, 700});
-  CapturedRun g(*pc.be, pc.r.args);
-  g.replay();
-  compare(P, reference(P), pc.r.out, pc.r.lse, "chunked graph replay 1");
-  // Next step: each sequence some keys on (2000 -> 2049 crosses into the chunk from 2048 on);
-  // replan, update the metadata, replay the same graph.
-  step({310, 2049, 767});
-  g.replay();
-  compare(P, reference(P), pc.r.out, pc.r.lse, "chunked graph replay 2 (replanned, longer)");
+  c.chunk_pieces = false;
+  run_case(c, 31);
+  for (bool pieces : {false, true}) {
+    // The cache holds the second step's keys; the first step sees fewer of them.
+    c = {.name = "chunk 256 decode graph",
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{1, 310}, {1, 2049}, {1, 767}},
+         .chunk = 256,
+         .chunk_pieces = pieces};
+    PreparedCase pc(c, 32);
+    Problem& P = pc.P;
+    auto step = [&](std::vector<int32_t> used) {
+      P.used = used;
+      P.c.seqs = {{1, used[0]}, {1, used[1]}, {1, used[2]}};
+      pc.be->plan(host_batch(P), layer_of(P, true));
+      ASSERT_LE(pc.be->workspace_bytes(), pc.r.ws.n);
+      ck(cudaMemcpy(P.dused.p, P.used.data(), P.used.size() * 4, cudaMemcpyHostToDevice));
+      pc.r.poison_out();
+    };
+    const std::string how = pieces ? " (as pieces)" : " (kChunk kernels)";
+    step({300, 2000, 700});
+    CapturedRun g(*pc.be, pc.r.args);
+    g.replay();
+    compare(P, reference(P), pc.r.out, pc.r.lse, "chunked graph replay 1" + how);
+    // Next step: each sequence some keys on (2000 -> 2049 crosses into the chunk from 2048 on);
+    // replan, update the metadata, replay the same graph.
+    step({310, 2049, 767});
+    g.replay();
+    compare(P, reference(P), pc.r.out, pc.r.lse,
+            "chunked graph replay 2 (replanned, longer)" + how);
+  }
 }
 
 TEST_F(CudaFlash, HeuristicSplitsLongDecode) {

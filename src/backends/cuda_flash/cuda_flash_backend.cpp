@@ -143,6 +143,7 @@ class CudaFlashBackend final : public AttentionBackend {
     // this step's keys: a captured graph replays over longer caches with the same layout.
     int chunk = 0, pieces = 0, piece_entries = 0;
     size_t chunk_offset = 0;
+    bool chunk_kernel = false;  // a decode batch: the kChunk kernels take the chunk, no pieces
     std::vector<Part> parts;
     int main = 0;  // the part with the most query tokens (what planned_splits() etc. report)
   };
@@ -183,6 +184,8 @@ class CudaFlashBackend final : public AttentionBackend {
     // Serving runs' A/B of concurrent parts (ATTNKIT_CUDA_CONCURRENT_PARTS=0: in turn).
     const char* con_env = std::getenv("ATTNKIT_CUDA_CONCURRENT_PARTS");
     if (con_env && std::string_view(con_env) == "0") options_.concurrent_parts = false;
+    const char* piece_env = std::getenv("ATTNKIT_CUDA_CHUNK_PIECES");
+    if (piece_env && std::string_view(piece_env) == "1") options_.chunk_pieces = true;
     fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
@@ -259,10 +262,21 @@ class CudaFlashBackend final : public AttentionBackend {
     bp.head_qk = layer.head_size;
     bp.head_v = hv;
     bp.num_heads = layer.num_heads;
-    // A chunked layer's parts and launches are planned over its chunk pieces.
+    // A chunked causal layer's decode batch at the heads with kChunk kernels keeps its sequences
+    // (the kernels bound a row's keys below by its chunk; a non-causal row's chunk bounds them
+    // above too); other batches' parts and launches are planned over their chunk pieces.
     std::vector<int32_t> piece_cu, piece_keys;
     AttentionBatch pb = b;
-    if (layer.attention_chunk_size != 0) {
+    bool decode_rows = !fam_.geometry && !options_.chunk_pieces && layer.causal &&
+                       chunk_decode_built(layer.head_size, hv);
+    for (int s = 0; s < b.num_seqs && decode_rows; ++s)
+      decode_rows = int64_t(b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) *
+                        (layer.num_heads / layer.num_kv_heads) <=
+                    kBlockMDecode;
+    if (layer.attention_chunk_size != 0 && decode_rows) {
+      bp.chunk = layer.attention_chunk_size;
+      bp.chunk_kernel = true;
+    } else if (layer.attention_chunk_size != 0) {
       const int C = layer.attention_chunk_size;
       piece_cu.push_back(0);
       for (int s = 0; s < b.num_seqs; ++s) {
@@ -283,7 +297,7 @@ class CudaFlashBackend final : public AttentionBackend {
     }
     for (const auto& [s0, s1] : part_runs(pb, layer)) {
       Part part{s0, s1 - s0, pb.cu_seqlens_q[s1] - pb.cu_seqlens_q[s0], {}};
-      part.plan = plan_part(sub_batch(pb, s0, s1), layer);
+      part.plan = plan_part(sub_batch(pb, s0, s1), layer, bp.chunk_kernel ? bp.chunk : 0);
       bp.ws_splits = std::max(bp.ws_splits, part.plan.ws_splits);
       bp.per_token_counts |= part.plan.ragged.chunk_tiles || part.plan.fp8.ragged.chunk_tiles;
       if (!bp.parts.empty() && part.toks > bp.parts[size_t(bp.main)].toks)
@@ -296,7 +310,7 @@ class CudaFlashBackend final : public AttentionBackend {
                                            (hv + 1) * sizeof(float)
                                      : 0) +
                    (bp.per_token_counts ? size_t(bp.total_q) * sizeof(int) : 0);
-    if (bp.chunk) {
+    if (bp.chunk && !bp.chunk_kernel) {
       bp.chunk_offset = bp.workspace;
       bp.workspace += (size_t(bp.pieces) * (2 + size_t(bp.piece_entries)) + 1) * sizeof(int32_t);
     }
@@ -348,7 +362,9 @@ class CudaFlashBackend final : public AttentionBackend {
   }
 
   // One part's launch: its form, grid and split counts.
-  Plan plan_part(const AttentionBatch& b, const AttentionLayerParams& layer) const {
+  // chunk: a decode batch of a chunked layer, which the kChunk kernels run (its rows see a chunk
+  // at most); 0 otherwise.
+  Plan plan_part(const AttentionBatch& b, const AttentionLayerParams& layer, int chunk) const {
     // Ranges that widen no row (decode under a causal mask: the query is the last key) leave the
     // plan as it is; the others run a prefill form's kMm kernel (v2's, or v3's Hopper form).
     const bool mm_widens = mm_prefix_widens(b, layer);
@@ -388,9 +404,13 @@ class CudaFlashBackend final : public AttentionBackend {
       int grid_m, tiles, per_sm;
       int64_t ctas;
     };
+    // The keys a row sees behind it (a chunk narrows the window), and the most a CTA visits.
+    const int window =
+        visible_window(layer.window_left >= 0 ? layer.window_left : kUnboundedWindow, chunk);
+    const int plan_k = chunk ? ragged_visible_keys(max_k, window) : max_k;
     auto launch_of = [&](int block_m, int tile_keys, int per_sm) {
-      Launch l{std::max(1, (max_rows + block_m - 1) / block_m), (max_k + tile_keys - 1) / tile_keys,
-               per_sm, 0};
+      Launch l{std::max(1, (max_rows + block_m - 1) / block_m),
+               (plan_k + tile_keys - 1) / tile_keys, per_sm, 0};
       for (int s = 0; s < b.num_seqs; ++s) {
         const int rows = (b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) * group;
         l.ctas += int64_t((rows + block_m - 1) / block_m) * layer.num_kv_heads;
@@ -418,7 +438,6 @@ class CudaFlashBackend final : public AttentionBackend {
     // row block per sequence (decode at heads over 128, or several query tokens per sequence),
     // one count from the same model (skewed_uniform_splits). The Hopper form's row blocks are no
     // smaller than v2's, so it has one per sequence too.
-    const int window = layer.window_left >= 0 ? layer.window_left : kUnboundedWindow;
     auto visible_tiles = [&](int tile_keys) {
       std::vector<int> tiles(b.num_seqs);
       for (int s = 0; s < b.num_seqs; ++s)
@@ -646,9 +665,13 @@ class CudaFlashBackend final : public AttentionBackend {
     const auto st = static_cast<cudaStream_t>(stream);
     // A chunked layer's pieces, built in the workspace before the attention kernels read them.
     // Those kernels then launch in stream order: a programmatic dependent reads the metadata
-    // before its wait (pdl.cuh), which the piece kernel is still writing.
+    // before its wait (pdl.cuh), which the piece kernel is still writing. A decode batch's kChunk
+    // kernels take the chunk themselves.
     AttentionBatch batch = a.batch;
-    if (plan_.chunk) {
+    if (plan_.chunk_kernel) {
+      p.chunk = plan_.chunk;
+      p.cdiv = make_fast_div(uint32_t(plan_.chunk));
+    } else if (plan_.chunk) {
       if (plan_.chunk % kv.block_size)
         throw Unsupported(fmt::format(
             "{} run: attention_chunk_size {} is not a multiple of the block size {} (a chunk's "

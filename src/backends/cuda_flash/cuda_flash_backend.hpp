@@ -42,6 +42,10 @@ struct CudaFlashOptions {
   // the time of the parts in turn on the H200 (session 30). Benches turn it off for the A/B;
   // ATTNKIT_CUDA_CONCURRENT_PARTS=0 turns it off for every backend (serving runs' A/B).
   bool concurrent_parts = true;
+  // Chunked local layers run as chunk pieces even where the decode form's kChunk kernels take the
+  // chunk (decode batches at manifest.hpp kChunkDecodeHeads): the A/B of the two;
+  // ATTNKIT_CUDA_CHUNK_PIECES=1 sets it for every backend.
+  bool chunk_pieces = false;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
 // resolves it); anything else ("", "auto") is 0, the device's newest.
@@ -68,12 +72,15 @@ int cuda_flash_generation(std::string_view variant);
 // device memory and must get them exactly when plan() did; a graph replay must keep the captured
 // plan's answer to whether they widen a row.
 //
-// Chunked local layers (attention_chunk_size, docs/semantics.md §4) run as chunk pieces: plan()
-// plans the kernels over the host batch's pieces, run() builds them from the device metadata in
-// the workspace (one more kernel) and runs the plain kernels over them. The chunk must be a
-// multiple of the cache's block size (Unsupported otherwise; the KV plan gives such sizes). A
-// graph replay must keep each sequence's piece count (a decode has one; a prefill step's rows
-// must cross as many chunk boundaries as at capture); the rules above then apply to the pieces.
+// Chunked local layers (attention_chunk_size, docs/semantics.md §4): a causal batch whose every
+// sequence is decode-sized (at most 16 packed rows) at heads 128 runs the decode form's kChunk
+// kernels,
+// which take each row's chunk; other batches run as chunk pieces: plan() plans the kernels over
+// the host batch's pieces, run() builds them from the device metadata in the workspace (one more
+// kernel) and runs the plain kernels over them. Pieces need the chunk to be a multiple of the
+// cache's block size (Unsupported otherwise; the KV plan gives such sizes). A graph replay of
+// pieces must keep each sequence's piece count (a decode has one; a prefill step's rows must
+// cross as many chunk boundaries as at capture); the rules above then apply to the pieces.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run

@@ -48,6 +48,13 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
         "kMmPrefixHeads (instance " +
         std::to_string(instance) + " has " + (flash_table()[instance].has_mm ? "them" : "none") +
         "; the plan chose the " + (split_keys ? "decode" : "prefill") + " form)");
+  // Every chunk_decode_built instance has kChunk kernels in v2's decode form.
+  if (p.chunk && (!split_keys || !flash_table()[instance].has_chunk))
+    throw Unsupported(
+        "CUDA_FLASH: chunked local attention in the kernels runs only the decode "
+        "form at the heads of kChunkDecodeHeads (instance " +
+        std::to_string(instance) + "; the plan chose the " + (split_keys ? "decode" : "prefill") +
+        " form)");
   if (p.form == kHopperPrefillForm)
     return launch_flash_hopper(kFlashManifest[size_t(instance)], p, grid_m,
                                static_cast<cudaStream_t>(stream));

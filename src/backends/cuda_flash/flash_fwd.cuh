@@ -185,6 +185,12 @@ struct MaskPolicy {
   }
 };
 
+// Chunked local attention (kChunk instantiations): the first key of the chunk that holds key
+// position qpos >= 0 (a row at qpos < 0 sees no key whatever this says).
+__device__ __forceinline__ int chunk_first_key(const FlashParams& p, int qpos) {
+  return qpos >= 0 ? qpos - p.cdiv.rem(qpos) : qpos;
+}
+
 // PrefixLM (docs/semantics.md §4): the keys [lo, hi] a row at qpos sees, its mask's band widened
 // to all of sequence seq's range that holds qpos. Not inlined: only masked tiles of the prefill
 // form's kMm instantiation call it, and it stays out of the key loop's register allocation.
@@ -331,7 +337,8 @@ __device__ __forceinline__ int* ragged_slots() {
 // counts are capped at the plan's workspace extent (num_splits), and while they add up to more
 // items than the grid has, the chunk doubles (every CTA computes the same chunk). Returns false
 // for an item past the last sequence's.
-template <int kNT>  // the CTA's threads
+// kChunk: a chunked layer's rows see at most a chunk of keys (tiles.hpp visible_window).
+template <int kNT, bool kChunk = false>  // the CTA's threads
 __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& seq, int& split,
                                             int& nsplit) {
   __shared__ unsigned s_part[kNT / 32];
@@ -350,7 +357,8 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
   };
   int chunk = p.split_chunk;
   auto count = [&](int s) {  // the plan's count (tiles.hpp), at most the workspace's extent
-    return ragged_count(ragged_visible_keys(p.seqused_k[s], p.window_left), chunk, p.num_splits);
+    const int left = kChunk ? visible_window(p.window_left, p.chunk) : p.window_left;
+    return ragged_count(ragged_visible_keys(p.seqused_k[s], left), chunk, p.num_splits);
   };
   int split_items = 0;  // items of the split sequences
   for (;;) {
@@ -410,12 +418,14 @@ __device__ __forceinline__ bool ragged_item(const FlashParams& p, int z, int& se
 
 // False when the CTA has no rows (a short sequence in a batch planned for a longer one, or a
 // ragged plan's item past the last sequence's).
-// kMm: PrefixLM ranges (p.mm_offsets) widen the keys of the rows they hold.
-template <int kBM, int kBN, bool kRagged = false, int kNT = kThreads, bool kMm = false>
+// kMm: PrefixLM ranges (p.mm_offsets) widen the keys of the rows they hold. kChunk: the keys
+// start at the first row's chunk (p.chunk).
+template <int kBM, int kBN, bool kRagged = false, int kNT = kThreads, bool kMm = false,
+          bool kChunk = false>
 __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.kvh = blockIdx.y;
   if constexpr (kRagged) {
-    if (!ragged_item<kNT>(p, blockIdx.z, w.seq, w.split, w.nsplit)) return false;
+    if (!ragged_item<kNT, kChunk>(p, blockIdx.z, w.seq, w.split, w.nsplit)) return false;
   } else {
     w.seq = blockIdx.z / p.num_splits;
     w.split = blockIdx.z % p.num_splits;
@@ -436,6 +446,7 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
   w.t_first = p.gdiv.div(w.row0);
   w.t_last = p.gdiv.div(min(w.row0 + kBM, w.rows) - 1);
   int lo_key = max(0, w.t_first + w.shift - p.window_left);
+  if constexpr (kChunk) lo_key = max(lo_key, chunk_first_key(p, w.t_first + w.shift));
   int hi_key = max(0, min(w.kv_len, w.t_last + w.shift + p.window_right + 1));
   if constexpr (kMm) {
     // A range that holds one of the CTA's rows adds all of its keys (clamped to the cache's:
@@ -766,11 +777,15 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
 // kMm: the prefill form with PrefixLM ranges (p.mm_offsets), likewise its own instantiation: code
 // for the ranges in the shared one made ptxas spill in its 255-register loops and cost batches
 // without ranges 5-12% (bench/NOTES.md, session 24).
+// kChunk: the decode form for chunked local attention (p.chunk): each row's first key is its
+// chunk's; its own instantiation, as the chunk in the shared code slowed layers without one
+// (bench/NOTES.md, session 43).
 template <int kDqk, int kDv, typename T, bool kFp8, bool kWarpsSplitKeys, int kFp8Format = 0,
-          bool kRagged = false, bool kMm = false>
+          bool kRagged = false, bool kMm = false, bool kChunk = false>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p) {
   static_assert(!kRagged || kWarpsSplitKeys, "ragged plans run the decode form only");
   static_assert(!kMm || !kWarpsSplitKeys, "PrefixLM ranges run the prefill form only");
+  static_assert(!kChunk || kWarpsSplitKeys, "chunked local attention runs the decode form only");
   constexpr int kBN = tile_keys(kDqk, kDv, kFp8, kWarpsSplitKeys);
   constexpr int kBM = block_m(kWarpsSplitKeys, kDqk, kDv);
   // FA2's K/V schedule (tiles.hpp separate_kv): one K and one V buffer, V loading under Q.K^T and
@@ -832,7 +847,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const int pair = warp / 2, half = kSepKV ? warp % 2 : 0;
   const bool e5m2 = kFp8Format == 0 ? p.kv_e5m2 != 0 : kFp8Format == 2;
   CtaWork w;
-  if (!cta_work<kBM, kBN, kRagged, kThreads, kMm>(p, w)) return;
+  if (!cta_work<kBM, kBN, kRagged, kThreads, kMm, kChunk>(p, w)) return;
   const int kvh = w.kvh, split = w.split, q_start = w.q_start, rows = w.rows, row0 = w.row0;
   const int kv_len = w.kv_len, shift = w.shift, t_first = w.t_first, t_last = w.t_last;
   const int my_lo = w.my_lo, my_hi = w.my_hi, G = p.group;
@@ -974,6 +989,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   // Rows' extreme positions decide which tiles need the mask at all.
   const int p_min = t_first + shift, p_max = t_last + shift;
+  // kChunk: the rows' latest first key (a chunk's start grows with the row's position)
+  const int lo_max = kChunk ? max(p_max - p.window_left, chunk_first_key(p, p_max)) : 0;
 
   for (int nb = my_lo; nb < my_hi; ++nb) {
     const int it = nb - my_lo;
@@ -1213,7 +1230,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       const int n0 = nb * kBN + key0;
       const bool need_mask = nb * kBN + kBN > kv_len ||
                              nb * kBN + kBN - 1 > p_min + p.window_right ||
-                             nb * kBN < p_max - p.window_left;
+                             (kChunk ? nb * kBN < lo_max : nb * kBN < p_max - p.window_left);
       if (!fold_scale) {
         // ALiBi slopes are re-read here (L1-resident) rather than held in registers across the
         // loop: the fast path needs every register for the accumulators.
@@ -1254,6 +1271,21 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
                 const int key = n0 + j * 8 + 2 * tig + (e & 1);
                 const int2 b = band[2 * mt + e / 2];
                 if (key < b.x || key > b.y) s[mt][j][e] = -INFINITY;
+              }
+        } else if constexpr (kChunk) {
+          int first[kR];
+#pragma unroll
+          for (int r = 0; r < kR; ++r)
+            first[r] = max(qpos[r] - mask.left, chunk_first_key(p, qpos[r]));
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+            for (int j = 0; j < kWarpKeys / 8; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int key = n0 + j * 8 + 2 * tig + (e & 1), r = 2 * mt + e / 2;
+                if (key >= kv_len || key < first[r] || key > qpos[r] + mask.right)
+                  s[mt][j][e] = -INFINITY;
               }
         } else {
 #pragma unroll

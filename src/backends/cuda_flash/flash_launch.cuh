@@ -20,7 +20,8 @@ struct FlashKernelEntry {
   void (*launch)(const FlashParams&, int grid_m, bool split_keys, cudaStream_t) = nullptr;
   void (*prepare)() = nullptr;
   bool has_split_keys = false;
-  bool has_mm = false;  // the prefill form is also built for PrefixLM ranges (kMm)
+  bool has_mm = false;     // the prefill form is also built for PrefixLM ranges (kMm)
+  bool has_chunk = false;  // the decode form is also built for chunked local attention (kChunk)
 };
 
 // Launches k(p) over `grid`; with `dependent` as a programmatic dependent of the stream's
@@ -61,20 +62,23 @@ struct FlashInstanceKernel {
   static constexpr bool kSplitForm = has_decode_form(kInst.head_qk, kInst.head_v, kFp8);
   static constexpr bool kWide = is_wide(kInst.head_qk, kInst.head_v);  // flash_wide_kernel
   static constexpr bool kMmBuilt = !kWide && mm_prefix_built(kInst.head_qk, kInst.head_v);
+  static constexpr bool kChunkBuilt =
+      kSplitForm && !kWide && chunk_decode_built(kInst.head_qk, kInst.head_v);
   using T = typename CudaElem<kInst.dtype>::type;
   // The kernel of a form; the fp8 decode form is built once per fp8 format (see kFp8Format).
   // kRagged: the decode form's instantiation for ragged plans (split counts per sequence); kMm:
-  // the prefill form's for PrefixLM ranges.
-  template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false>
+  // the prefill form's for PrefixLM ranges; kChunk: the decode form's for chunked local layers.
+  template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false, bool kChunk = false>
   static auto kernel() {
     if constexpr (kWide)
       return flash_wide_kernel<kInst.head_qk, kInst.head_v, T, kFp8>;
     else
-      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt, kRagged, kMm>;
+      return flash_fwd_kernel<kInst.head_qk, kInst.head_v, T, kFp8, kSplit, kFmt, kRagged, kMm,
+                              kChunk>;
   }
   template <bool kSplit>
   static constexpr bool kPerFormat = !kWide && (kFp8 && kSplit);
-  template <bool kSplit, bool kRagged = false, bool kMm = false>
+  template <bool kSplit, bool kRagged = false, bool kMm = false, bool kChunk = false>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     const dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
@@ -85,11 +89,11 @@ struct FlashInstanceKernel {
     };
     if constexpr (kPerFormat<kSplit>) {
       if (p.kv_e5m2)
-        go(kernel<kSplit, 2, kRagged>());
+        go(kernel<kSplit, 2, kRagged, false, kChunk>());
       else
-        go(kernel<kSplit, 1, kRagged>());
+        go(kernel<kSplit, 1, kRagged, false, kChunk>());
     } else {
-      go(kernel<kSplit, 0, kRagged, kMm>());
+      go(kernel<kSplit, 0, kRagged, kMm, kChunk>());
     }
   }
   // PrefixLM ranges (p.mm_offsets) take the prefill form's kMm kernel; launch_flash checks that
@@ -98,6 +102,13 @@ struct FlashInstanceKernel {
     if constexpr (kMmBuilt) {
       if (p.mm_offsets) return launch_form<false, false, true>(p, grid_m, stream);
     }
+    // A chunk (p.chunk) takes the decode form's kChunk kernel; launch_flash checks that the entry
+    // has one and that the plan picked the decode form.
+    if constexpr (kChunkBuilt) {
+      if (p.chunk)
+        return p.split_chunk ? launch_form<true, true, false, true>(p, grid_m, stream)
+                             : launch_form<true, false, false, true>(p, grid_m, stream);
+    }
     if constexpr (kSplitForm) {
       if (split_keys)
         return p.split_chunk ? launch_form<true, true>(p, grid_m, stream)
@@ -105,21 +116,21 @@ struct FlashInstanceKernel {
     }
     launch_form<false>(p, grid_m, stream);
   }
-  template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false>
+  template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false, bool kChunk = false>
   static void prepare_kernel() {
-    auto* k = kernel<kSplit, kFmt, kRagged, kMm>();
+    auto* k = kernel<kSplit, kFmt, kRagged, kMm, kChunk>();
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
     // All of L1 as shared memory, so several CTAs fit per SM.
     cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   }
-  template <bool kSplit, bool kRagged = false>
+  template <bool kSplit, bool kRagged = false, bool kChunk = false>
   static void prepare_form() {
     if constexpr (kPerFormat<kSplit>) {
-      prepare_kernel<kSplit, 1, kRagged>();
-      prepare_kernel<kSplit, 2, kRagged>();
+      prepare_kernel<kSplit, 1, kRagged, false, kChunk>();
+      prepare_kernel<kSplit, 2, kRagged, false, kChunk>();
     } else {
-      prepare_kernel<kSplit, 0, kRagged>();
+      prepare_kernel<kSplit, 0, kRagged, false, kChunk>();
     }
   }
   static void prepare() {
@@ -129,6 +140,10 @@ struct FlashInstanceKernel {
       prepare_form<true>();
       prepare_form<true, true>();
     }
+    if constexpr (kChunkBuilt) {
+      prepare_form<true, false, true>();
+      prepare_form<true, true, true>();
+    }
   }
 };
 
@@ -136,7 +151,8 @@ template <int N, size_t I>
 void fill_flash_entry(FlashKernelEntry* table) {
   if constexpr (I % kFlashParts == N)
     table[I] = {&FlashInstanceKernel<I>::launch, &FlashInstanceKernel<I>::prepare,
-                FlashInstanceKernel<I>::kSplitForm, FlashInstanceKernel<I>::kMmBuilt};
+                FlashInstanceKernel<I>::kSplitForm, FlashInstanceKernel<I>::kMmBuilt,
+                FlashInstanceKernel<I>::kChunkBuilt};
 }
 template <int N, size_t... Is>
 void fill_flash_part(FlashKernelEntry* table, std::index_sequence<Is...>) {

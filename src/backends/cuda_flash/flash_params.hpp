@@ -84,6 +84,11 @@ struct FlashParams {
   // SM90: the decode form is launched as a programmatic dependent of the stream's previous kernel
   // (pdl.cuh).
   int pdl = 0;
+  // Chunked local attention in the decode form's kChunk instantiation (manifest.hpp
+  // chunk_decode_built): the chunk size (0: none) and the division by it. Last, so that the
+  // fields above keep their offsets in every other kernel.
+  int chunk = 0;
+  FastDiv cdiv;
 };
 
 inline constexpr int kUnboundedWindow = 1 << 29;

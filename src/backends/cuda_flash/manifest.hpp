@@ -52,6 +52,17 @@ constexpr bool mm_prefix_built(int head_qk, int head_v) {
   return false;
 }
 
+// Heads whose decode form is also built for chunked local attention (the kernels' kChunk
+// instantiations, both dtypes and KV kinds): Llama 4's. A decode batch of a chunked layer at these
+// heads runs them with the original batch; other chunked batches run as chunk pieces (tiles.hpp
+// chunk_piece).
+inline constexpr std::array<int, 1> kChunkDecodeHeads = {128};
+constexpr bool chunk_decode_built(int head_qk, int head_v) {
+  for (int h : kChunkDecodeHeads)
+    if (head_qk == h && head_v == h) return true;
+  return false;
+}
+
 // Index of the instance that runs (head_qk, head_v, dtype, kv), or -1 when none is built.
 constexpr int find_flash_instance(int head_qk, int head_v, DType dtype, KvKind kv) {
   for (size_t i = 0; i < kFlashManifest.size(); ++i) {

@@ -384,6 +384,11 @@ struct RaggedSplits {
 };
 // The keys a ragged plan counts for a sequence of `len` keys: a window's rows (at most
 // kBlockMDecode of them in a decode-form CTA) see window_left + kBlockMDecode at most.
+// A chunk bounds the keys a causal row sees behind it as a window of chunk - 1 does: the decode
+// form's kChunk plans count the narrower of the two.
+ATTNKIT_HD constexpr int visible_window(int window_left, int chunk) {
+  return chunk > 0 && chunk - 1 < window_left ? chunk - 1 : window_left;
+}
 ATTNKIT_HD constexpr int ragged_visible_keys(int len, int window_left) {  // no overflow
   return len - kBlockMDecode < window_left ? len : window_left + kBlockMDecode;
 }
