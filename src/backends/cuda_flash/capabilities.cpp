@@ -72,10 +72,11 @@ Capabilities v2_caps() {
   c.sinks = c.alibi = c.logits_soft_cap = c.sliding_window = c.non_causal = true;
   // PrefixLM: the prefill forms' kMm instantiations, at the heads manifest.hpp builds them for.
   c.mm_prefix = true;
-  // Chunked local attention (Llama 4): a chunked layer's batch runs as its chunk pieces
-  // (tiles.hpp chunk_piece), each a sequence of its own over its chunk's blocks, through the
-  // plain masks; so the chunk is a whole number of blocks. Not with PrefixLM ranges, nor on
-  // encoder layers (their cu_seqlens_k form has no blocks to start a chunk at).
+  // Chunked local attention (Llama 4): causal decode batches at head 128 run the decode form's
+  // kChunk kernels; other batches run as chunk pieces (tiles.hpp chunk_piece), each a sequence of
+  // its own over its chunk's blocks, through the plain masks; so the chunk is a whole number of
+  // blocks. Not with PrefixLM ranges, nor on encoder layers (their cu_seqlens_k form has no
+  // blocks to start a chunk at).
   c.chunked_local = c.chunk_in_whole_blocks = true;
   c.per_head_quant_scales = true;
   // Encoder self-attention passes contiguous K/V by cu_seqlens_k, which the kernels read as the
