@@ -267,13 +267,14 @@ class CudaFlashBackend final : public AttentionBackend {
     // above too); other batches' parts and launches are planned over their chunk pieces.
     std::vector<int32_t> piece_cu, piece_keys;
     AttentionBatch pb = b;
-    bool decode_rows = !fam_.geometry && !options_.chunk_pieces && layer.causal &&
+    bool decode_rows = layer.attention_chunk_size != 0 && !fam_.geometry &&
+                       !options_.chunk_pieces && layer.causal &&
                        chunk_decode_built(layer.head_size, hv);
     for (int s = 0; s < b.num_seqs && decode_rows; ++s)
       decode_rows = int64_t(b.cu_seqlens_q[s + 1] - b.cu_seqlens_q[s]) *
                         (layer.num_heads / layer.num_kv_heads) <=
                     kBlockMDecode;
-    if (layer.attention_chunk_size != 0 && decode_rows) {
+    if (decode_rows) {
       bp.chunk = layer.attention_chunk_size;
       bp.chunk_kernel = true;
     } else if (layer.attention_chunk_size != 0) {
