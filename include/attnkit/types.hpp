@@ -98,6 +98,10 @@ struct LayerSpec {
   bool alibi = false;
   bool sinks = false;
   double logits_soft_cap = 0.0;  // 0 = off
+  // The model's softmax scale where its attention code does not use 1/sqrt(QK head size), the
+  // prefill QK size for MLA (Gemma 2/3's query_pre_attn_scalar, DeepSeek's YaRN mscale, Gemma
+  // 3n/4's and T5's 1.0, Granite's attention_multiplier); scale() resolves the default.
+  std::optional<double> softmax_scale;
   std::optional<MlaDims> mla;
   std::optional<int> kv_sharing_target_layer;
   std::optional<int> block_size;  // pinned by the user (--block-size)
@@ -108,6 +112,8 @@ struct LayerSpec {
   // Decoder and cross attention take the paged cache with seqused_k metadata; encoder_only
   // layers are non-causal over their own contiguous K/V.
   bool causal() const { return attn_type == AttentionType::kDecoder; }
+  double default_scale() const;
+  double scale() const { return softmax_scale ? *softmax_scale : default_scale(); }
   KvCacheDType resolved_kv_dtype() const { return resolve_kv_dtype(kv_cache_dtype, dtype); }
   // Everything that can change a selection, in a stable printable form; layers with equal
   // signatures share one selection. layer_index is not part of it; whether the layer reads a

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 
 #include "attnkit/error.hpp"
 #include "core/strings.hpp"
@@ -143,6 +144,10 @@ int64_t kv_block_scale_bytes_per_head_vector(KvCacheDType resolved, int head_siz
   return resolved == KvCacheDType::kNvfp4 ? (head_size + 15) / 16 : 0;
 }
 
+double LayerSpec::default_scale() const {
+  return 1.0 / std::sqrt(double(is_mla() ? mla->prefill_qk_head_size() : head_size));
+}
+
 std::string LayerSpec::signature() const {
   std::string s = fmt::format("{}|h{}/{}|d{}/{}|{}|kv:{}:{}", to_string(attn_type), num_heads,
                               num_kv_heads, head_size, head_size_v, to_string(dtype),
@@ -152,6 +157,7 @@ std::string LayerSpec::signature() const {
   if (alibi) s += "|alibi";
   if (sinks) s += "|sinks";
   if (logits_soft_cap != 0.0) s += fmt::format("|cap{}", logits_soft_cap);
+  if (softmax_scale) s += fmt::format("|scale{}", *softmax_scale);
   if (mla) {
     s += fmt::format("|mla{}/{}/{}/{}/{}", mla->kv_lora_rank, mla->qk_nope_head_dim,
                      mla->qk_rope_head_dim, mla->v_head_dim, mla->q_lora_rank);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -33,11 +34,12 @@ namespace {
 //   layers; head_dim is then GemmaConfig's 256 (== 2048 / 8 there, but Gemma-7B has 3072 / 16 =
 //   192 != 256, so hidden / heads would be wrong in general). num_key_value_heads is not
 //   defaulted (GemmaConfig's 16 only fits 16-head models); absent, it means MHA as elsewhere.
-// - gemma2 (Gemma2Config): head_dim 256, sliding_window 4096, attn_logit_softcapping 50.0.
-// - gemma3_text (Gemma3TextConfig): head_dim 256, sliding_window 4096, sliding_window_pattern 6,
-//   8 heads over 4 KV heads, 26 layers, 131072 positions. Gemma 3 4B's published config states
-//   none of the head counts (its text_config: hidden and intermediate sizes, 34 layers, rope
-//   scaling, sliding_window 1024), so they come from here.
+// - gemma2 (Gemma2Config): head_dim 256, sliding_window 4096, attn_logit_softcapping 50.0,
+//   query_pre_attn_scalar 256.
+// - gemma3_text (Gemma3TextConfig): head_dim 256, query_pre_attn_scalar 256, sliding_window 4096,
+//   sliding_window_pattern 6, 8 heads over 4 KV heads, 26 layers, 131072 positions. Gemma 3 4B's
+//   published config states none of the head counts (its text_config: hidden and intermediate
+//   sizes, 34 layers, rope scaling, sliding_window 1024), so they come from here.
 // - deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2 (DeepseekV2Config / DeepseekV3Config): the MLA
 //   dims (kv_lora_rank 512, q_lora_rank 1536, qk_nope 128, qk_rope 64, v 128) and 2048 (v2) or
 //   4096 (v3) positions. MLA is on when kv_lora_rank has a value, so without these a config that
@@ -56,15 +58,14 @@ const json* architecture_defaults(std::string_view model_type) {
                               {"num_attention_heads", 16},
                               {"num_hidden_layers", 28},
                               {"max_position_embeddings", 8192}};
-  static const json kGemma2 = {
-      {"head_dim", 256}, {"sliding_window", 4096}, {"attn_logit_softcapping", 50.0}};
-  static const json kGemma3 = {{"head_dim", 256},
+  static const json kGemma2 = {{"head_dim", 256},
                                {"sliding_window", 4096},
-                               {"sliding_window_pattern", 6},
-                               {"num_attention_heads", 8},
-                               {"num_key_value_heads", 4},
-                               {"num_hidden_layers", 26},
-                               {"max_position_embeddings", 131072}};
+                               {"attn_logit_softcapping", 50.0},
+                               {"query_pre_attn_scalar", 256}};
+  static const json kGemma3 = {{"head_dim", 256},          {"query_pre_attn_scalar", 256},
+                               {"sliding_window", 4096},   {"sliding_window_pattern", 6},
+                               {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                               {"num_hidden_layers", 26},  {"max_position_embeddings", 131072}};
   auto mla = [](int q_lora, int nope, int v, int64_t positions) {
     return json{{"kv_lora_rank", 512},      {"q_lora_rank", q_lora},
                 {"qk_nope_head_dim", nope}, {"qk_rope_head_dim", 64},
@@ -220,6 +221,8 @@ void build_encoder_decoder(const ConfigFields& f, bool t5, const Builder& b, Mod
     LayerSpec l = b.base(index, type);
     l.num_heads = l.num_kv_heads = heads;
     l.head_size = l.head_size_v = head;
+    // T5 takes its logits unscaled (its initialization folds 1/sqrt(d_kv) into the weights).
+    if (t5) l.softmax_scale = 1.0;
     return l;
   };
   for (int i = 0; i < enc_layers; ++i) {
@@ -350,6 +353,49 @@ std::optional<int> effective_window(const ConfigFields& f, const ConfigFields* a
     return std::nullopt;
   }
   return window;
+}
+
+// The softmax scale of the model's attention code (vLLM's Attention(scale=...)), or none for
+// 1/sqrt(QK head size). Each layer keeps it only where it differs from its own default.
+std::optional<double> model_softmax_scale(const ConfigFields& f, const ConfigFields* attn_config,
+                                          std::string_view text_type,
+                                          const std::optional<MlaDims>& mla) {
+  auto positive = [&](const ConfigFields& src, std::string_view key) -> std::optional<double> {
+    const std::optional<double> v = src.get_number(key);
+    if (v && !(*v > 0 && std::isfinite(*v)))
+      src.fail(fmt::format("field '{}' must be a positive number, got {}", src.name(key), *v));
+    return v;
+  };
+  // Gemma 3n and 4 normalize q and k (q_norm, k_norm) and take the logits unscaled.
+  if (text_type == "gemma3n_text" || text_type == "gemma3n" || text_type == "gemma4_text" ||
+      text_type == "gemma4")
+    return 1.0;
+  // Gemma 2 and 3: query_pre_attn_scalar^-0.5 (27B models: 144 or 168 over heads of 128).
+  if (text_type == "gemma2" || text_type == "gemma3_text") {
+    if (auto q = positive(f, "query_pre_attn_scalar")) return 1.0 / std::sqrt(*q);
+  }
+  // Granite (granite, granitemoe, granitemoehybrid): the scale is attention_multiplier.
+  if (auto m = positive(f, "attention_multiplier")) return *m;
+  // MPT: attn_config.softmax_scale (null: the default).
+  if (attn_config) {
+    if (auto m = positive(*attn_config, "softmax_scale")) return *m;
+  }
+  // DeepSeek-V2/V3 MLA with YaRN: the default times mscale^2, mscale = 0.1 * mscale_all_dim *
+  // ln(factor) + 1 for a factor above 1 (DeepseekV2Attention's yarn_get_mscale).
+  if (mla) {
+    std::string_view key = "rope_scaling";
+    const json* rs = f.find_any({"rope_scaling", "rope_parameters"}, &key);
+    if (rs && rs->is_object()) {
+      const ConfigFields r(*rs, f.source(), f.name(std::string(key) + "."));
+      const double factor = positive(r, "factor").value_or(1.0);
+      const double all_dim = r.get_number("mscale_all_dim").value_or(0.0);
+      if (factor > 1.0 && all_dim != 0.0) {
+        const double mscale = 0.1 * all_dim * std::log(factor) + 1.0;
+        return mscale * mscale / std::sqrt(double(mla->prefill_qk_head_size()));
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 // Which layers are sliding when the config gives a window but no layer_types.
@@ -559,6 +605,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     }
     soft_cap = *c;  // final_logit_softcapping caps the LM head, not attention
   }
+  const std::optional<double> scale =
+      model_softmax_scale(f, attn_config ? &*attn_config : nullptr, text_type, mla);
   // gpt-oss's sinks are learned per-head weights; no config key names them.
   const bool sinks = spec.model_type == "gpt_oss" || text_type == "gpt_oss";
   const bool alibi = f.get_bool("alibi") == true ||
@@ -670,6 +718,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     if (kind == LayerKind::kSliding && window) l.sliding_window = window;
     if (kind == LayerKind::kChunked && chunk) l.attention_chunk_size = chunk;
     l.logits_soft_cap = soft_cap;
+    if (scale && *scale != l.default_scale()) l.softmax_scale = scale;
     l.sinks = sinks;
     l.alibi = alibi;
     l.mm_prefix =

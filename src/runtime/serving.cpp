@@ -278,8 +278,7 @@ void init_layer_params(LayerRun& L, RunMemory& mem, std::mt19937_64& rng,
   p.head_size = s.head_size;
   p.head_size_v = s.head_size_v;
   p.dtype = s.dtype;
-  p.scale =
-      float(1.0 / std::sqrt(double(s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size)));
+  p.scale = float(s.scale());
   // Encoder-only layers attend both ways; a local window there is symmetric (semantics §3).
   const bool encoder = s.attn_type == AttentionType::kEncoderOnly;
   p.causal = !encoder;

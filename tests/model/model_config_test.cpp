@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -415,6 +416,33 @@ TEST(ModelBundled, MlaPrefillDims) {
   EXPECT_FALSE(l.is_sparse());
 }
 
+// The softmax scale each bundled model's attention code uses (vLLM's Attention(scale=...)).
+TEST(ModelBundled, SoftmaxScaleAsTheModelsAttentionCode) {
+  // DeepSeek-V3's YaRN (factor 40, mscale_all_dim 1): mscale^2 / sqrt(128 + 64) = 0.1352...
+  const double mscale = 0.1 * std::log(40.0) + 1.0;
+  for (const auto& l : load_model("deepseek-v3").attention_layers) {
+    ASSERT_TRUE(l.softmax_scale);
+    EXPECT_NEAR(l.scale(), mscale * mscale / std::sqrt(192.0), 1e-15);
+    EXPECT_NEAR(l.scale(), 0.13523377886, 1e-10);
+  }
+  // Gemma 4 normalizes q and k and takes 1.0 on both layer kinds (heads 256 and 512); T5 too.
+  for (const char* name : {"gemma-4-26b-a4b", "t5-small"})
+    for (const auto& l : load_model(name).attention_layers) {
+      SCOPED_TRACE(name);
+      EXPECT_EQ(l.softmax_scale, 1.0);
+      EXPECT_THAT(l.signature(), HasSubstr("|scale1"));
+    }
+  // query_pre_attn_scalar 256 over heads of 256: the default, kept as none (plans unchanged).
+  for (const char* name : {"gemma-2-9b", "gemma-3-1b-it", "qwen3-8b", "glm-4.7-flash",
+                           "llama-4-scout-17b-16e-instruct", "gpt-oss-20b"})
+    for (const auto& l : load_model(name).attention_layers) {
+      SCOPED_TRACE(name);
+      EXPECT_FALSE(l.softmax_scale);
+      EXPECT_EQ(l.scale(),
+                1.0 / std::sqrt(double(l.is_mla() ? l.mla->prefill_qk_head_size() : l.head_size)));
+    }
+}
+
 TEST(ModelFiles, GlmStyleMlaFromDataFile) {
   const ModelSpec m = load_model(ATTNKIT_SOURCE_DIR "/tests/model/data/glm-mla.json");
   EXPECT_EQ(m.name, "glm-mla");
@@ -658,6 +686,61 @@ TEST(ModelInline, Llama4ChunkedLayers) {
   }
 }
 
+TEST(ModelInline, SoftmaxScaleFields) {
+  auto scale = [](const std::string& text) {
+    const ModelSpec m = parse(text);
+    EXPECT_FALSE(m.attention_layers.empty());
+    return m.attention_layers.at(0).softmax_scale;
+  };
+  // Gemma 2 27B: query_pre_attn_scalar 144 over heads of 128.
+  EXPECT_EQ(scale(R"({"model_type":"gemma2","hidden_size":4608,"num_attention_heads":32,)"
+                  R"("num_key_value_heads":16,"head_dim":128,"num_hidden_layers":2,)"
+                  R"("query_pre_attn_scalar":144})"),
+            1.0 / 12);
+  // Gemma 3 without the key: Gemma3TextConfig's 256, over heads of 128.
+  EXPECT_EQ(scale(R"({"model_type":"gemma3_text","hidden_size":1024,"num_attention_heads":8,)"
+                  R"("num_key_value_heads":4,"head_dim":128,"num_hidden_layers":6})"),
+            1.0 / 16);
+  EXPECT_EQ(scale(R"({"model_type":"gemma3n_text","hidden_size":2048,"num_attention_heads":8,)"
+                  R"("num_key_value_heads":2,"head_dim":256,"num_hidden_layers":2})"),
+            1.0);
+  // Granite's attention_multiplier (an unknown type otherwise read the llama way).
+  EXPECT_EQ(
+      scale(R"({"model_type":"granite","hidden_size":4096,"num_attention_heads":32,)"
+            R"("num_key_value_heads":8,"num_hidden_layers":2,"attention_multiplier":0.0078125})"),
+      0.0078125);
+  EXPECT_EQ(scale(R"({"model_type":"mpt","d_model":1024,"n_heads":16,"n_layers":2,)"
+                  R"("attn_config":{"alibi":true,"softmax_scale":0.1}})"),
+            0.1);
+  EXPECT_EQ(scale(R"({"model_type":"mpt","d_model":1024,"n_heads":16,"n_layers":2,)"
+                  R"("attn_config":{"alibi":true,"softmax_scale":null}})"),
+            std::nullopt);
+  // MLA with YaRN: transformers v5's rope_parameters as well; no mscale_all_dim (or a factor of
+  // at most 1) leaves the default.
+  const std::string mla = R"({"model_type":"deepseek_v3","hidden_size":7168,)"
+                          R"("num_attention_heads":128,"num_hidden_layers":2,)";
+  const double m = 0.1 * 0.707 * std::log(4.0) + 1.0;
+  EXPECT_NEAR(scale(mla + R"("rope_parameters":{"rope_type":"yarn","factor":4,)"
+                          R"("mscale_all_dim":0.707}})")
+                  .value_or(0),
+              m * m / std::sqrt(192.0), 1e-15);
+  EXPECT_EQ(scale(mla + R"("rope_scaling":{"type":"yarn","factor":40}})"), std::nullopt);
+  EXPECT_EQ(scale(mla + R"("rope_scaling":{"type":"yarn","factor":1,"mscale_all_dim":1}})"),
+            std::nullopt);
+  // A non-MLA model's YaRN leaves the logits' scale alone (its mscale scales cos/sin).
+  EXPECT_EQ(scale(R"({"model_type":"qwen3","hidden_size":1024,"num_attention_heads":16,)"
+                  R"("num_hidden_layers":2,"rope_scaling":{"type":"yarn","factor":4,)"
+                  R"("mscale_all_dim":1}})"),
+            std::nullopt);
+  // Layers of different scales never share a group's signature.
+  LayerSpec a = parse(R"({"model_type":"llama","hidden_size":1024,"num_attention_heads":8,)"
+                      R"("num_hidden_layers":1})")
+                    .attention_layers.at(0);
+  LayerSpec b = a;
+  b.softmax_scale = 0.1;
+  EXPECT_NE(a.signature(), b.signature());
+}
+
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {
   const ModelSpec m =
       parse(R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,)"
@@ -767,6 +850,15 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
       {R"({"model_type":"mistral","hidden_size":4096,"num_attention_heads":32,)"
        R"("num_hidden_layers":2,"sliding_window":1000000000000})",
        {"field 'sliding_window' must be a positive integer at most 2147483647, got 1000000000000"}},
+      {R"({"model_type":"gemma2","hidden_size":4096,"num_attention_heads":32,)"
+       R"("num_hidden_layers":2,"query_pre_attn_scalar":0})",
+       {"/tmp/bad/config.json", "field 'query_pre_attn_scalar' must be a positive number, got 0"}},
+      {R"({"model_type":"granite","hidden_size":4096,"num_attention_heads":32,)"
+       R"("num_hidden_layers":2,"attention_multiplier":"0.01"})",
+       {"/tmp/bad/config.json", "'attention_multiplier' must be a number"}},
+      {R"({"model_type":"deepseek_v3","hidden_size":7168,"num_attention_heads":128,)"
+       R"("num_hidden_layers":2,"rope_scaling":{"type":"yarn","factor":-4}})",
+       {"field 'rope_scaling.factor' must be a positive number, got -4"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":18446744073709551615,)"
        R"("num_hidden_layers":2})",
        {"'num_attention_heads' must be a positive integer at most 2147483647, got "

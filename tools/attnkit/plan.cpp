@@ -186,6 +186,13 @@ Plan build_plan(const PlanArgs& a, bool keep_going) {
 
 std::string number(double v) { return fmt::format("{:g}", v); }
 
+std::string scale_text(const LayerSpec& s) {
+  const int d = s.is_mla() ? s.mla->prefill_qk_head_size() : s.head_size;
+  if (!s.softmax_scale) return fmt::format("{:.6g} (1/sqrt({}))", s.scale(), d);
+  return fmt::format("{:.6g} (the model's; 1/sqrt({}) would be {:.6g})", s.scale(), d,
+                     s.default_scale());
+}
+
 std::string window_text(const LayerSpec& s) {
   if (s.attention_chunk_size)
     return fmt::format("chunks of {} tokens (chunked local: a query sees its own chunk's keys)",
@@ -291,6 +298,7 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
     };
     if (s.mla) rows.push_back({"MLA", mla_text(*s.mla)});
     rows.push_back({"window", window_text(s)});
+    rows.push_back({"softmax scale", scale_text(s)});
     rows.push_back({"softcap", s.logits_soft_cap != 0.0 ? number(s.logits_soft_cap) : "off"});
     rows.push_back({"sinks", s.sinks ? "yes" : "no"});
     rows.push_back({"ALiBi", s.alibi ? "yes" : "no"});
@@ -385,6 +393,8 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                {"sliding_window", s.sliding_window ? json(*s.sliding_window) : json(nullptr)},
                {"attention_chunk_size",
                 s.attention_chunk_size ? json(*s.attention_chunk_size) : json(nullptr)},
+               {"softmax_scale", s.scale()},
+               {"softmax_scale_from_model", s.softmax_scale.has_value()},
                {"logits_soft_cap", s.logits_soft_cap},
                {"sinks", s.sinks},
                {"alibi", s.alibi},
