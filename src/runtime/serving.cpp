@@ -309,13 +309,14 @@ std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layer
                           ? fmt::format("layer {}", idx[0])
                           : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
   return fmt::format(
-      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
+      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
       s.num_kv_heads, s.head_size, s.head_size_v,
       !s.sliding_window ? std::string()
       : s.attn_type == AttentionType::kEncoderOnly
           ? fmt::format(", window ±{}", *s.sliding_window - 1)
           : fmt::format(", window {}", *s.sliding_window),
       s.attention_chunk_size ? fmt::format(", chunked local {}", *s.attention_chunk_size) : "",
+      s.softmax_scale ? fmt::format(", scale {:.6g}", *s.softmax_scale) : "",
       s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
       s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
       s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",
