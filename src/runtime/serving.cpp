@@ -161,6 +161,9 @@ struct LayerRun {
   AttentionLayerParams params;
   Buffer alibi, sinks;
   KvCacheView view;
+  // fp8 scales of K/V written in the contiguous form (encoder layers), host and device.
+  std::vector<float> contiguous_scales_host;
+  Buffer contiguous_scales;
 };
 
 struct SigGroup {
@@ -492,10 +495,158 @@ void verify_run(const AttentionArgs& a, const AttentionBatch& host_batch, const 
   report.verified = true;
 }
 
+// fp8 scales (value / scale stored), per tensor or per KV head, of a layer whose K/V the run writes
+// in the contiguous form (no cache storage holds them).
+void init_contiguous_scales(LayerRun& L, RunMemory& mem) {
+  const LayerSpec& s = *L.spec;
+  const ScaleGranularity sg = s.kv_scale_granularity;
+  if (sg != ScaleGranularity::kPerTensor && sg != ScaleGranularity::kPerHead) return;
+  L.contiguous_scales_host.assign(sg == ScaleGranularity::kPerHead ? size_t(s.num_kv_heads) : 1,
+                                  kFp8Scale);
+  L.contiguous_scales = Buffer(mem, L.contiguous_scales_host.size() * 4);
+  mem.copy_from_host(L.contiguous_scales.get(), L.contiguous_scales_host.data(),
+                     L.contiguous_scales_host.size() * 4);
+}
+
+// Buffers of bidirectional passes over whole prompts in the cu_seqlens_k form: each sequence's
+// K/V are the step's own rows, contiguous (written through the backend's KV write into that
+// layout, then read as docs/semantics.md §2 describes it), no paged cache.
+struct ContiguousPass {
+  int max_seqs = 0;
+  Buffer kv_dev;  // the step's K/V in the layer's storage format
+  Buffer cu_dev, used_dev, slots_dev;
+
+  ContiguousPass(RunMemory& mem, const std::vector<LayerRun>& layers, int max_seqs_, int len)
+      : max_seqs(max_seqs_) {
+    const size_t max_tokens = size_t(max_seqs) * size_t(len);
+    size_t max_kv = 0;
+    for (const LayerRun& lr : layers) {
+      const LayerSpec& s = *lr.spec;
+      if (s.attn_type != AttentionType::kEncoder && s.attn_type != AttentionType::kEncoderOnly)
+        continue;
+      const KvCacheView v = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(max_tokens),
+                                               s.num_kv_heads, s.head_size, s.head_size_v, 1);
+      max_kv = std::max(max_kv, size_t(v.stride_token + v.v_stride_token + 2 * v.sb_token));
+    }
+    kv_dev = Buffer(mem, max_tokens * max_kv);
+    cu_dev = Buffer(mem, (size_t(max_seqs) + 1) * 4);
+    used_dev = Buffer(mem, size_t(max_seqs) * 4);
+    slots_dev = Buffer(mem, max_tokens * 8);
+    std::vector<int64_t> slots(max_tokens);
+    std::iota(slots.begin(), slots.end(), 0);  // row t of the contiguous K/V
+    mem.copy_from_host(slots_dev.get(), slots.data(), slots.size() * 8);
+  }
+};
+
+// The host batch of `n` whole prompts of `len` tokens (cu and used hold its metadata) and its
+// device copy in `c`.
+AttentionBatch contiguous_batch(ContiguousPass& c, RunMemory& mem, int n, int len,
+                                std::vector<int32_t>& cu, std::vector<int32_t>& used) {
+  cu.resize(size_t(n) + 1);
+  used.assign(size_t(n), len);
+  for (int i = 0; i <= n; ++i) cu[size_t(i)] = i * len;
+  AttentionBatch hb;
+  hb.num_seqs = n;
+  hb.total_q = n * len;
+  hb.max_seqlen_q = hb.max_seqlen_k = len;
+  hb.cu_seqlens_q = cu.data();
+  hb.seqused_k = used.data();
+  hb.block_table = cu.data();  // the cu_seqlens_k form: sequence s's block starts at its row
+  hb.block_table_stride = 1;
+  mem.copy_from_host(c.cu_dev.get(), cu.data(), cu.size() * 4);
+  mem.copy_from_host(c.used_dev.get(), used.data(), used.size() * 4);
+  return hb;
+}
+
+// Elements of the widest token row of q, K, V or out over the model's layers.
+size_t max_q_elems(const ModelSpec& model) {
+  size_t m = 0;
+  for (const auto& l : model.attention_layers)
+    m = std::max(m, size_t(l.num_heads) * size_t(std::max(l.head_size, l.head_size_v)));
+  return m;
+}
+
+// Device buffers for one layer run's token rows (q, new K and V, out).
+struct RowBuffers {
+  Buffer q, k, v, out;
+};
+
+RowBuffers row_buffers(RunMemory& mem, const ModelSpec& model, DType adt, size_t max_tokens) {
+  const size_t bytes = max_tokens * max_q_elems(model) * size_t(dtype_bytes(adt));
+  return {Buffer(mem, bytes), Buffer(mem, bytes), Buffer(mem, bytes), Buffer(mem, bytes)};
+}
+
+// One layer's bidirectional pass over the whole prompts of `hb` (contiguous_batch): K/V rows
+// written, the attention timed and counted, and verified against CPU_REFERENCE when asked.
+void run_contiguous_layer(LayerRun& lr, SigGroup& g, const AttentionBatch& hb, ContiguousPass& c,
+                          RowBuffers& rb, const ActivationPool& pool, RunMemory& mem,
+                          AttentionBackend& reference, uint64_t key, bool verify,
+                          RunReport& report) {
+  const LayerSpec& s = *lr.spec;
+  const size_t ebytes = size_t(dtype_bytes(s.dtype));
+  const int n = hb.num_seqs, L = hb.max_seqlen_q;
+  const size_t nq = size_t(hb.total_q);
+  const size_t q_elems = nq * size_t(s.num_heads) * size_t(s.head_size);
+  const size_t k_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size);
+  const size_t v_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size_v);
+  mem.copy_from_host(rb.q.get(), pool.slice(q_elems, key + 1), q_elems * ebytes);
+  mem.copy_from_host(rb.k.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
+  mem.copy_from_host(rb.v.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
+  // The rows' storage: K, V, then the nvfp4 block scales of each, row after row.
+  KvCacheView view = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(nq), s.num_kv_heads,
+                                        s.head_size, s.head_size_v, 1);
+  auto* base = static_cast<uint8_t*>(c.kv_dev.get());
+  view.k = base;
+  view.v = base + int64_t(nq) * view.stride_token;
+  if (view.sb_token) {
+    view.k_block_scales = base + int64_t(nq) * (view.stride_token + view.v_stride_token);
+    view.v_block_scales = view.k_block_scales + int64_t(nq) * view.sb_token;
+  }
+  view.scale_granularity = s.kv_scale_granularity;
+  if (lr.contiguous_scales.get())
+    view.k_scale = view.v_scale = static_cast<const float*>(lr.contiguous_scales.get());
+  g.backend->write_kv(token_rows_write(s, rb.k.get(), rb.v.get(), nq,
+                                       static_cast<const int64_t*>(c.slots_dev.get()), view),
+                      mem.stream());
+
+  AttentionArgs a =
+      token_rows_args(s, rb.q.get(), rb.out.get(), view, hb, lr.params, g.workspace.get());
+  a.kv.block_size = L;
+  a.batch.cu_seqlens_q = static_cast<const int32_t*>(c.cu_dev.get());
+  a.batch.seqused_k = static_cast<const int32_t*>(c.used_dev.get());
+  a.batch.block_table = static_cast<const int32_t*>(c.cu_dev.get());
+  const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
+  timed_run(*g.backend, a, out_elems * ebytes, mem, g.report);
+
+  // Work required: each query's visible keys (a window limits both sides), each K/V row once.
+  const int wl = lr.params.window_left, wr = lr.params.window_right;
+  double pairs = 0;
+  for (int p = 0; p < L; ++p)
+    pairs += (wr >= 0 ? std::min(L - 1, p + wr) : L - 1) - (wl >= 0 ? std::max(0, p - wl) : 0) + 1;
+  g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * pairs * n;
+  g.report.kv_bytes +=
+      double(nq) * double(view.stride_token + view.v_stride_token + 2 * view.sb_token);
+
+  if (!verify) return;
+  // The reference reads the same rows as a plain cache of one block per request, written by the
+  // CPU KV write from the host activations.
+  ShadowKv rows;
+  rows.k.resize(size_t(n));
+  rows.v.resize(size_t(n));
+  std::vector<size_t> seq_of_row(rows.k.size());
+  std::iota(seq_of_row.begin(), seq_of_row.end(), 0);
+  const std::vector<int32_t> cu(hb.cu_seqlens_q, hb.cu_seqlens_q + n + 1),
+      used(hb.seqused_k, hb.seqused_k + n);
+  append_step_rows(rows, seq_of_row, cu, static_cast<const uint8_t*>(pool.slice(k_elems, key + 2)),
+                   static_cast<const uint8_t*>(pool.slice(v_elems, key + 3)), k_elems / nq * ebytes,
+                   v_elems / nq * ebytes, false);
+  const ShadowCache sc = build_shadow_cache(rows, seq_of_row, used, s, view.scale_granularity,
+                                            lr.contiguous_scales_host, lr.contiguous_scales_host);
+  verify_run(a, hb, sc, mem, reference, q_elems * ebytes, out_elems, g.report, report);
+}
+
 // Encoder-only models (BERT-style embedders): each request is one bidirectional pass over its
-// prompt. K/V are the step's own rows, contiguous in the cu_seqlens_k form (written through the
-// backend's KV write into that layout, then read as docs/semantics.md §2 describes it): no
-// paged cache, no decode. A step packs whole prompts within the token budget.
+// prompt (run_contiguous_layer), no decode. A step packs whole prompts within the token budget.
 RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const DeviceInfo& device,
                            RunMemory& mem, std::vector<SigGroup>& groups,
                            std::vector<LayerRun>& layers, Clock::time_point t_start) {
@@ -516,6 +667,7 @@ RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const De
   for (LayerRun& L : layers) {
     L.kv_group = -1;
     init_layer_params(L, mem, rng, normal);
+    init_contiguous_scales(L, mem);
   }
   for (auto& g : groups) {
     g.report.backend = g.sel.backend;
@@ -527,132 +679,38 @@ RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const De
 
   const int L = o.prompt_len;
   const int per_step = std::max(1, o.max_tokens_per_step / L);
-  const size_t max_tokens = size_t(std::min(per_step, o.requests)) * size_t(L);
+  const int max_seqs = std::min(per_step, o.requests);
+  const size_t max_tokens = size_t(max_seqs) * size_t(L);
   const DType adt = model.attention_layers.front().dtype;
-  const size_t ebytes = size_t(dtype_bytes(adt));
-  size_t max_q = 0, max_kv = 0;
-  for (const LayerRun& lr : layers) {
-    const LayerSpec& s = *lr.spec;
-    max_q = std::max(max_q, size_t(s.num_heads) * size_t(std::max(s.head_size, s.head_size_v)));
-    const KvCacheView v = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(max_tokens),
-                                             s.num_kv_heads, s.head_size, s.head_size_v, 1);
-    max_kv = std::max(max_kv, size_t(v.stride_token + v.v_stride_token + 2 * v.sb_token));
-  }
-  ActivationPool pool(adt, std::max<size_t>(size_t(1) << 22, max_tokens * max_q + 1),
+  RowBuffers rb = row_buffers(mem, model, adt, max_tokens);
+  ActivationPool pool(adt, std::max<size_t>(size_t(1) << 22, max_tokens * max_q_elems(model) + 1),
                       o.seed ^ 0x5eed);
-  Buffer q_dev(mem, max_tokens * max_q * ebytes), k_dev(mem, max_tokens * max_q * ebytes),
-      v_dev(mem, max_tokens * max_q * ebytes), out_dev(mem, max_tokens * max_q * ebytes);
-  Buffer kv_dev(mem, max_tokens * max_kv);  // the step's K/V in the layer's storage format
-  const size_t max_seqs = max_tokens / size_t(L);
-  Buffer cu_dev(mem, (max_seqs + 1) * 4), used_dev(mem, max_seqs * 4),
-      slots_dev(mem, max_tokens * 8);
-  std::vector<int64_t> slots(max_tokens);
-  std::iota(slots.begin(), slots.end(), 0);  // row t of the contiguous K/V
-  mem.copy_from_host(slots_dev.get(), slots.data(), slots.size() * 8);
-  // fp8 layers' scales (value / scale stored), per tensor or per KV head.
-  std::vector<Buffer> scales(layers.size());
-  std::vector<std::vector<float>> scales_host(layers.size());
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const LayerSpec& s = *layers[i].spec;
-    const ScaleGranularity sg = s.kv_scale_granularity;
-    if (sg != ScaleGranularity::kPerTensor && sg != ScaleGranularity::kPerHead) continue;
-    scales_host[i].assign(sg == ScaleGranularity::kPerHead ? size_t(s.num_kv_heads) : 1, kFp8Scale);
-    scales[i] = Buffer(mem, scales_host[i].size() * 4);
-    mem.copy_from_host(scales[i].get(), scales_host[i].data(), scales_host[i].size() * 4);
-  }
+  ContiguousPass c(mem, layers, max_seqs, L);
   std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
 
   const int total_steps = (o.requests + per_step - 1) / per_step;
   for (int first = 0, step = 0; first < o.requests; first += per_step, ++step) {
     const int n = std::min(per_step, o.requests - first);
-    std::vector<int32_t> cu(size_t(n) + 1), used(size_t(n), L);
-    for (int i = 0; i <= n; ++i) cu[size_t(i)] = i * L;
-    AttentionBatch hb;
-    hb.num_seqs = n;
-    hb.total_q = n * L;
-    hb.max_seqlen_q = hb.max_seqlen_k = L;
-    hb.cu_seqlens_q = cu.data();
-    hb.seqused_k = used.data();
-    hb.block_table = cu.data();  // the cu_seqlens_k form: sequence s's block starts at its row
-    hb.block_table_stride = 1;
-    mem.copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
-    mem.copy_from_host(used_dev.get(), used.data(), used.size() * 4);
+    std::vector<int32_t> cu, used;
+    const AttentionBatch hb = contiguous_batch(c, mem, n, L, cu, used);
     for (auto& g : groups) {
       g.backend->plan(hb, layers[g.layers.front()].params);
       if (g.backend->workspace_bytes() > g.workspace.bytes())
         g.workspace = Buffer(mem, g.backend->workspace_bytes());
     }
     const bool verify_step = o.verify && (step == 0 || step + 1 == total_steps);
-    const size_t nq = size_t(hb.total_q);
     for (size_t li = 0; li < layers.size(); ++li) {
-      LayerRun& lr = layers[li];
-      SigGroup& g = groups[lr.group];
-      const LayerSpec& s = *lr.spec;
-      const uint64_t key = (uint64_t(step) << 32) ^ (uint64_t(li) << 4);
-      const size_t q_elems = nq * size_t(s.num_heads) * size_t(s.head_size);
-      const size_t k_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size);
-      const size_t v_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size_v);
-      mem.copy_from_host(q_dev.get(), pool.slice(q_elems, key + 1), q_elems * ebytes);
-      mem.copy_from_host(k_dev.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
-      mem.copy_from_host(v_dev.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
-      // The rows' storage: K, V, then the nvfp4 block scales of each, row after row.
-      KvCacheView view = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(nq), s.num_kv_heads,
-                                            s.head_size, s.head_size_v, 1);
-      auto* base = static_cast<uint8_t*>(kv_dev.get());
-      view.k = base;
-      view.v = base + int64_t(nq) * view.stride_token;
-      if (view.sb_token) {
-        view.k_block_scales = base + int64_t(nq) * (view.stride_token + view.v_stride_token);
-        view.v_block_scales = view.k_block_scales + int64_t(nq) * view.sb_token;
-      }
-      view.scale_granularity = s.kv_scale_granularity;
-      if (scales[li].get())
-        view.k_scale = view.v_scale = static_cast<const float*>(scales[li].get());
-      g.backend->write_kv(token_rows_write(s, k_dev.get(), v_dev.get(), nq,
-                                           static_cast<const int64_t*>(slots_dev.get()), view),
-                          mem.stream());
-
-      AttentionArgs a =
-          token_rows_args(s, q_dev.get(), out_dev.get(), view, hb, lr.params, g.workspace.get());
-      a.kv.block_size = L;
-      a.batch.cu_seqlens_q = static_cast<const int32_t*>(cu_dev.get());
-      a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
-      a.batch.block_table = static_cast<const int32_t*>(cu_dev.get());
-      const size_t out_elems = nq * size_t(s.num_heads) * size_t(s.head_size_v);
-      timed_run(*g.backend, a, out_elems * ebytes, mem, g.report);
-
-      // Work required: each query's visible keys (a window limits both sides), each K/V row once.
-      const int wl = lr.params.window_left, wr = lr.params.window_right;
-      double pairs = 0;
-      for (int p = 0; p < L; ++p)
-        pairs +=
-            (wr >= 0 ? std::min(L - 1, p + wr) : L - 1) - (wl >= 0 ? std::max(0, p - wl) : 0) + 1;
-      g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * pairs * n;
-      g.report.kv_bytes +=
-          double(nq) * double(view.stride_token + view.v_stride_token + 2 * view.sb_token);
-      g.report.query_tokens += li == g.layers.front() ? int64_t(nq) : 0;
-
-      if (verify_step && li == g.layers.front()) {
-        // The reference reads the same rows as a plain cache of one block per request, written
-        // by the CPU KV write from the host activations.
-        ShadowKv rows;
-        rows.k.resize(size_t(n));
-        rows.v.resize(size_t(n));
-        std::vector<size_t> seq_of_row(rows.k.size());
-        std::iota(seq_of_row.begin(), seq_of_row.end(), 0);
-        append_step_rows(rows, seq_of_row, cu,
-                         static_cast<const uint8_t*>(pool.slice(k_elems, key + 2)),
-                         static_cast<const uint8_t*>(pool.slice(v_elems, key + 3)),
-                         k_elems / nq * ebytes, v_elems / nq * ebytes, false);
-        const ShadowCache sc = build_shadow_cache(rows, seq_of_row, used, s, view.scale_granularity,
-                                                  scales_host[li], scales_host[li]);
-        verify_run(a, hb, sc, mem, *reference, q_elems * ebytes, out_elems, g.report, report);
-      }
+      SigGroup& g = groups[layers[li].group];
+      const bool first_of_group = li == g.layers.front();
+      run_contiguous_layer(layers[li], g, hb, c, rb, pool, mem, *reference,
+                           (uint64_t(step) << 32) ^ (uint64_t(li) << 4),
+                           verify_step && first_of_group, report);
+      if (first_of_group) g.report.query_tokens += hb.total_q;
     }
-    report.prefill_tokens += int64_t(nq);
+    report.prefill_tokens += hb.total_q;
     ++report.prefill_steps;
     report.steps = step + 1;
-    if (o.progress) o.progress(step + 1, total_steps, int(nq), 0);
+    if (o.progress) o.progress(step + 1, total_steps, hb.total_q, 0);
   }
   for (auto& g : groups) report.groups.push_back(g.report);
   report.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
