@@ -36,7 +36,7 @@ struct RunOptions {
   std::optional<int> block_size;         // pinned
   std::optional<uint64_t> memory_bytes;  // KV budget; default: what the workload needs
   int requests = 4;
-  int prompt_len = 256;
+  int prompt_len = 256;  // encoder-decoder models: the encoder input
   int decode_steps = 16;
   int max_tokens_per_step = 512;  // chunked-prefill token budget per step
   bool verify = false;
@@ -80,6 +80,7 @@ struct RunReport {
   int prefill_steps = 0;
   int64_t prefill_tokens = 0;
   int64_t decode_tokens = 0;
+  int64_t encoder_tokens = 0;  // encoder-decoder models: the admitted requests' encoder inputs
   double wall_seconds = 0;
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_peak_used = 0;
@@ -94,9 +95,10 @@ struct RunReport {
 };
 
 // Encoder-only models run one bidirectional pass per request over contiguous K/V (no cache, no
-// decode). Throws InvalidArgument for bad options, Unsupported when no backend can serve a layer
-// or the model is an encoder-decoder one (encoder / cross attention), OutOfMemory when the KV
-// budget cannot hold one request.
+// decode). Encoder-decoder models take the prompt as the encoder input: one encoder pass per
+// request, its cross-attention K/V written once into the cross group, and the decoder from one
+// start token through the decode steps. Throws InvalidArgument for bad options, Unsupported when
+// no backend can serve a layer, OutOfMemory when the KV budget cannot hold one request.
 RunReport run_workload(const RunOptions& options);
 
 // Human-readable summary (multi-line) and JSON.

@@ -9,8 +9,10 @@ namespace attnkit {
 std::string format_run_report(const RunReport& r) {
   std::string s;
   s += fmt::format("model {} on {}\n", r.model, r.device);
-  s += fmt::format("{} steps ({} with prefill): {} prefill + {} decode tokens in {:.2f} s\n",
-                   r.steps, r.prefill_steps, r.prefill_tokens, r.decode_tokens, r.wall_seconds);
+  s += fmt::format("{} steps ({} with prefill): {}{} prefill + {} decode tokens in {:.2f} s\n",
+                   r.steps, r.prefill_steps,
+                   r.encoder_tokens ? fmt::format("{} encoder + ", r.encoder_tokens) : "",
+                   r.prefill_tokens, r.decode_tokens, r.wall_seconds);
   if (r.kv_blocks_total == 0)
     s += "KV cache: none\n";
   else
@@ -59,6 +61,7 @@ std::string run_report_to_json(const RunReport& r) {
   j["steps"] = r.steps;
   j["prefill_tokens"] = r.prefill_tokens;
   j["decode_tokens"] = r.decode_tokens;
+  j["encoder_tokens"] = r.encoder_tokens;
   j["wall_seconds"] = r.wall_seconds;
   j["kv"] = {{"blocks_total", r.kv_blocks_total},
              {"blocks_peak_used", r.kv_blocks_peak_used},

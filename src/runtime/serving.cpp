@@ -113,10 +113,13 @@ struct StepSeq {
 
 // One step's schedule: decodes first (one token each, while the budget lasts), then prefill
 // chunks within the token budget; a chunk that would end inside the image waits for a step that
-// takes the image whole. Empty when every request is done.
+// takes the image whole. Encoder-decoder models (`encoder_len` > 0) admit a request only while
+// its encoder pass fits the step's encoder budget (as large as the token budget). Empty when
+// every request is done.
 std::vector<StepSeq> schedule_step(const std::vector<Seq>& seqs, int budget, int image,
-                                   int decode_steps) {
+                                   int decode_steps, int encoder_len) {
   std::vector<StepSeq> batch;
+  int encoder_budget = budget;
   for (size_t i = 0; i < seqs.size() && budget > 0; ++i) {
     const Seq& s = seqs[i];
     if (s.processed < s.prompt_len || s.decoded >= decode_steps) continue;
@@ -128,6 +131,10 @@ std::vector<StepSeq> schedule_step(const std::vector<Seq>& seqs, int budget, int
     if (s.processed >= s.prompt_len) continue;
     const int n = int(std::min<int64_t>(budget, s.prompt_len - s.processed));
     if (s.processed < image && s.processed + n < image) continue;  // next step, whole image
+    if (encoder_len && s.processed == 0) {
+      if (encoder_len > encoder_budget) continue;
+      encoder_budget -= encoder_len;
+    }
     batch.push_back({i, s.processed, n});
     budget -= n;
   }
@@ -144,9 +151,10 @@ void advance(std::vector<Seq>& seqs, const std::vector<StepSeq>& batch) {
 }
 
 // Steps the schedule takes from `seqs`' state to the end (the progress display's total).
-int count_steps(std::vector<Seq> seqs, int budget, int image, int decode_steps) {
+int count_steps(std::vector<Seq> seqs, int budget, int image, int decode_steps, int encoder_len) {
   for (int n = 0;; ++n) {
-    const std::vector<StepSeq> batch = schedule_step(seqs, budget, image, decode_steps);
+    const std::vector<StepSeq> batch =
+        schedule_step(seqs, budget, image, decode_steps, encoder_len);
     if (batch.empty()) return n;
     advance(seqs, batch);
   }
@@ -282,9 +290,10 @@ void init_layer_params(LayerRun& L, RunMemory& mem, std::mt19937_64& rng,
   p.head_size_v = s.head_size_v;
   p.dtype = s.dtype;
   p.scale = float(s.scale());
-  // Encoder-only layers attend both ways; a local window there is symmetric (semantics §3).
-  const bool encoder = s.attn_type == AttentionType::kEncoderOnly;
-  p.causal = !encoder;
+  // Only decoder self-attention is causal; an encoder's local window is symmetric (semantics §3).
+  const bool encoder =
+      s.attn_type == AttentionType::kEncoderOnly || s.attn_type == AttentionType::kEncoder;
+  p.causal = s.causal();
   p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
   p.window_right = s.sliding_window ? (encoder ? *s.sliding_window - 1 : 0) : -1;
   p.attention_chunk_size = s.attention_chunk_size.value_or(0);
@@ -737,28 +746,37 @@ RunReport run_workload(const RunOptions& o) {
   load.kv_cache_dtype = o.kv_cache_dtype;
   load.block_size = o.block_size;
   const ModelSpec model = load_model(o.model, load);
-  const int64_t total_len = int64_t(o.prompt_len) + o.decode_steps;
-  if (model.max_position_embeddings > 0 && total_len > model.max_position_embeddings)
+  // Encoder-decoder models (T5, BART, Whisper): a request's prompt is its encoder input, one
+  // bidirectional pass of the encoder layers when the request is admitted (contiguous K/V, as
+  // encoder-only models). Its cross-attention layers write that many K/V rows once, into the cross
+  // group's blocks, and every decoder token attends to all of them; the decoder starts from one
+  // token (the decoder start token) and decodes --decode-steps more.
+  const bool enc_dec = model.is_encoder_decoder;
+  const int enc_len = enc_dec ? o.prompt_len : 0;
+  const int dec_prompt = enc_dec ? 1 : o.prompt_len;
+  const int64_t total_len = int64_t(dec_prompt) + o.decode_steps;
+  if (model.max_position_embeddings > 0 &&
+      std::max<int64_t>(total_len, enc_len) > model.max_position_embeddings)
+    throw InvalidArgument(
+        enc_dec ? fmt::format("model {} takes at most {} positions (max_position_embeddings); the "
+                              "encoder input (prompt-len {}) or the decoder's 1 + decode-steps "
+                              "{} = {} tokens exceed it",
+                              model.name, model.max_position_embeddings, o.prompt_len,
+                              o.decode_steps, total_len)
+                : fmt::format("model {} takes at most {} positions (max_position_embeddings); "
+                              "prompt-len {} + decode-steps {} = {} exceeds it",
+                              model.name, model.max_position_embeddings, o.prompt_len,
+                              o.decode_steps, total_len));
+  if (enc_dec && o.prompt_len > o.max_tokens_per_step)
     throw InvalidArgument(fmt::format(
-        "model {} takes at most {} positions (max_position_embeddings); prompt-len {} + "
-        "decode-steps {} = {} exceeds it",
-        model.name, model.max_position_embeddings, o.prompt_len, o.decode_steps, total_len));
+        "model {} is an encoder-decoder model: a prompt is one bidirectional encoder pass, so a "
+        "step cannot split it; the step budget (--max-tokens-per-step, {}) must be >= "
+        "--prompt-len ({})",
+        model.name, o.max_tokens_per_step, o.prompt_len));
   const bool encoder_only =
       !model.attention_layers.empty() &&
       std::all_of(model.attention_layers.begin(), model.attention_layers.end(),
                   [](const LayerSpec& l) { return l.attn_type == AttentionType::kEncoderOnly; });
-  std::vector<std::string> unserved;
-  for (const auto& l : model.attention_layers)
-    if (l.attn_type != AttentionType::kDecoder && !encoder_only)
-      unserved.push_back(fmt::format("{}:{}", l.layer_index, to_string(l.attn_type)));
-  if (!unserved.empty())
-    throw Unsupported(fmt::format(
-        "attnkit run serves decoder self-attention with a paged cache and encoder-only models; "
-        "model {} has {} encoder/cross attention layers of an encoder-decoder model ({}{}). Use "
-        "`attnkit plan` for it.",
-        model.name, unserved.size(),
-        join({unserved.begin(), unserved.begin() + std::min<size_t>(3, unserved.size())}),
-        unserved.size() > 3 ? ", ..." : ""));
   if (model.attention_layers.empty())
     throw Unsupported(fmt::format("model {} has no attention layers to run", model.name));
   // PrefixLM models: each prompt opens with one image, positions [0, image) of every mm_prefix
@@ -815,12 +833,13 @@ RunReport run_workload(const RunOptions& o) {
   kopt.max_tokens_per_step = o.max_tokens_per_step;
   kopt.max_model_len =
       model.max_position_embeddings > 0 ? model.max_position_embeddings : total_len;
+  kopt.max_encoder_len = enc_len;
   const KvPlan plan = plan_kv_cache(model, caps_per_layer, kopt);
   // A request's blocks are allocated chunk by chunk as the schedule reaches its tokens, and a
   // sliding group releases the blocks below the window before each chunk: every request at its
   // peak at once, plus the null block.
-  const int64_t chunk = std::min<int64_t>(o.prompt_len, o.max_tokens_per_step);
-  const int64_t needed = plan.peak_blocks(total_len, chunk) * o.requests + 1;
+  const int64_t chunk = std::min<int64_t>(dec_prompt, o.max_tokens_per_step);
+  const int64_t needed = plan.peak_blocks(total_len, chunk, enc_len) * o.requests + 1;
   int64_t num_blocks = needed + needed / 8 + 1;
   if (o.memory_bytes) {
     num_blocks = plan.blocks_for_memory(*o.memory_bytes);
@@ -850,6 +869,13 @@ RunReport run_workload(const RunOptions& o) {
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerRun& L = layers[i];
     const LayerSpec& s = *L.spec;
+    init_layer_params(L, *mem, rng, normal);
+    if (s.attn_type == AttentionType::kEncoder) {  // no cache: the step's contiguous K/V
+      L.kv_group = -1;
+      L.kv_root = s.layer_index;
+      init_contiguous_scales(L, *mem);
+      continue;
+    }
     const KvLayerSpec& ks = plan.layer(s.layer_index);
     L.kv_root = ks.shares_with.value_or(s.layer_index);
     L.writes_kv = !ks.shares_with;
@@ -862,7 +888,6 @@ RunReport run_workload(const RunOptions& o) {
       storage.set_scales(s.layer_index, k, v);
     }
     L.view = storage.view(s.layer_index);
-    init_layer_params(L, *mem, rng, normal);
   }
   for (auto& g : groups) {
     const LayerRun& first = layers[g.layers.front()];
@@ -870,7 +895,8 @@ RunReport run_workload(const RunOptions& o) {
     g.report.variant = g.sel.variant;
     g.report.num_layers = int(g.layers.size());
     g.report.kv_group = first.kv_group;
-    g.report.kernel_block_size = plan.groups[size_t(first.kv_group)].kernel_block_size;
+    if (first.kv_group >= 0)
+      g.report.kernel_block_size = plan.groups[size_t(first.kv_group)].kernel_block_size;
     g.report.description = describe_group(g, layers, image);
   }
 
@@ -899,46 +925,56 @@ RunReport run_workload(const RunOptions& o) {
   std::vector<std::vector<int32_t>> prompts;
   std::uniform_int_distribution<int32_t> token(1, 32000);
   for (int r = 0; r < o.requests; ++r) {
-    std::vector<int32_t>& prompt = prompts.emplace_back(size_t(o.prompt_len));
+    std::vector<int32_t>& prompt = prompts.emplace_back(size_t(dec_prompt));
     for (auto& t : prompt) t = token(rng);
-    seqs.push_back({r, o.prompt_len, 0, 0});
+    seqs.push_back({r, dec_prompt, 0, 0});
   }
 
-  size_t max_q = 0;
-  for (const auto& l : model.attention_layers)
-    max_q = std::max(max_q, size_t(l.num_heads) * size_t(std::max(l.head_size, l.head_size_v)));
+  // A step's rows: its scheduled tokens, or the encoder input of the requests it admits.
   const size_t max_tokens = size_t(std::max(o.max_tokens_per_step, o.requests));
-  ActivationPool pool(model.attention_layers.front().dtype,
-                      std::max<size_t>(size_t(1) << 22, max_tokens * max_q + 1), o.seed ^ 0x5eed);
   const DType adt = model.attention_layers.front().dtype;
+  ActivationPool pool(adt, std::max<size_t>(size_t(1) << 22, max_tokens * max_q_elems(model) + 1),
+                      o.seed ^ 0x5eed);
   const size_t ebytes = size_t(dtype_bytes(adt));
-  Buffer q_dev(*mem, max_tokens * max_q * ebytes), k_dev(*mem, max_tokens * max_q * ebytes),
-      v_dev(*mem, max_tokens * max_q * ebytes), out_dev(*mem, max_tokens * max_q * ebytes);
+  RowBuffers rb = row_buffers(*mem, model, adt, max_tokens);
   Buffer cu_dev(*mem, (seqs.size() + 1) * 4), used_dev(*mem, seqs.size() * 4);
   Buffer mm_off_dev(*mem, (seqs.size() + 1) * 4), mm_rng_dev(*mem, seqs.size() * 8);
+  Buffer cross_used_dev(*mem, seqs.size() * 4);
+  // Encoder passes of the requests a step admits (encoder-decoder models).
+  const int max_admitted = enc_dec ? std::min(o.requests, o.max_tokens_per_step / enc_len) : 0;
+  std::optional<ContiguousPass> encoder_pass;
+  if (enc_dec) encoder_pass.emplace(*mem, layers, max_admitted, enc_len);
   std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
 
-  const int total_steps = count_steps(seqs, o.max_tokens_per_step, image, o.decode_steps);
+  const int total_steps = count_steps(seqs, o.max_tokens_per_step, image, o.decode_steps, enc_len);
   // Step metadata buffers, sized once for the largest step.
   std::vector<KvGroupStep> kvg(plan.groups.size());
   for (const auto& g : plan.groups) {
+    const int64_t len = g.kind == KvSpecKind::kCrossAttention ? enc_len : total_len;
     const int64_t kernel_blocks =
-        (total_len + g.manager_block_size - 1) / g.manager_block_size * g.ratio();
+        (len + g.manager_block_size - 1) / g.manager_block_size * g.ratio();
     kvg[size_t(g.group_id)].block_table_dev = Buffer(*mem, size_t(kernel_blocks * o.requests) * 4);
     kvg[size_t(g.group_id)].slots_dev = Buffer(*mem, max_tokens * 8);
   }
   // Host copies of the K/V rows the verified layers' caches received (see ShadowKv).
   std::map<int, ShadowKv> shadows;  // by the layer that owns the cache
   if (o.verify)
-    for (const auto& g : groups) shadows[layers[g.layers.front()].kv_root].k.resize(seqs.size());
+    for (const auto& g : groups)
+      if (layers[g.layers.front()].kv_group >= 0)
+        shadows[layers[g.layers.front()].kv_root].k.resize(seqs.size());
   for (auto& [root, sh] : shadows) sh.v.resize(seqs.size());
 
   int step = 0;
   bool last_prefill_verified = false;
   while (true) {
     const std::vector<StepSeq> batch =
-        schedule_step(seqs, o.max_tokens_per_step, image, o.decode_steps);
+        schedule_step(seqs, o.max_tokens_per_step, image, o.decode_steps, enc_len);
     if (batch.empty()) break;
+    // The requests this step admits (their encoder passes and cross K/V writes), as batch rows.
+    std::vector<size_t> admitted;
+    if (enc_dec)
+      for (size_t b = 0; b < batch.size(); ++b)
+        if (seqs[batch[b].seq].processed == 0) admitted.push_back(b);
     int prefill_tokens = 0, decode_tokens = 0;
     for (const auto& b : batch) {
       const Seq& s = seqs[b.seq];
@@ -949,7 +985,7 @@ RunReport run_workload(const RunOptions& o) {
       }
       const std::span<const int32_t> part(prompts[b.seq].data() + s.processed, size_t(b.q_len));
       if (s.processed == 0)
-        manager.add_request(s.id, part);
+        manager.add_request(s.id, part, enc_len);
       else
         manager.append_tokens(s.id, part);
       prefill_tokens += b.q_len;
@@ -972,6 +1008,25 @@ RunReport run_workload(const RunOptions& o) {
     hb.seqused_k = used.data();
     mem->copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
     mem->copy_from_host(used_dev.get(), used.data(), used.size() * 4);
+    // Cross-attention: the same queries over each request's encoder_len keys; the rows written
+    // are the admitted requests' (enc_cu: their offsets), from request_of_admitted.
+    AttentionBatch hb_cross = hb;
+    std::vector<int32_t> cross_used(batch.size(), enc_len), enc_cu{0};
+    std::vector<size_t> request_of_admitted;
+    if (enc_dec) {
+      hb_cross.seqused_k = cross_used.data();
+      hb_cross.max_seqlen_k = enc_len;
+      mem->copy_from_host(cross_used_dev.get(), cross_used.data(), cross_used.size() * 4);
+      for (size_t b : admitted) {
+        enc_cu.push_back(enc_cu.back() + enc_len);
+        request_of_admitted.push_back(batch[b].seq);
+      }
+    }
+    std::vector<int32_t> enc_pass_cu, enc_pass_used;
+    const AttentionBatch hb_enc = admitted.empty()
+                                      ? AttentionBatch{}
+                                      : contiguous_batch(*encoder_pass, *mem, int(admitted.size()),
+                                                         enc_len, enc_pass_cu, enc_pass_used);
     // Every sequence's image range (its chunks cover it whole: see the schedule above).
     std::vector<int32_t> mm_off, mm_rng;
     AttentionBatch hb_mm = hb;  // the host batch of mm_prefix layers
@@ -994,6 +1049,7 @@ RunReport run_workload(const RunOptions& o) {
     }
     std::vector<bool> filled(plan.groups.size(), false);
     for (const auto& L : layers) {
+      if (L.kv_group < 0) continue;
       KvGroupStep& g = kvg[size_t(L.kv_group)];
       if (filled[size_t(L.kv_group)]) continue;
       filled[size_t(L.kv_group)] = true;
@@ -1003,9 +1059,16 @@ RunReport run_workload(const RunOptions& o) {
       g.block_table.assign(size_t(g.stride) * ids.size(), 0);
       manager.fill_block_tables(ids, L.kv_group, g.block_table.data(), g.stride);
       g.slots.clear();
-      for (const auto& b : batch) {
-        auto s = manager.slot_mapping(seqs[b.seq].id, L.kv_group, b.q_start, b.q_len);
-        g.slots.insert(g.slots.end(), s.begin(), s.end());
+      if (plan.groups[size_t(L.kv_group)].kind == KvSpecKind::kCrossAttention) {
+        for (size_t b : admitted) {  // encoder rows, written once
+          auto s = manager.slot_mapping(seqs[batch[b].seq].id, L.kv_group, 0, enc_len);
+          g.slots.insert(g.slots.end(), s.begin(), s.end());
+        }
+      } else {
+        for (const auto& b : batch) {
+          auto s = manager.slot_mapping(seqs[b.seq].id, L.kv_group, b.q_start, b.q_len);
+          g.slots.insert(g.slots.end(), s.begin(), s.end());
+        }
       }
       if (g.block_table.size() * 4 > g.block_table_dev.bytes() ||
           g.slots.size() * 8 > g.slots_dev.bytes())
@@ -1028,11 +1091,21 @@ RunReport run_workload(const RunOptions& o) {
         o.verify && (step == 0 || (last_prefill && !last_prefill_verified) || last_step);
     if (last_prefill) last_prefill_verified = true;
 
+    // The host batch of a layer: its queries, keys and masks.
+    auto host_batch = [&](const LayerSpec& s) -> const AttentionBatch& {
+      return s.attn_type == AttentionType::kEncoder ? hb_enc
+             : s.attn_type == AttentionType::kCross ? hb_cross
+             : s.mm_prefix                          ? hb_mm
+                                                    : hb;
+    };
     for (auto& g : groups) {
       const LayerRun& first = layers[g.layers.front()];
-      AttentionBatch b = first.spec->mm_prefix ? hb_mm : hb;
-      b.block_table = kvg[size_t(first.kv_group)].block_table.data();
-      b.block_table_stride = kvg[size_t(first.kv_group)].stride;
+      if (first.kv_group < 0 && admitted.empty()) continue;  // encoder layers: no pass this step
+      AttentionBatch b = host_batch(*first.spec);
+      if (first.kv_group >= 0) {
+        b.block_table = kvg[size_t(first.kv_group)].block_table.data();
+        b.block_table_stride = kvg[size_t(first.kv_group)].stride;
+      }
       g.backend->plan(b, first.params);
       g.report.two_part_steps += cuda_flash_planned_parts(*g.backend) == 2;
       if (g.backend->workspace_bytes() > g.workspace.bytes())
@@ -1042,31 +1115,44 @@ RunReport run_workload(const RunOptions& o) {
       LayerRun& L = layers[li];
       SigGroup& g = groups[L.group];
       const LayerSpec& s = *L.spec;
+      const uint64_t key = (uint64_t(step) << 32) ^ (uint64_t(li) << 4);
+      if (L.kv_group < 0) {  // an encoder layer: the admitted requests' bidirectional passes
+        if (admitted.empty()) continue;
+        const bool first = li == g.layers.front();
+        run_contiguous_layer(L, g, hb_enc, *encoder_pass, rb, pool, *mem, *reference, key,
+                             verify_step && first, report);
+        if (first) g.report.query_tokens += hb_enc.total_q;
+        continue;
+      }
+      const bool cross = s.attn_type == AttentionType::kCross;
       KvGroupStep& kg = kvg[size_t(L.kv_group)];
       const size_t nq = size_t(hb.total_q);
-      const uint64_t key = (uint64_t(step) << 32) ^ (uint64_t(li) << 4);
       const size_t q_elems = nq * size_t(s.num_heads) * size_t(s.head_size);
-      mem->copy_from_host(q_dev.get(), pool.slice(q_elems, key + 1), q_elems * ebytes);
-      if (L.writes_kv) {
-        const size_t k_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size);
-        const size_t v_elems = nq * size_t(s.num_kv_heads) * size_t(s.head_size_v);
-        mem->copy_from_host(k_dev.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
+      mem->copy_from_host(rb.q.get(), pool.slice(q_elems, key + 1), q_elems * ebytes);
+      // K/V rows the step writes: its tokens', or (cross) the admitted requests' encoder rows.
+      const size_t kv_rows = cross ? size_t(enc_cu.back()) : nq;
+      if (L.writes_kv && kv_rows > 0) {
+        const size_t k_elems = kv_rows * size_t(s.num_kv_heads) * size_t(s.head_size);
+        const size_t v_elems = kv_rows * size_t(s.num_kv_heads) * size_t(s.head_size_v);
+        mem->copy_from_host(rb.k.get(), pool.slice(k_elems, key + 2), k_elems * ebytes);
         if (!s.is_mla())
-          mem->copy_from_host(v_dev.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
+          mem->copy_from_host(rb.v.get(), pool.slice(v_elems, key + 3), v_elems * ebytes);
         g.backend->write_kv(
-            token_rows_write(s, k_dev.get(), v_dev.get(), nq,
+            token_rows_write(s, rb.k.get(), rb.v.get(), kv_rows,
                              static_cast<const int64_t*>(kg.slots_dev.get()), L.view),
             mem->stream());
         if (auto sh = shadows.find(s.layer_index); sh != shadows.end())
-          append_step_rows(sh->second, request_of_seq, cu,
+          append_step_rows(sh->second, cross ? request_of_admitted : request_of_seq,
+                           cross ? enc_cu : cu,
                            static_cast<const uint8_t*>(pool.slice(k_elems, key + 2)),
                            static_cast<const uint8_t*>(pool.slice(v_elems, key + 3)),
-                           k_elems / nq * ebytes, v_elems / nq * ebytes, s.is_mla());
+                           k_elems / kv_rows * ebytes, v_elems / kv_rows * ebytes, s.is_mla());
       }
-      AttentionArgs a =
-          token_rows_args(s, q_dev.get(), out_dev.get(), L.view, hb, L.params, g.workspace.get());
+      AttentionArgs a = token_rows_args(s, rb.q.get(), rb.out.get(), L.view, host_batch(s),
+                                        L.params, g.workspace.get());
       a.batch.cu_seqlens_q = static_cast<const int32_t*>(cu_dev.get());
-      a.batch.seqused_k = static_cast<const int32_t*>(used_dev.get());
+      a.batch.seqused_k =
+          static_cast<const int32_t*>(cross ? cross_used_dev.get() : used_dev.get());
       a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
       a.batch.block_table_stride = kg.stride;
       if (s.mm_prefix && image > 0) {
@@ -1079,6 +1165,12 @@ RunReport run_workload(const RunOptions& o) {
       // Work actually required: visible (query, key) pairs and the K/V bytes they span.
       const int64_t tok_bytes = plan.layer(L.kv_root).bytes_per_token();
       for (const auto& b : batch) {
+        if (cross) {  // every query sees the request's encoder rows
+          g.report.flops +=
+              2.0 * s.num_heads * (s.head_size + s.head_size_v) * double(b.q_len) * enc_len;
+          g.report.kv_bytes += double(enc_len) * double(tok_bytes);
+          continue;
+        }
         const int64_t w = s.sliding_window.value_or(0);
         const int c = s.attention_chunk_size.value_or(0);
         const int64_t mm_end = s.mm_prefix ? image : 0;  // queries below it see [0, image)
@@ -1100,17 +1192,18 @@ RunReport run_workload(const RunOptions& o) {
         const bool quantized =
             root.scale_granularity != ScaleGranularity::kNone && root.dtype != KvCacheDType::kNvfp4;
         const ShadowCache sc = build_shadow_cache(
-            shadows.at(L.kv_root), request_of_seq, used, s, root.scale_granularity,
-            quantized ? storage.k_scales(L.kv_root) : std::vector<float>{},
+            shadows.at(L.kv_root), request_of_seq, cross ? cross_used : used, s,
+            root.scale_granularity, quantized ? storage.k_scales(L.kv_root) : std::vector<float>{},
             quantized && !s.is_mla() ? storage.v_scales(L.kv_root) : std::vector<float>{});
-        verify_run(a, s.mm_prefix ? hb_mm : hb, sc, *mem, *reference, q_elems * ebytes, out_elems,
-                   g.report, report);
+        verify_run(a, host_batch(s), sc, *mem, *reference, q_elems * ebytes, out_elems, g.report,
+                   report);
       }
     }
     advance(seqs, batch);
     for (const auto& b : batch) manager.mark_computed(seqs[b.seq].id, seqs[b.seq].processed);
     report.prefill_tokens += prefill_tokens;
     report.decode_tokens += decode_tokens;
+    report.encoder_tokens += int64_t(admitted.size()) * enc_len;
     if (prefill_tokens) ++report.prefill_steps;
     ++step;
     if (o.progress) o.progress(step, total_steps, prefill_tokens, decode_tokens);

@@ -58,7 +58,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--backend", args->o.backend, "Explicit backend (default: automatic)");
   cmd->add_option("--variant", args->o.variant, "Kernel generation request (v2, v3)");
   cmd->add_option("--requests", args->o.requests, "Concurrent requests")->capture_default_str();
-  cmd->add_option("--prompt-len", args->o.prompt_len, "Prompt tokens per request")
+  cmd->add_option("--prompt-len", args->o.prompt_len,
+                  "Prompt tokens per request (encoder-decoder models: the encoder input)")
       ->capture_default_str();
   cmd->add_option("--decode-steps", args->o.decode_steps, "Decode steps per request")
       ->capture_default_str();
