@@ -221,6 +221,36 @@ void encoder_decoder_run(const std::string& device) {
 TEST(RunWorkload, EncoderDecoderModelRunsEncoderCrossAndDecoderLayers) {
   encoder_decoder_run("cpu");
 }
+
+// A Whisper-style config read the BART way, fp16 over an fp8 cache, with encoder heads twice the
+// decoder's size (3 of 128 against 6 of 64): the encoder rows, the cross K/V writes and the
+// decoder rows each take their own layer's shapes, and every group verifies.
+TEST(RunWorkload, WhisperStyleEncoderDecoderOverFp8) {
+  const std::filesystem::path cfg =
+      std::filesystem::temp_directory_path() / "attnkit_whisper_style_test.json";
+  {
+    std::ofstream f(cfg);
+    f << R"({"model_type":"whisper","d_model":384,"encoder_layers":2,"decoder_layers":2,)"
+         R"("encoder_attention_heads":3,"decoder_attention_heads":6,"max_source_positions":1500,)"
+         R"("max_target_positions":448,"is_encoder_decoder":true,"torch_dtype":"float16"})";
+  }
+  RunOptions o = small(cfg.string());
+  o.requests = 3;
+  o.prompt_len = 150;
+  o.decode_steps = 5;
+  o.max_tokens_per_step = 320;
+  o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  const RunReport r = run_workload(o);
+  std::filesystem::remove(cfg);
+  expect_verified(r);
+  EXPECT_EQ(r.encoder_tokens, 3 * 150);
+  EXPECT_EQ(r.decode_tokens, 3 * 5);
+  ASSERT_EQ(r.groups.size(), 3u);
+  EXPECT_NE(r.groups[0].description.find("encoder heads 3/3, d128/128"), std::string::npos)
+      << r.groups[0].description;
+  EXPECT_NE(r.groups[2].description.find("encoder_decoder heads 6/6, d64/64"), std::string::npos)
+      << r.groups[2].description;
+}
 TEST(RunWorkload, EncoderDecoderModelRunsEncoderCrossAndDecoderLayersOnCuda) {
   encoder_decoder_run("cuda");
 }
