@@ -552,8 +552,8 @@ struct ContiguousPass {
 AttentionBatch contiguous_batch(ContiguousPass& c, RunMemory& mem, int n, int len,
                                 std::vector<int32_t>& cu, std::vector<int32_t>& used) {
   if (n > c.max_seqs)
-    throw Error(fmt::format("a contiguous pass of {} prompts outgrew its buffers ({})", n,
-                            c.max_seqs));
+    throw Error(
+        fmt::format("a contiguous pass of {} prompts outgrew its buffers ({})", n, c.max_seqs));
   cu.resize(size_t(n) + 1);
   used.assign(size_t(n), len);
   for (int i = 0; i <= n; ++i) cu[size_t(i)] = i * len;
