@@ -133,7 +133,8 @@ struct KvPlanOptions {
   int default_block_size = 16;
   std::optional<uint64_t> memory_bytes;  // KV budget: blocks and tokens that fit
   int64_t max_model_len = 0;             // 0: the model's max_position_embeddings
-  int max_encoder_len = 0;               // cross-attention cache length (0: max_model_len)
+  // Cross-attention cache length (0: the model's max_encoder_positions, else max_model_len).
+  int max_encoder_len = 0;
   // Prefill tokens a step may write (chunked prefill): a sliding window holds its window plus
   // one such chunk (vLLM: max_num_batched_tokens; attnkit run: --max-tokens-per-step).
   int max_tokens_per_step = 512;

@@ -144,6 +144,9 @@ struct ModelSpec {
   std::vector<StateLayerSpec> state_layers;
   bool is_encoder_decoder = false;
   int64_t max_position_embeddings = 0;
+  // Encoder-decoder models: the longest encoder input (Whisper's max_source_positions, 1500 audio
+  // frames), the length of their cross-attention caches; 0: max_position_embeddings.
+  int64_t max_encoder_positions = 0;
   // PrefixLM models (layers with mm_prefix): placeholder tokens of one image, whose positions
   // attend to each other bidirectionally (num_image_tokens, mm_tokens_per_image); else 0.
   int mm_item_tokens = 0;

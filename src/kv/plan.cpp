@@ -250,7 +250,9 @@ KvPlan plan_kv_cache(const ModelSpec& model,
   plan.max_encoder_len =
       options.max_encoder_len > 0
           ? options.max_encoder_len
-          : int(std::min<int64_t>(plan.max_model_len, std::numeric_limits<int>::max()));
+          : int(std::min<int64_t>(
+                model.max_encoder_positions > 0 ? model.max_encoder_positions : plan.max_model_len,
+                std::numeric_limits<int>::max()));
 
   // Specs, by layer index.
   std::map<int, KvLayerSpec> specs;

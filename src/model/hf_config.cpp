@@ -237,7 +237,10 @@ void build_encoder_decoder(const ConfigFields& f, bool t5, const Builder& b, Mod
   spec.num_layers = enc_layers + dec_layers;
   spec.is_encoder_decoder = true;
   if (auto p = f.get_int("n_positions")) spec.max_position_embeddings = *p;
+  // Whisper: max_target_positions for the decoder, max_source_positions for the encoder input.
+  if (auto p = f.get_positive("max_target_positions")) spec.max_position_embeddings = *p;
   if (auto p = f.get_int("max_position_embeddings")) spec.max_position_embeddings = *p;
+  if (auto p = f.get_positive("max_source_positions")) spec.max_encoder_positions = *p;
 }
 
 // ---- per-layer kinds ---------------------------------------------------------------------------

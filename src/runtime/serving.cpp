@@ -758,18 +758,24 @@ RunReport run_workload(const RunOptions& o) {
   const int enc_len = enc_dec ? o.prompt_len : 0;
   const int dec_prompt = enc_dec ? 1 : o.prompt_len;
   const int64_t total_len = int64_t(dec_prompt) + o.decode_steps;
-  if (model.max_position_embeddings > 0 &&
-      std::max<int64_t>(total_len, enc_len) > model.max_position_embeddings)
+  if (model.max_position_embeddings > 0 && total_len > model.max_position_embeddings)
     throw InvalidArgument(
-        enc_dec ? fmt::format("model {} takes at most {} positions (max_position_embeddings); the "
-                              "encoder input (prompt-len {}) or the decoder's 1 + decode-steps "
-                              "{} = {} tokens exceed it",
-                              model.name, model.max_position_embeddings, o.prompt_len,
-                              o.decode_steps, total_len)
+        enc_dec ? fmt::format("model {} decodes at most {} positions (max_position_embeddings); "
+                              "the decoder's start token + decode-steps {} = {} exceed it",
+                              model.name, model.max_position_embeddings, o.decode_steps, total_len)
                 : fmt::format("model {} takes at most {} positions (max_position_embeddings); "
                               "prompt-len {} + decode-steps {} = {} exceeds it",
                               model.name, model.max_position_embeddings, o.prompt_len,
                               o.decode_steps, total_len));
+  const int64_t max_encoder =
+      model.max_encoder_positions > 0 ? model.max_encoder_positions : model.max_position_embeddings;
+  if (enc_dec && max_encoder > 0 && enc_len > max_encoder)
+    throw InvalidArgument(fmt::format(
+        "model {} takes encoder inputs of at most {} tokens ({}); prompt-len {} "
+        "exceeds it",
+        model.name, max_encoder,
+        model.max_encoder_positions > 0 ? "max_source_positions" : "max_position_embeddings",
+        o.prompt_len));
   if (enc_dec && o.prompt_len > o.max_tokens_per_step)
     throw InvalidArgument(fmt::format(
         "model {} is an encoder-decoder model: a prompt is one bidirectional encoder pass, so a "

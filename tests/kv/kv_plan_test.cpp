@@ -240,6 +240,33 @@ TEST(KvPlan, ContextLengthPastIntMaxCapsTheEncoderLength) {
   EXPECT_EQ(p.max_encoder_len, std::numeric_limits<int>::max());
 }
 
+// Whisper's cross-attention caches hold its encoder input (max_source_positions, 1500 frames),
+// not the decoder's 448 positions; an explicit max_encoder_len still wins.
+TEST(KvPlan, CrossAttentionCachesHoldTheModelsEncoderLength) {
+  const Capabilities fa = caps("CUDA_FLASH", {BlockSizeEntry::multiple_of(16)}, 16);
+  ModelSpec m;  // whisper-large-v3's shape, one layer of each kind
+  m.name = "whisper";
+  m.num_layers = 2;
+  m.is_encoder_decoder = true;
+  m.max_position_embeddings = 448;
+  m.max_encoder_positions = 1500;
+  const AttentionType types[] = {AttentionType::kEncoder, AttentionType::kDecoder,
+                                 AttentionType::kCross};
+  for (int i = 0; i < 3; ++i) {
+    m.attention_layers.push_back(kvtest::attn_layer(i, 20, 20, 64));
+    m.attention_layers.back().attn_type = types[i];
+  }
+  KvPlanOptions o;
+  KvPlan p = plan_kv_cache(m, kvtest::same_backend(m, fa), o);
+  EXPECT_EQ(p.max_model_len, 448);
+  EXPECT_EQ(p.max_encoder_len, 1500);
+  // One request: ceil(1500 / 16) cross blocks beside ceil(448 / 16) self-attention blocks.
+  EXPECT_EQ(p.blocks_needed(448, 1500), 28 + 94);
+  o.max_encoder_len = 600;
+  p = plan_kv_cache(m, kvtest::same_backend(m, fa), o);
+  EXPECT_EQ(p.max_encoder_len, 600);
+}
+
 TEST(KvPlan, NemotronHybridRaisesAttentionBlockAndPadsState) {
   const Capabilities fa = caps("CUDA_FLASH", {BlockSizeEntry::multiple_of(16)}, 16);
   const ModelSpec m = kvtest::nemotron_nano();

@@ -777,6 +777,15 @@ TEST(ModelInline, BartStyleEncoderDecoder) {
   EXPECT_THAT(summary(m), ElementsAre("2x encoder h12/12 d64/64", "3x decoder h12/12 d64/64",
                                       "3x encoder_decoder h12/12 d64/64"));
   EXPECT_EQ(m.num_layers, 5);
+  EXPECT_EQ(m.max_position_embeddings, 1024);
+  EXPECT_EQ(m.max_encoder_positions, 0);
+  // Whisper states its decoder's and its encoder's lengths apart.
+  const ModelSpec w = parse(
+      R"({"model_type":"whisper","d_model":384,"encoder_layers":4,"decoder_layers":4,)"
+      R"("encoder_attention_heads":6,"decoder_attention_heads":6,"max_source_positions":1500,)"
+      R"("max_target_positions":448,"is_encoder_decoder":true})");
+  EXPECT_EQ(w.max_position_embeddings, 448);
+  EXPECT_EQ(w.max_encoder_positions, 1500);
 }
 
 // A new llama-like architecture is read (vLLM-like engines accept them), with a warning and a

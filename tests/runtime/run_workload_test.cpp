@@ -241,7 +241,6 @@ TEST(RunWorkload, WhisperStyleEncoderDecoderOverFp8) {
   o.max_tokens_per_step = 320;
   o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
   const RunReport r = run_workload(o);
-  std::filesystem::remove(cfg);
   expect_verified(r);
   EXPECT_EQ(r.encoder_tokens, 3 * 150);
   EXPECT_EQ(r.decode_tokens, 3 * 5);
@@ -250,6 +249,17 @@ TEST(RunWorkload, WhisperStyleEncoderDecoderOverFp8) {
       << r.groups[0].description;
   EXPECT_NE(r.groups[2].description.find("encoder_decoder heads 6/6, d64/64"), std::string::npos)
       << r.groups[2].description;
+  o.prompt_len = 1501;  // past max_source_positions
+  o.max_tokens_per_step = 2048;
+  try {
+    run_workload(o);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 1500 tokens (max_source_positions)"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(cfg);
 }
 TEST(RunWorkload, EncoderDecoderModelRunsEncoderCrossAndDecoderLayersOnCuda) {
   encoder_decoder_run("cuda");
