@@ -106,13 +106,19 @@ std::string default_text_model_type(std::string_view top) {
 // below, or they have none); any other type is read the same llama-like way, with a note.
 bool is_known_decoder_type(std::string_view t) {
   static const std::set<std::string, std::less<>> kTypes = {
-      "llama",       "mistral",         "mixtral",      "qwen2",   "qwen2_moe",
-      "qwen3",       "qwen3_moe",       "qwen3_next",   "phi3",    "gemma",
-      "gemma2",      "gemma3",          "gemma3_text",  "gemma3n", "gemma3n_text",
-      "gemma4",      "gemma4_text",     "paligemma",    "cohere2", "falcon",
-      "RefinedWeb",  "RefinedWebModel", "mpt",          "bloom",   "gpt_oss",
-      "deepseek_v2", "deepseek_v3",     "deepseek_v32", "kimi_k2", "glm4_moe_lite",
-      "nemotron_h",  "llama4",          "llama4_text"};
+      "llama",           "mistral",     "mixtral",
+      "qwen2",           "qwen2_moe",   "qwen3",
+      "qwen3_moe",       "qwen3_next",  "phi3",
+      "gemma",           "gemma2",      "gemma3",
+      "gemma3_text",     "gemma3n",     "gemma3n_text",
+      "gemma4",          "gemma4_text", "paligemma",
+      "cohere2",         "falcon",      "RefinedWeb",
+      "RefinedWebModel", "mpt",         "bloom",
+      "gpt_oss",         "deepseek_v2", "deepseek_v3",
+      "deepseek_v32",    "kimi_k2",     "glm4_moe_lite",
+      "nemotron_h",      "llama4",      "llama4_text",
+      "granite",         "granitemoe",  "granitemoeshared",
+      "granitemoehybrid"};
   return kTypes.count(t) > 0;
 }
 

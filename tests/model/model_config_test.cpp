@@ -704,11 +704,21 @@ TEST(ModelInline, SoftmaxScaleFields) {
   EXPECT_EQ(scale(R"({"model_type":"gemma3n_text","hidden_size":2048,"num_attention_heads":8,)"
                   R"("num_key_value_heads":2,"head_dim":256,"num_hidden_layers":2})"),
             1.0);
-  // Granite's attention_multiplier (an unknown type otherwise read the llama way).
+  // Granite's attention_multiplier; Granite 4's hybrid reads its mamba layers from layer_types.
   EXPECT_EQ(
       scale(R"({"model_type":"granite","hidden_size":4096,"num_attention_heads":32,)"
             R"("num_key_value_heads":8,"num_hidden_layers":2,"attention_multiplier":0.0078125})"),
       0.0078125);
+  const ModelSpec granite4 =
+      parse(R"({"model_type":"granitemoehybrid","hidden_size":1536,"num_attention_heads":12,)"
+            R"("num_key_value_heads":4,"num_hidden_layers":4,"layer_types":["mamba","mamba",)"
+            R"("attention","mamba"],"attention_multiplier":0.0078125,"mamba_n_heads":48,)"
+            R"("mamba_d_head":64,"mamba_n_groups":1,"mamba_d_state":128,"mamba_d_conv":4})");
+  EXPECT_TRUE(granite4.notes.empty());  // a known type: no "read the llama way" note
+  ASSERT_EQ(granite4.attention_layers.size(), 1u);
+  EXPECT_EQ(granite4.attention_layers[0].layer_index, 2);
+  EXPECT_EQ(granite4.attention_layers[0].softmax_scale, 0.0078125);
+  EXPECT_EQ(granite4.state_layers.size(), 3u);
   EXPECT_EQ(scale(R"({"model_type":"mpt","d_model":1024,"n_heads":16,"n_layers":2,)"
                   R"("attn_config":{"alibi":true,"softmax_scale":0.1}})"),
             0.1);
