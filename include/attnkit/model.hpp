@@ -11,10 +11,24 @@
 
 namespace attnkit {
 
+// vLLM's kv_cache_dtype_skip_layers: attention layers that keep the model dtype's cache (auto)
+// whatever kv_cache_dtype says, by index and, with `sliding_window`, every sliding-window layer
+// (small windows lose the most to fp8). The cache becomes mixed-precision: the KV plan turns
+// zeroing of fresh blocks on.
+struct KvSkipLayers {
+  std::vector<int> layers;
+  bool sliding_window = false;
+  bool empty() const { return layers.empty() && !sliding_window; }
+};
+// Parses "0,5,sliding_window" (comma-separated layer indices and the word sliding_window);
+// InvalidArgument names a token that is neither.
+KvSkipLayers parse_kv_skip_layers(std::string_view text);
+
 struct ModelLoadOptions {
   std::optional<DType> dtype;                  // overrides the config's torch_dtype
   std::optional<KvCacheDType> kv_cache_dtype;  // applied to every attention layer
   std::optional<int> block_size;               // pinned block size, applied to every layer
+  KvSkipLayers kv_cache_dtype_skip_layers;     // layers kept at auto (needs kv_cache_dtype)
 };
 
 // `name_or_path` is a path to a config.json, or the short name of a bundled model

@@ -14,6 +14,7 @@
 
 #include "attnkit/attention.hpp"
 #include "attnkit/device.hpp"
+#include "attnkit/model.hpp"
 #include "attnkit/types.hpp"
 
 namespace attnkit {
@@ -33,8 +34,9 @@ struct RunOptions {
   std::optional<std::string> variant;  // kernel generation request
   std::optional<DType> dtype;          // overrides the config's torch_dtype
   std::optional<KvCacheDType> kv_cache_dtype;
-  std::optional<int> block_size;         // pinned
-  std::optional<uint64_t> memory_bytes;  // KV budget; default: what the workload needs
+  KvSkipLayers kv_cache_dtype_skip_layers;  // layers kept at the model dtype's cache
+  std::optional<int> block_size;            // pinned
+  std::optional<uint64_t> memory_bytes;     // KV budget; default: what the workload needs
   int requests = 4;
   int prompt_len = 256;  // encoder-decoder models: the encoder input
   int decode_steps = 16;

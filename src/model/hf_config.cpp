@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -761,7 +763,82 @@ std::string name_from_source(std::string_view source) {
   return p.stem().string();
 }
 
+// Sets the layers `skip` names back to the model dtype's cache (ModelLoadOptions); a layer that
+// reads another's cache keeps its target's format.
+void apply_kv_skip_layers(ModelSpec& spec, const ModelLoadOptions& options) {
+  const KvSkipLayers& skip = options.kv_cache_dtype_skip_layers;
+  if (skip.empty()) return;
+  if (!options.kv_cache_dtype || *options.kv_cache_dtype == KvCacheDType::kAuto)
+    throw InvalidArgument(
+        "kv_cache_dtype_skip_layers keeps the layers it names at the model dtype's cache (auto), "
+        "so it needs another kv_cache_dtype for the rest (fp8, fp8_e5m2, nvfp4, ...); got auto");
+  std::vector<int> indices;
+  for (const auto& l : spec.attention_layers) indices.push_back(l.layer_index);
+  for (int i : skip.layers)
+    if (std::find(indices.begin(), indices.end(), i) == indices.end())
+      throw InvalidArgument(fmt::format(
+          "kv_cache_dtype_skip_layers: layer {} is not an attention layer of {} (its attention "
+          "layers: {}{})",
+          i, spec.name,
+          fmt::join(indices.begin(), indices.begin() + std::min<ptrdiff_t>(8, indices.size()),
+                    ", "),
+          indices.size() > 8 ? fmt::format(", ... {}", indices.back()) : ""));
+  bool any_sliding = false;
+  for (auto& l : spec.attention_layers) {
+    any_sliding |= l.sliding_window.has_value();
+    const bool listed =
+        std::find(skip.layers.begin(), skip.layers.end(), l.layer_index) != skip.layers.end();
+    if (!listed && !(skip.sliding_window && l.sliding_window)) continue;
+    l.kv_cache_dtype = KvCacheDType::kAuto;
+    l.kv_scale_granularity = kv_format_info(KvCacheDType::kAuto).default_scale_granularity;
+  }
+  for (auto& l : spec.attention_layers) {
+    if (!l.kv_sharing_target_layer) continue;
+    for (const auto& t : spec.attention_layers)
+      if (t.layer_index == *l.kv_sharing_target_layer) {
+        l.kv_cache_dtype = t.kv_cache_dtype;
+        l.kv_scale_granularity = t.kv_scale_granularity;
+      }
+  }
+  if (skip.sliding_window && !any_sliding) {
+    std::string note = fmt::format(
+        "{}: kv_cache_dtype_skip_layers names sliding_window, but the model has no sliding-window "
+        "layer",
+        spec.source);
+    log(LogLevel::kWarning, note);
+    spec.notes.push_back(std::move(note));
+  }
+}
+
 }  // namespace
+
+KvSkipLayers parse_kv_skip_layers(std::string_view text) {
+  KvSkipLayers skip;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    std::string_view token = text.substr(start, end - start);
+    start = end + 1;
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
+      token.remove_prefix(1);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+      token.remove_suffix(1);
+    if (token.empty()) continue;
+    if (token == "sliding_window") {
+      skip.sliding_window = true;
+      continue;
+    }
+    int v = -1;
+    const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+    if (ec != std::errc() || p != token.data() + token.size() || v < 0)
+      throw InvalidArgument(fmt::format(
+          "kv_cache_dtype_skip_layers: '{}' is neither a layer index (an integer >= 0) nor "
+          "sliding_window",
+          token));
+    skip.layers.push_back(v);
+  }
+  return skip;
+}
 
 ModelSpec parse_model_config(std::string_view json_text, std::string_view source,
                              const ModelLoadOptions& options) {
@@ -813,6 +890,7 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   std::stable_sort(
       spec.attention_layers.begin(), spec.attention_layers.end(),
       [](const LayerSpec& a, const LayerSpec& c) { return a.layer_index < c.layer_index; });
+  apply_kv_skip_layers(spec, options);
   return spec;
 }
 

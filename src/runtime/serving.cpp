@@ -747,6 +747,7 @@ RunReport run_workload(const RunOptions& o) {
   ModelLoadOptions load;
   load.dtype = o.dtype;
   load.kv_cache_dtype = o.kv_cache_dtype;
+  load.kv_cache_dtype_skip_layers = o.kv_cache_dtype_skip_layers;
   load.block_size = o.block_size;
   const ModelSpec model = load_model(o.model, load);
   // Encoder-decoder models (T5, BART, Whisper): a request's prompt is its encoder input, one

@@ -288,6 +288,29 @@ TEST(CliPlan, OptionsReachTheLayers) {
   EXPECT_EQ(j["groups"][0]["variant"], "v2");
 }
 
+// --kv-cache-dtype-skip-layers keeps the layers it names at the model dtype (vLLM's
+// kv_cache_dtype_skip_layers): a mixed-precision cache, so zeroing is on. Refused with the vllm
+// stack (its heterogeneous alignment is not modelled) and without a quantized dtype (exit 2).
+TEST(CliPlan, KvCacheDtypeSkipLayers) {
+  const auto j = plan_json(
+      "--model gemma-2-9b --device h100 --kv-cache-dtype fp8 "
+      "--kv-cache-dtype-skip-layers sliding_window,1");
+  ASSERT_EQ(j["groups"].size(), 3u);  // sliding (bf16), layer 1 (bf16), the other full (fp8)
+  for (const auto& g : j["groups"]) {
+    const bool kept = g["sliding_window"].is_number() || g["layers"] == nlohmann::json({1});
+    EXPECT_EQ(g["kv_cache_dtype"], kept ? "auto" : "fp8_e4m3") << g["layers"];
+  }
+  EXPECT_EQ(j["kv"]["needs_zeroing"], true);
+  CliResult r = run_cli(
+      "plan --model gemma-2-9b --device h100 --stack vllm --kv-cache-dtype fp8 "
+      "--kv-cache-dtype-skip-layers sliding_window");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.err, HasSubstr("plan it with --stack native"));
+  r = run_cli("plan --model gemma-2-9b --device h100 --kv-cache-dtype-skip-layers 3");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("needs another kv_cache_dtype"));
+}
+
 // A sliding window holds its window plus one prefill chunk (what run allocates): a smaller
 // --max-tokens-per-step leaves room for more tokens of a sequence in the same budget.
 TEST(CliPlan, SlidingWindowsCountOneChunk) {

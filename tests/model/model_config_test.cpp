@@ -751,6 +751,56 @@ TEST(ModelInline, SoftmaxScaleFields) {
   EXPECT_NE(a.signature(), b.signature());
 }
 
+// vLLM's kv_cache_dtype_skip_layers: named layers (and every sliding one) keep the model dtype's
+// cache; a layer reading another's cache follows its target.
+TEST(ModelInline, KvCacheDtypeSkipLayers) {
+  const KvSkipLayers s = parse_kv_skip_layers(" 0, 5,sliding_window,, 12 ");
+  EXPECT_THAT(s.layers, ElementsAre(0, 5, 12));
+  EXPECT_TRUE(s.sliding_window);
+  EXPECT_TRUE(parse_kv_skip_layers("").empty());
+  for (const char* bad : {"x", "-1", "3.5", "sliding", "1e3"})
+    EXPECT_THROW(parse_kv_skip_layers(bad), InvalidArgument) << bad;
+
+  ModelLoadOptions o;
+  o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("sliding_window,3");
+  const ModelSpec g = load_model("gemma-2-9b", o);
+  for (const auto& l : g.attention_layers) {
+    const bool kept = l.sliding_window || l.layer_index == 3;
+    EXPECT_EQ(l.kv_cache_dtype, kept ? KvCacheDType::kAuto : KvCacheDType::kFp8E4M3)
+        << l.layer_index;
+    EXPECT_EQ(l.kv_scale_granularity,
+              kept ? ScaleGranularity::kNone : ScaleGranularity::kPerTensor);
+  }
+  // Gemma 3n style sharing: layers 2-3 read layers 0-1's caches; skipping layer 0 keeps its
+  // sharer (layer 2, a sliding layer like it) at auto too.
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("0");
+  const ModelSpec n = parse(
+      R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,"head_dim":128,)"
+      R"("num_hidden_layers":4,"num_kv_shared_layers":2,"sliding_window":64,)"
+      R"("layer_types":["sliding_attention","full_attention","sliding_attention",)"
+      R"("full_attention"],"max_position_embeddings":4096})",
+      o);
+  std::vector<KvCacheDType> dt;
+  for (const auto& l : n.attention_layers) dt.push_back(l.kv_cache_dtype);
+  EXPECT_THAT(dt, ElementsAre(KvCacheDType::kAuto, KvCacheDType::kFp8E4M3, KvCacheDType::kAuto,
+                              KvCacheDType::kFp8E4M3));
+  // A layer that is not an attention layer, a model without sliding layers, no quantized dtype.
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("32");
+  try {
+    load_model("qwen3-0.6b", o);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("layer 32 is not an attention layer of qwen3-0.6b"));
+  }
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("sliding_window");
+  const ModelSpec q = load_model("qwen3-0.6b", o);
+  ASSERT_EQ(q.notes.size(), 1u);
+  EXPECT_THAT(q.notes[0], HasSubstr("no sliding-window layer"));
+  o.kv_cache_dtype.reset();
+  EXPECT_THROW(load_model("qwen3-0.6b", o), InvalidArgument);
+}
+
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {
   const ModelSpec m =
       parse(R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,)"

@@ -218,6 +218,35 @@ void encoder_decoder_run(const std::string& device) {
   }
 }
 
+// --kv-cache-dtype-skip-layers sliding_window: gemma-2's sliding layers keep bf16 caches, its
+// full layers fp8. The cache is mixed-precision, so fresh blocks are zeroed (a block one group
+// frees can reach the other, whose format would decode its stale bytes), and both verify.
+void mixed_precision_run(const std::string& device) {
+  RunOptions o = small("gemma-2-9b");
+  o.device = device;
+  o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("sliding_window");
+  RunReport r;
+  try {
+    r = run_workload(o);
+  } catch (const InvalidArgument& e) {
+    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
+    GTEST_SKIP() << "needs a GPU; none present";
+  }
+  expect_verified(r);
+  EXPECT_TRUE(r.zeroing_on);
+  EXPECT_GT(r.kv_blocks_zeroed, 0);
+  ASSERT_EQ(r.groups.size(), 2u);
+  for (const GroupRunReport& g : r.groups) {
+    const bool sliding = g.description.find("window 4096") != std::string::npos;
+    EXPECT_NE(g.description.find(sliding ? "kv bfloat16" : "kv fp8_e4m3"), std::string::npos)
+        << g.description;
+  }
+}
+
+TEST(RunWorkload, MixedPrecisionCacheFromSkipLayers) { mixed_precision_run("cpu"); }
+TEST(RunWorkload, MixedPrecisionCacheFromSkipLayersOnCuda) { mixed_precision_run("cuda"); }
+
 TEST(RunWorkload, EncoderDecoderModelRunsEncoderCrossAndDecoderLayers) {
   encoder_decoder_run("cpu");
 }

@@ -32,6 +32,7 @@ struct PlanArgs {
   std::string stack = "native";
   std::string dtype;           // "" = the config's torch_dtype
   std::string kv_cache_dtype;  // "" = auto
+  std::string kv_skip;         // --kv-cache-dtype-skip-layers
   int block_size = 0;          // 0 = not pinned
   std::string backend;         // "" = ATTNKIT_ATTENTION_BACKEND, else auto
   std::string variant;
@@ -121,6 +122,7 @@ ModelLoadOptions load_options(const PlanArgs& a) {
   ModelLoadOptions o;
   if (!a.dtype.empty()) o.dtype = parse_dtype(a.dtype);
   if (!a.kv_cache_dtype.empty()) o.kv_cache_dtype = parse_kv_cache_dtype(a.kv_cache_dtype);
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers(a.kv_skip);
   if (a.block_size > 0) o.block_size = a.block_size;
   return o;
 }
@@ -131,7 +133,15 @@ Plan build_plan(const PlanArgs& a, bool keep_going) {
   Plan p;
   p.device = device_from_name(a.device);
   p.catalog = &catalog_for_stack(a.stack);
-  p.model = load_model(a.model, load_options(a));
+  const ModelLoadOptions load = load_options(a);
+  // vLLM aligns such caches with _align_heterogeneous_kv_block_size, which the vllm catalog's KV
+  // plan does not model: say so rather than print another engine's numbers.
+  if (p.catalog->name != "native" && !load.kv_cache_dtype_skip_layers.empty())
+    throw Unsupported(fmt::format(
+        "--kv-cache-dtype-skip-layers with --stack {}: that engine's alignment of mixed-precision "
+        "caches is not modelled; plan it with --stack native",
+        p.catalog->name));
+  p.model = load_model(a.model, load);
   p.options.backend = resolve_requested_backend(
       a.backend.empty() ? std::nullopt : std::optional<std::string>(a.backend));
   if (!a.variant.empty()) p.options.variant = a.variant;
@@ -505,6 +515,9 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
   cmd->add_option("--kv-cache-dtype", a->kv_cache_dtype,
                   "KV cache storage: auto (model dtype), float16, bfloat16, fp8 (= fp8_e4m3), "
                   "fp8_e5m2, nvfp4");
+  cmd->add_option("--kv-cache-dtype-skip-layers", a->kv_skip,
+                  "Layers kept at the model dtype's cache (vLLM's kv_cache_dtype_skip_layers): "
+                  "indices and/or sliding_window, comma-separated");
   cmd->add_option("--block-size", a->block_size,
                   "Pin the KV cache block size (tokens per block) for every layer")
       ->check(block_size_range());

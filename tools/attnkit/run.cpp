@@ -47,6 +47,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
     RunOptions o;
     std::string dtype;
     std::string kv_dtype;
+    std::string kv_skip;
     std::string memory;
     bool json = false;
     bool quiet = false;
@@ -70,6 +71,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
                   "Model dtype, overriding the config's torch_dtype: float32, float16, bfloat16");
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
+  cmd->add_option("--kv-cache-dtype-skip-layers", args->kv_skip,
+                  "Layers kept at the model dtype's cache: indices and/or sliding_window, "
+                  "comma-separated (a mixed-precision cache: fresh blocks are zeroed)");
   cmd->add_option("--block-size", args->o.block_size, "Pin the KV block size")
       ->check(block_size_range());
   cmd->add_option("--memory", args->memory,
@@ -87,6 +91,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
     RunOptions o = args->o;
     if (!args->dtype.empty()) o.dtype = parse_dtype(args->dtype);
     if (!args->kv_dtype.empty()) o.kv_cache_dtype = parse_kv_cache_dtype(args->kv_dtype);
+    o.kv_cache_dtype_skip_layers = parse_kv_skip_layers(args->kv_skip);
     if (!args->memory.empty()) o.memory_bytes = parse_memory_size(args->memory);
     const bool tty = isatty(STDERR_FILENO);
     if (!args->quiet)
