@@ -169,21 +169,73 @@ std::optional<DType> read_any_dtype(const ConfigFields& f) {
 
 enum class LayerKind { kFull, kSliding, kChunked, kLinear, kMamba, kNone };
 
+// A checkpoint's KV cache format (quantization_config), which `auto` becomes.
+struct CheckpointKv {
+  KvCacheDType dtype = KvCacheDType::kAuto;
+  ScaleGranularity granularity = ScaleGranularity::kNone;
+};
+
 struct Builder {
   const ModelLoadOptions& options;
   DType dtype;
+  CheckpointKv kv;  // every attention layer's cache format
 
   LayerSpec base(int index, AttentionType type) const {
     LayerSpec l;
     l.layer_index = index;
     l.attn_type = type;
     l.dtype = dtype;
-    l.kv_cache_dtype = options.kv_cache_dtype.value_or(KvCacheDType::kAuto);
-    l.kv_scale_granularity = kv_format_info(l.kv_cache_dtype).default_scale_granularity;
+    l.kv_cache_dtype = kv.dtype;
+    l.kv_scale_granularity = kv.granularity;
     l.block_size = options.block_size;
     return l;
   }
 };
+
+// The KV cache format a checkpoint was calibrated for, as vLLM reads quantization_config:
+// compressed-tensors' (and flat ModelOpt's) kv_cache_scheme of 8-bit floats is fp8 e4m3 with
+// per-tensor scales, or per KV head with strategy attn_head (llm-compressor's per-head
+// calibration); ModelOpt's kv_cache_quant_algo FP8 or NVFP4. Any other scheme is refused by name.
+// None without one.
+std::optional<CheckpointKv> checkpoint_kv_cache(const ConfigFields& top) {
+  const json* q = top.find("quantization_config");
+  if (!q) return std::nullopt;
+  if (!q->is_object()) top.fail_type("quantization_config", *q, "an object");
+  const ConfigFields qc(*q, top.source(), "quantization_config.");
+  if (const json* s = qc.find("kv_cache_scheme")) {
+    if (!s->is_object()) qc.fail_type("kv_cache_scheme", *s, "an object or null");
+    const ConfigFields kv(*s, top.source(), "quantization_config.kv_cache_scheme.");
+    const auto bits = kv.get_int("num_bits");
+    const auto type = kv.get_string("type");
+    if (bits != 8 || type != "float")
+      kv.fail(fmt::format("{} is {}-bit {}: the KV cache formats are 8-bit float (fp8) schemes",
+                          qc.name("kv_cache_scheme"), bits ? std::to_string(*bits) : "?",
+                          type.value_or("?")));
+    const std::string strategy = kv.get_string("strategy").value_or("tensor");
+    if (strategy != "tensor" && strategy != "attn_head")
+      kv.fail(
+          fmt::format("field '{}' is '{}'; fp8 KV caches take per-tensor (tensor) or per-head "
+                      "(attn_head) scales",
+                      kv.name("strategy"), strategy));
+    return CheckpointKv{KvCacheDType::kFp8E4M3, strategy == "attn_head"
+                                                    ? ScaleGranularity::kPerHead
+                                                    : ScaleGranularity::kPerTensor};
+  }
+  const ConfigFields* algo_src = &qc;
+  std::optional<ConfigFields> nested;  // ModelOpt's hf_quant_config layout, copied inline
+  if (const json* n = qc.find("quantization"); n && n->is_object()) {
+    nested.emplace(*n, top.source(), "quantization_config.quantization.");
+    algo_src = &*nested;
+  }
+  const auto algo = algo_src->get_string("kv_cache_quant_algo");
+  if (!algo) return std::nullopt;
+  if (*algo == "FP8") return CheckpointKv{KvCacheDType::kFp8E4M3, ScaleGranularity::kPerTensor};
+  if (*algo == "NVFP4")
+    return CheckpointKv{KvCacheDType::kNvfp4,
+                        kv_format_info(KvCacheDType::kNvfp4).default_scale_granularity};
+  algo_src->fail(fmt::format("field '{}' is '{}'; expected FP8 or NVFP4",
+                             algo_src->name("kv_cache_quant_algo"), *algo));
+}
 
 int head_size_from_hidden(const ConfigFields& f, int heads, std::string_view heads_key) {
   std::string_view hidden_key;
@@ -768,10 +820,12 @@ std::string name_from_source(std::string_view source) {
 void apply_kv_skip_layers(ModelSpec& spec, const ModelLoadOptions& options) {
   const KvSkipLayers& skip = options.kv_cache_dtype_skip_layers;
   if (skip.empty()) return;
-  if (!options.kv_cache_dtype || *options.kv_cache_dtype == KvCacheDType::kAuto)
+  if (std::all_of(spec.attention_layers.begin(), spec.attention_layers.end(),
+                  [](const LayerSpec& l) { return l.kv_cache_dtype == KvCacheDType::kAuto; }))
     throw InvalidArgument(
         "kv_cache_dtype_skip_layers keeps the layers it names at the model dtype's cache (auto), "
-        "so it needs another kv_cache_dtype for the rest (fp8, fp8_e5m2, nvfp4, ...); got auto");
+        "so it needs another kv_cache_dtype for the rest (fp8, fp8_e5m2, nvfp4, ...) or a "
+        "checkpoint with a quantized KV cache; got auto");
   std::vector<int> indices;
   for (const auto& l : spec.attention_layers) indices.push_back(l.layer_index);
   for (int i : skip.layers)
@@ -873,7 +927,19 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   }
   if (!dtype) dtype = read_any_dtype(top);
   spec.dtype = dtype.value_or(DType::kBFloat16);
-  const Builder b{options, spec.dtype};
+  // The cache format: the user's choice wins; else the checkpoint's (quantization_config), else
+  // the model dtype's. A user's fp8 over a checkpoint calibrated per head keeps per-head scales.
+  const std::optional<CheckpointKv> ckpt = checkpoint_kv_cache(top);
+  CheckpointKv kv = ckpt.value_or(CheckpointKv{});
+  if (options.kv_cache_dtype) {
+    kv.dtype = *options.kv_cache_dtype;
+    const ScaleGranularity def = kv_format_info(kv.dtype).default_scale_granularity;
+    kv.granularity = ckpt && ckpt->granularity == ScaleGranularity::kPerHead &&
+                             def == ScaleGranularity::kPerTensor
+                         ? ScaleGranularity::kPerHead
+                         : def;
+  }
+  const Builder b{options, spec.dtype, kv};
 
   const bool t5 = is_t5_type(spec.model_type);
   if (t5 || is_bart_type(spec.model_type)) {

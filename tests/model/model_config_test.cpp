@@ -801,6 +801,66 @@ TEST(ModelInline, KvCacheDtypeSkipLayers) {
   EXPECT_THROW(load_model("qwen3-0.6b", o), InvalidArgument);
 }
 
+// A checkpoint calibrated for a quantized KV cache turns `auto` into its format, as vLLM reads
+// quantization_config; the user's --kv-cache-dtype wins, keeping a per-head calibration's scales.
+TEST(ModelInline, CheckpointKvCacheScheme) {
+  const std::string body = R"("model_type":"llama","hidden_size":1024,"num_attention_heads":8,)"
+                           R"("num_key_value_heads":2,"num_hidden_layers":2,)";
+  auto kv = [&](const std::string& quant, std::optional<KvCacheDType> user = std::nullopt) {
+    ModelLoadOptions o;
+    o.kv_cache_dtype = user;
+    const LayerSpec l =
+        parse("{" + body + R"("quantization_config":)" + quant + "}", o).attention_layers.at(1);
+    return std::pair{l.kv_cache_dtype, l.kv_scale_granularity};
+  };
+  using P = std::pair<KvCacheDType, ScaleGranularity>;
+  const std::string tensor =
+      R"({"quant_method":"compressed-tensors","kv_cache_scheme":{"dynamic":false,"num_bits":8,)"
+      R"("strategy":"tensor","symmetric":true,"type":"float"}})";
+  const std::string head =
+      R"({"quant_method":"compressed-tensors","kv_cache_scheme":{"num_bits":8,"type":"float",)"
+      R"("strategy":"attn_head"}})";
+  EXPECT_EQ(kv(tensor), P(KvCacheDType::kFp8E4M3, ScaleGranularity::kPerTensor));
+  EXPECT_EQ(kv(head), P(KvCacheDType::kFp8E4M3, ScaleGranularity::kPerHead));
+  EXPECT_EQ(kv(head, KvCacheDType::kFp8E5M2),
+            P(KvCacheDType::kFp8E5M2, ScaleGranularity::kPerHead));
+  EXPECT_EQ(kv(head, KvCacheDType::kAuto), P(KvCacheDType::kAuto, ScaleGranularity::kNone));
+  EXPECT_EQ(kv(tensor, KvCacheDType::kNvfp4),
+            P(KvCacheDType::kNvfp4, ScaleGranularity::kPerBlock16));
+  EXPECT_EQ(kv(R"({"quant_method":"modelopt","quant_algo":"FP8","kv_cache_quant_algo":"FP8"})"),
+            P(KvCacheDType::kFp8E4M3, ScaleGranularity::kPerTensor));
+  EXPECT_EQ(kv(R"({"quantization":{"quant_algo":"NVFP4","kv_cache_quant_algo":"NVFP4"}})"),
+            P(KvCacheDType::kNvfp4, ScaleGranularity::kPerBlock16));
+  // Weight-only quantization, or a null scheme, leaves the cache alone.
+  EXPECT_EQ(kv(R"({"quant_method":"fp8","weight_block_size":[128,128]})"),
+            P(KvCacheDType::kAuto, ScaleGranularity::kNone));
+  EXPECT_EQ(kv(R"({"quant_method":"compressed-tensors","kv_cache_scheme":null})"),
+            P(KvCacheDType::kAuto, ScaleGranularity::kNone));
+  EXPECT_EQ(kv(R"({"quantization":{"kv_cache_quant_algo":null}})"),
+            P(KvCacheDType::kAuto, ScaleGranularity::kNone));
+  // Schemes that are no KV cache format: refused by name.
+  for (const auto& [quant, msg] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"kv_cache_scheme":{"num_bits":8,"type":"int","strategy":"tensor"}})",
+            "quantization_config.kv_cache_scheme is 8-bit int"},
+           {R"({"kv_cache_scheme":{"num_bits":8,"type":"float","strategy":"channel"}})",
+            "field 'quantization_config.kv_cache_scheme.strategy' is 'channel'"},
+           {R"({"kv_cache_quant_algo":"INT8"})",
+            "field 'quantization_config.kv_cache_quant_algo' is 'INT8'; expected FP8 or NVFP4"}}) {
+    try {
+      kv(quant);
+      ADD_FAILURE() << "expected InvalidArgument for " << quant;
+    } catch (const InvalidArgument& e) {
+      EXPECT_THAT(e.what(), HasSubstr(msg));
+    }
+  }
+  // The skip list works over the checkpoint's format too.
+  ModelLoadOptions o;
+  o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("0");
+  const ModelSpec m = parse("{" + body + R"("quantization_config":)" + tensor + "}", o);
+  EXPECT_EQ(m.attention_layers[0].kv_cache_dtype, KvCacheDType::kAuto);
+  EXPECT_EQ(m.attention_layers[1].kv_cache_dtype, KvCacheDType::kFp8E4M3);
+}
+
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {
   const ModelSpec m =
       parse(R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,)"
