@@ -321,8 +321,8 @@ std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layer
                           ? fmt::format("layer {}", idx[0])
                           : fmt::format("{} layers {}..{}", idx.size(), idx.front(), idx.back());
   return fmt::format(
-      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}{}{}, kv {}", where, to_string(s.attn_type), s.num_heads,
-      s.num_kv_heads, s.head_size, s.head_size_v,
+      "{}: {} heads {}/{}, d{}/{}{}{}{}{}{}{}{}, kv {}{}", where, to_string(s.attn_type),
+      s.num_heads, s.num_kv_heads, s.head_size, s.head_size_v,
       !s.sliding_window ? std::string()
       : s.attn_type == AttentionType::kEncoderOnly
           ? fmt::format(", window ±{}", *s.sliding_window - 1)
@@ -332,7 +332,8 @@ std::string describe_group(const SigGroup& g, const std::vector<LayerRun>& layer
       s.logits_soft_cap != 0 ? fmt::format(", softcap {}", s.logits_soft_cap) : "",
       s.sinks ? ", sinks" : "", s.alibi ? ", alibi" : "",
       s.mm_prefix && image ? fmt::format(", bidirectional image [0, {})", image) : "",
-      s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32" : to_string(s.resolved_kv_dtype()));
+      s.resolved_kv_dtype() == KvCacheDType::kAuto ? "float32" : to_string(s.resolved_kv_dtype()),
+      s.kv_scale_granularity == ScaleGranularity::kPerHead ? " (per-head scales)" : "");
 }
 
 // A write of nq new tokens' K/V rows ([nq, num_kv_heads, head_size] of the model dtype; MLA: the
