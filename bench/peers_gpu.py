@@ -149,12 +149,25 @@ def decode_grid(text):
     return tuple(grid)
 
 
+def heads_list(text):
+    """'32/8,32/32' -> ((32, 8), (32, 32)), as `attnkit bench --decode-heads` reads it."""
+    heads = []
+    for item in text.split(","):
+        q, _, kv = item.partition("/")
+        if not (q.isdigit() and kv.isdigit() and int(kv) > 0 and int(q) % int(kv) == 0):
+            raise argparse.ArgumentTypeError(
+                f"decode heads are QUERY/KV counts, the query count a multiple of the KV count "
+                f"(got '{item}')")
+        heads.append((int(q), int(kv)))
+    return tuple(heads)
+
+
 def decode(args, flush):
     grid = args.decode_grid or (((1, 32768), (64, 4096)) if args.quick else
                                 ((1, 32768), (16, 8192), (64, 4096), (256, 2048)))
-    for hkv in (8, 4):
+    for hq, hkv in args.decode_heads:
         for b, ctx in grid:
-            hq, d = 32, args.decode_head
+            d = args.decode_head
             q = torch.randn(b, hq, 1, d, dtype=torch.bfloat16, device="cuda")
             k = torch.randn(b, hkv, ctx, d, dtype=torch.bfloat16, device="cuda")
             v = torch.randn_like(k)
@@ -188,6 +201,8 @@ def main():
     p.add_argument("--quick", action="store_true")
     p.add_argument("--suite", choices=("all", "prefill", "decode", "encoder"), default="all")
     p.add_argument("--decode-head", type=int, default=128, help="head size of the decode rows")
+    p.add_argument("--decode-heads", type=heads_list, default=((32, 8), (32, 4)),
+                   help="query/KV head counts of the decode rows, e.g. 32/8,32/32")
     p.add_argument("--decode-grid", type=decode_grid, default=None,
                    help="decode shapes as batch x context, e.g. 1x256,1x32768 (default: the "
                         "benchmark grid)")

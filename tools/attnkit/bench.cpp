@@ -2,6 +2,8 @@
 // [--out FILE]`.
 #include "bench.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,6 +12,30 @@
 #include "commands.hpp"
 
 namespace attnkit::cli {
+
+std::vector<std::pair<int, int>> parse_heads_list(const std::string& text) {
+  std::vector<std::pair<int, int>> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    int q = 0, kv = 0;
+    const size_t slash = item.find('/');
+    const bool parsed =
+        slash != std::string::npos &&
+        std::from_chars(item.data(), item.data() + slash, q).ptr == item.data() + slash &&
+        std::from_chars(item.data() + slash + 1, item.data() + item.size(), kv).ptr ==
+            item.data() + item.size();
+    if (!parsed || q <= 0 || kv <= 0 || q % kv != 0)
+      throw InvalidArgument(fmt::format(
+          "bench: --decode-heads entries are QUERY/KV head counts, the query count a multiple of "
+          "the KV count (e.g. 32/8, 20/20); got '{}'",
+          item));
+    out.push_back({q, kv});
+  }
+  return out;
+}
 
 void add_bench_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
@@ -44,9 +70,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "verifies 1 + k tokens a step)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--decode-head", opts->decode_head,
-                  "cuda: head size of the decode rows (32 query heads over 8 or 4 KV heads)")
+  cmd->add_option("--decode-head", opts->decode_head, "cuda: head size of the decode rows")
       ->check(CLI::IsMember({64, 80, 96, 128, 192, 256, 512}))
+      ->capture_default_str();
+  cmd->add_option("--decode-heads", opts->decode_heads,
+                  "cuda: the decode rows' query / KV head counts, comma-separated (MHA: "
+                  "32/32; Whisper: 20/20)")
       ->capture_default_str();
   cmd->add_option("--decode-chunk", opts->decode_chunk,
                   "cuda: the decode rows' layers are chunked local attention of N tokens "
@@ -88,17 +117,19 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
          opts->decode_head != 128 || opts->decode_q != 1 || opts->decode_chunk > 0 ||
-         opts->mla_form != "auto" || opts->variant != "auto" || opts->prefill_kv != "bfloat16" ||
-         opts->prefill_image > 0 || opts->hopper_any_length || opts->prefill_window > 0))
+         opts->decode_heads != BenchOptions{}.decode_heads || opts->mla_form != "auto" ||
+         opts->variant != "auto" || opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 ||
+         opts->hopper_any_length || opts->prefill_window > 0))
       throw InvalidArgument(
-          "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-q, "
-          "--decode-chunk, --mla-form, "
+          "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-heads, "
+          "--decode-q, --decode-chunk, --mla-form, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
           "apply to --device cuda only (the CPU suite has its own grid)");
     if (opts->device == "cuda" && opts->sequential_blocks)
       throw InvalidArgument(
           "bench: --sequential-blocks applies to --device cpu only (the cuda bench always "
           "shuffles its block tables)");
+    parse_heads_list(opts->decode_heads);  // refused here, before any device work
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(
           "bench: --prefill-window and --prefill-image do not combine (one mask change a run)");

@@ -4,6 +4,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attnkit::cli {
 
@@ -16,7 +18,9 @@ struct BenchOptions {
   bool uniform_splits = false;          // cuda: one split count for every decode sequence
   std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
   int decode_head = 128;                // cuda: head size of the decode rows
-  int decode_q = 1;                     // cuda: query tokens per sequence of the decode rows
+  // cuda: the decode rows' query / KV head counts ("32/8,32/4"; parse_heads_list)
+  std::string decode_heads = "32/8,32/4";
+  int decode_q = 1;      // cuda: query tokens per sequence of the decode rows
   int decode_chunk = 0;  // cuda: the decode rows' attention_chunk_size (chunked local; 0: none)
   std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
   std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3
@@ -26,6 +30,10 @@ struct BenchOptions {
   int prefill_image = 0;  // cuda: each prefill sequence's first N keys are one PrefixLM range
   bool sequential_blocks = false;  // cpu: block tables in allocation order, not shuffled
 };
+
+// "32/8,32/32" -> {{32, 8}, {32, 32}}; InvalidArgument names an entry that is not Q/KV with
+// positive counts, Q a multiple of KV.
+std::vector<std::pair<int, int>> parse_heads_list(const std::string& text);
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp
 int run_cuda_bench(const BenchOptions& options);  // bench_cuda.cpp (explains itself without CUDA)

@@ -867,11 +867,12 @@ int run_cuda_bench(const BenchOptions& o) {
                           : o.quick              ? "1x32768,64x4096"
                                     : "1x32768,16x8192,64x4096,256x2048,1x65536+63x1024");
     const std::vector<int> pages = o.quick ? std::vector<int>{16} : std::vector<int>{16, 64, 128};
+    const std::vector<std::pair<int, int> > heads = parse_heads_list(o.decode_heads);
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
-      for (int hkv : {8, 4})
+      for (const auto& [hq, hkv] : heads)
         for (const DecodeBatch& d : grid)
           for (int page : pages)
-            go(decode_shape("decode", d, 32, hkv, o.decode_head, page, kv), 50);
+            go(decode_shape("decode", d, hq, hkv, o.decode_head, page, kv), 50);
   }
   if (o.suite == "mixed" || o.suite == "all") {
     // Chunked-prefill steps (vLLM's order: the decodes first, then the chunks): nd decodes over
