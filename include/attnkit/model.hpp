@@ -25,10 +25,12 @@ struct KvSkipLayers {
 KvSkipLayers parse_kv_skip_layers(std::string_view text);
 
 struct ModelLoadOptions {
-  std::optional<DType> dtype;                  // overrides the config's torch_dtype
-  std::optional<KvCacheDType> kv_cache_dtype;  // applied to every attention layer
-  std::optional<int> block_size;               // pinned block size, applied to every layer
-  KvSkipLayers kv_cache_dtype_skip_layers;     // layers kept at auto (needs kv_cache_dtype)
+  std::optional<DType> dtype;  // overrides the config's torch_dtype
+  // Applied to every attention layer; unset: the checkpoint's KV scheme (quantization_config),
+  // else auto.
+  std::optional<KvCacheDType> kv_cache_dtype;
+  std::optional<int> block_size;            // pinned block size, applied to every layer
+  KvSkipLayers kv_cache_dtype_skip_layers;  // layers kept at auto (the rest quantized)
 };
 
 // `name_or_path` is a path to a config.json, or the short name of a bundled model

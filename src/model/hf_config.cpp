@@ -931,6 +931,15 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   // the model dtype's. A user's fp8 over a checkpoint calibrated per head keeps per-head scales.
   const std::optional<CheckpointKv> ckpt = checkpoint_kv_cache(top);
   CheckpointKv kv = ckpt.value_or(CheckpointKv{});
+  if (ckpt && !options.kv_cache_dtype) {
+    std::string note = fmt::format(
+        "{}: quantization_config calibrates the KV cache for {}{}: the cache takes that format "
+        "(--kv-cache-dtype overrides it)",
+        source, to_string(ckpt->dtype),
+        ckpt->granularity == ScaleGranularity::kPerHead ? " with per-head scales" : "");
+    log(LogLevel::kWarning, note);
+    spec.notes.push_back(std::move(note));
+  }
   if (options.kv_cache_dtype) {
     kv.dtype = *options.kv_cache_dtype;
     const ScaleGranularity def = kv_format_info(kv.dtype).default_scale_granularity;

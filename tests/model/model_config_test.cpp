@@ -859,6 +859,11 @@ TEST(ModelInline, CheckpointKvCacheScheme) {
   const ModelSpec m = parse("{" + body + R"("quantization_config":)" + tensor + "}", o);
   EXPECT_EQ(m.attention_layers[0].kv_cache_dtype, KvCacheDType::kAuto);
   EXPECT_EQ(m.attention_layers[1].kv_cache_dtype, KvCacheDType::kFp8E4M3);
+  // The format taken from the checkpoint is said (a user's --kv-cache-dtype needs no note).
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_THAT(m.notes[0], HasSubstr("quantization_config calibrates the KV cache for fp8_e4m3"));
+  o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
+  EXPECT_TRUE(parse("{" + body + R"("quantization_config":)" + head + "}", o).notes.empty());
 }
 
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {

@@ -31,7 +31,7 @@ struct PlanArgs {
   std::string device = "auto";
   std::string stack = "native";
   std::string dtype;           // "" = the config's torch_dtype
-  std::string kv_cache_dtype;  // "" = auto
+  std::string kv_cache_dtype;  // "" = the checkpoint's KV scheme, else auto
   std::string kv_skip;         // --kv-cache-dtype-skip-layers
   int block_size = 0;          // 0 = not pinned
   std::string backend;         // "" = ATTNKIT_ATTENTION_BACKEND, else auto
