@@ -107,20 +107,44 @@ std::string default_text_model_type(std::string_view top) {
 // Decoder model types whose config conventions this reader follows (their quirks are handled
 // below, or they have none); any other type is read the same llama-like way, with a note.
 bool is_known_decoder_type(std::string_view t) {
-  static const std::set<std::string, std::less<>> kTypes = {
-      "llama",           "mistral",     "mixtral",
-      "qwen2",           "qwen2_moe",   "qwen3",
-      "qwen3_moe",       "qwen3_next",  "phi3",
-      "gemma",           "gemma2",      "gemma3",
-      "gemma3_text",     "gemma3n",     "gemma3n_text",
-      "gemma4",          "gemma4_text", "paligemma",
-      "cohere2",         "falcon",      "RefinedWeb",
-      "RefinedWebModel", "mpt",         "bloom",
-      "gpt_oss",         "deepseek_v2", "deepseek_v3",
-      "deepseek_v32",    "kimi_k2",     "glm4_moe_lite",
-      "nemotron_h",      "llama4",      "llama4_text",
-      "granite",         "granitemoe",  "granitemoeshared",
-      "granitemoehybrid"};
+  static const std::set<std::string, std::less<>> kTypes = {"llama",
+                                                            "mistral",
+                                                            "mixtral",
+                                                            "qwen2",
+                                                            "qwen2_moe",
+                                                            "qwen3",
+                                                            "qwen3_moe",
+                                                            "qwen3_next",
+                                                            "phi3",
+                                                            "gemma",
+                                                            "gemma2",
+                                                            "gemma3",
+                                                            "gemma3_text",
+                                                            "gemma3n",
+                                                            "gemma3n_text",
+                                                            "gemma4",
+                                                            "gemma4_text",
+                                                            "paligemma",
+                                                            "cohere2",
+                                                            "falcon",
+                                                            "RefinedWeb",
+                                                            "RefinedWebModel",
+                                                            "mpt",
+                                                            "bloom",
+                                                            "gpt_oss",
+                                                            "deepseek_v2",
+                                                            "deepseek_v3",
+                                                            "deepseek_v32",
+                                                            "kimi_k2",
+                                                            "glm4_moe_lite",
+                                                            "nemotron_h",
+                                                            "llama4",
+                                                            "llama4_text",
+                                                            "granite",
+                                                            "granitemoe",
+                                                            "granitemoeshared",
+                                                            "granitemoehybrid",
+                                                            "exaone4"};
   return kTypes.count(t) > 0;
 }
 
@@ -465,7 +489,17 @@ std::optional<double> model_softmax_scale(const ConfigFields& f, const ConfigFie
 std::vector<LayerKind> implied_sliding(const ConfigFields& f, std::string_view text_type,
                                        int num_layers) {
   std::vector<LayerKind> kinds(num_layers, LayerKind::kSliding);
-  if (auto p = f.get_positive("sliding_window_pattern")) {
+  if (const json* pat = f.find("sliding_window_pattern"); pat && pat->is_string()) {
+    // EXAONE 4: a string of L (local: sliding) and G (global) layers, repeated over the layers.
+    const std::string s = pat->get<std::string>();
+    if (s.empty() || s.find_first_not_of("LG") != std::string::npos)
+      f.fail(
+          fmt::format("field '{}' is \"{}\"; expected a positive integer (every n-th layer full) "
+                      "or a string of L (sliding) and G (full) layers such as \"LLLG\"",
+                      f.name("sliding_window_pattern"), s));
+    for (int i = 0; i < num_layers; ++i)
+      if (s[size_t(i) % s.size()] == 'G') kinds[i] = LayerKind::kFull;
+  } else if (auto p = f.get_positive("sliding_window_pattern")) {
     // Gemma-3 / Cohere2: every p-th layer is full (transformers: is_sliding = (i + 1) % p).
     for (int i = 0; i < num_layers; ++i) {
       if ((i + 1) % *p == 0) kinds[i] = LayerKind::kFull;

@@ -866,6 +866,30 @@ TEST(ModelInline, CheckpointKvCacheScheme) {
   EXPECT_TRUE(parse("{" + body + R"("quantization_config":)" + head + "}", o).notes.empty());
 }
 
+// EXAONE 4 states its pattern as a string ("LLLG": three sliding layers, then a full one);
+// layer_types, where given, wins.
+TEST(ModelInline, Exaone4StringSlidingPattern) {
+  const std::string body =
+      R"("model_type":"exaone4","hidden_size":5120,"num_attention_heads":40,)"
+      R"("num_key_value_heads":8,"head_dim":128,"num_hidden_layers":8,"sliding_window":4096,)"
+      R"("max_position_embeddings":131072,)";
+  const ModelSpec m = parse("{" + body + R"("sliding_window_pattern":"LLLG"})");
+  EXPECT_TRUE(m.notes.empty());
+  EXPECT_THAT(indices(m, full), ElementsAre(3, 7));
+  const ModelSpec t = parse("{" + body +
+                            R"("sliding_window_pattern":"LLLG","layer_types":["full_attention",)"
+                            R"("sliding_attention","sliding_attention","sliding_attention",)"
+                            R"("full_attention","sliding_attention","sliding_attention",)"
+                            R"("sliding_attention"]})");
+  EXPECT_THAT(indices(t, full), ElementsAre(0, 4));
+  try {
+    parse("{" + body + R"("sliding_window_pattern":"LLX"})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field 'sliding_window_pattern' is \"LLX\""));
+  }
+}
+
 TEST(ModelInline, KvSharingTargetsLastLayerOfSameKind) {
   const ModelSpec m =
       parse(R"({"model_type":"gemma3n_text","hidden_size":512,"num_attention_heads":4,)"
