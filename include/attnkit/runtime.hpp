@@ -39,6 +39,8 @@ struct RunOptions {
   std::optional<uint64_t> memory_bytes;     // KV budget; default: what the workload needs
   int requests = 4;
   int prompt_len = 256;  // encoder-decoder models: the encoder input
+  // Encoder-decoder models: the decoder's prompt (Whisper's start-of-transcript tokens); 1 unset.
+  std::optional<int> decoder_prompt_len;
   int decode_steps = 16;
   int max_tokens_per_step = 512;  // chunked-prefill token budget per step
   bool verify = false;
@@ -98,9 +100,10 @@ struct RunReport {
 
 // Encoder-only models run one bidirectional pass per request over contiguous K/V (no cache, no
 // decode). Encoder-decoder models take the prompt as the encoder input: one encoder pass per
-// request, its cross-attention K/V written once into the cross group, and the decoder from one
-// start token through the decode steps. Throws InvalidArgument for bad options, Unsupported when
-// no backend can serve a layer, OutOfMemory when the KV budget cannot hold one request.
+// request, its cross-attention K/V written once into the cross group, and the decoder from its
+// prompt (decoder_prompt_len) through the decode steps. Throws InvalidArgument for bad options,
+// Unsupported when no backend can serve a layer, OutOfMemory when the KV budget cannot hold one
+// request.
 RunReport run_workload(const RunOptions& options);
 
 // Human-readable summary (multi-line) and JSON.

@@ -754,17 +754,25 @@ RunReport run_workload(const RunOptions& o) {
   // Encoder-decoder models (T5, BART, Whisper): a request's prompt is its encoder input, one
   // bidirectional pass of the encoder layers when the request is admitted (contiguous K/V, as
   // encoder-only models). Its cross-attention layers write that many K/V rows once, into the cross
-  // group's blocks, and every decoder token attends to all of them; the decoder starts from one
-  // token (the decoder start token) and decodes --decode-steps more.
+  // group's blocks, and every decoder token attends to all of them; the decoder starts from its
+  // prompt (--decoder-prompt-len, 1: the start token; Whisper's are about 4) and decodes
+  // --decode-steps more.
   const bool enc_dec = model.is_encoder_decoder;
+  if (o.decoder_prompt_len && (!enc_dec || *o.decoder_prompt_len < 1))
+    throw InvalidArgument(
+        enc_dec ? fmt::format("--decoder-prompt-len must be >= 1, got {}", *o.decoder_prompt_len)
+                : fmt::format("--decoder-prompt-len applies to encoder-decoder models; {} is a "
+                              "decoder-only model (its prompt is --prompt-len)",
+                              model.name));
   const int enc_len = enc_dec ? o.prompt_len : 0;
-  const int dec_prompt = enc_dec ? 1 : o.prompt_len;
+  const int dec_prompt = enc_dec ? o.decoder_prompt_len.value_or(1) : o.prompt_len;
   const int64_t total_len = int64_t(dec_prompt) + o.decode_steps;
   if (model.max_position_embeddings > 0 && total_len > model.max_position_embeddings)
     throw InvalidArgument(
         enc_dec ? fmt::format("model {} decodes at most {} positions (max_position_embeddings); "
-                              "the decoder's start token + decode-steps {} = {} exceed it",
-                              model.name, model.max_position_embeddings, o.decode_steps, total_len)
+                              "the decoder's prompt {} + decode-steps {} = {} exceed it",
+                              model.name, model.max_position_embeddings, dec_prompt, o.decode_steps,
+                              total_len)
                 : fmt::format("model {} takes at most {} positions (max_position_embeddings); "
                               "prompt-len {} + decode-steps {} = {} exceeds it",
                               model.name, model.max_position_embeddings, o.prompt_len,

@@ -278,6 +278,15 @@ TEST(RunWorkload, WhisperStyleEncoderDecoderOverFp8) {
       << r.groups[0].description;
   EXPECT_NE(r.groups[2].description.find("encoder_decoder heads 6/6, d64/64"), std::string::npos)
       << r.groups[2].description;
+  // A 4-token decoder prompt (Whisper's start-of-transcript tokens), prefilled as one chunk.
+  o.decoder_prompt_len = 4;
+  const RunReport r4 = run_workload(o);
+  expect_verified(r4);
+  EXPECT_EQ(r4.prefill_tokens, 3 * 4);
+  EXPECT_EQ(r4.decode_tokens, 3 * 5);
+  o.decoder_prompt_len = 0;
+  EXPECT_THROW(run_workload(o), InvalidArgument);
+  o.decoder_prompt_len.reset();
   o.prompt_len = 1501;  // past max_source_positions
   o.max_tokens_per_step = 2048;
   try {
@@ -458,6 +467,9 @@ TEST(RunWorkload, BadInputsAreRefused) {
   EXPECT_THROW(run_workload(o), InvalidArgument);
   o = small("t5-small");
   o.prompt_len = 49;  // an encoder input is one pass: it must fit the 48-token step
+  EXPECT_THROW(run_workload(o), InvalidArgument);
+  o = small("qwen3-0.6b");
+  o.decoder_prompt_len = 4;  // a decoder-only model's prompt is --prompt-len
   EXPECT_THROW(run_workload(o), InvalidArgument);
   o = small("qwen3-0.6b");
   o.device = "h100";  // a planning preset, not hardware

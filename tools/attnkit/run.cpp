@@ -62,6 +62,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--prompt-len", args->o.prompt_len,
                   "Prompt tokens per request (encoder-decoder models: the encoder input)")
       ->capture_default_str();
+  cmd->add_option("--decoder-prompt-len", args->o.decoder_prompt_len,
+                  "Encoder-decoder models: the decoder's prompt tokens (default 1, the start "
+                  "token; Whisper's start-of-transcript prompt is about 4)");
   cmd->add_option("--decode-steps", args->o.decode_steps, "Decode steps per request")
       ->capture_default_str();
   cmd->add_option("--max-tokens-per-step", args->o.max_tokens_per_step,
