@@ -1686,7 +1686,7 @@ TEST_F(CudaFlash, ChunkedLocalAttention) {
        .seqs = {{20, 300}, {70, 150}, {10, 5}},
        .causal = false,
        .chunk = 64},
-      {.name = "chunk 64: non-causal decode-sized rows (pieces: their chunk bounds both sides)",
+      {.name = "chunk 16: non-causal decode-sized rows (pieces: their chunk bounds both sides)",
        .hq = 4,
        .hkv = 2,
        .seqs = {{1, 300}, {5, 150}, {3, 37}},

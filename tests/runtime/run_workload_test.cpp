@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -41,6 +42,17 @@ RunReport run_with_progress(RunOptions o) {
     EXPECT_EQ(calls[i].second, r.steps) << "step " << calls[i].first;
   }
   return r;
+}
+
+// What `run` returns, or nothing when it asked for a GPU and this machine has none (the caller
+// skips); every other error propagates.
+std::optional<RunReport> unless_no_gpu(const std::function<RunReport()>& run) {
+  try {
+    return run();
+  } catch (const InvalidArgument& e) {
+    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
+    return std::nullopt;
+  }
 }
 
 void expect_verified(const RunReport& r) {
@@ -185,13 +197,9 @@ void encoder_decoder_run(const std::string& device) {
   o.decode_steps = 6;
   o.max_tokens_per_step = 96;
   if (device == "cuda") o.dtype = DType::kBFloat16;
-  RunReport r;
-  try {
-    r = run_with_progress(o);
-  } catch (const InvalidArgument& e) {
-    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
-    GTEST_SKIP() << "needs a GPU; none present";
-  }
+  const std::optional<RunReport> run = unless_no_gpu([&] { return run_with_progress(o); });
+  if (!run) GTEST_SKIP() << "needs a GPU; none present";
+  const RunReport& r = *run;
   expect_verified(r);
   EXPECT_EQ(r.encoder_tokens, 5 * 40);
   EXPECT_EQ(r.prefill_tokens, 5);  // one start token a request
@@ -226,13 +234,9 @@ void mixed_precision_run(const std::string& device) {
   o.device = device;
   o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
   o.kv_cache_dtype_skip_layers = parse_kv_skip_layers("sliding_window");
-  RunReport r;
-  try {
-    r = run_workload(o);
-  } catch (const InvalidArgument& e) {
-    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
-    GTEST_SKIP() << "needs a GPU; none present";
-  }
+  const std::optional<RunReport> run = unless_no_gpu([&] { return run_workload(o); });
+  if (!run) GTEST_SKIP() << "needs a GPU; none present";
+  const RunReport& r = *run;
   expect_verified(r);
   EXPECT_TRUE(r.zeroing_on);
   EXPECT_GT(r.kv_blocks_zeroed, 0);
@@ -343,15 +347,16 @@ void llama4_chunked_run(const std::string& device) {
   o.device = device;
   o.prompt_len = 100;
   o.decode_steps = 30;  // positions 100..129: the chunk boundary at 128
-  RunReport r;
+  std::optional<RunReport> run;
   try {
-    r = run_workload(o);
-  } catch (const InvalidArgument& e) {
+    run = unless_no_gpu([&] { return run_workload(o); });
+  } catch (...) {
     std::filesystem::remove(cfg);
-    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
-    GTEST_SKIP() << "needs a GPU; none present";
+    throw;
   }
   std::filesystem::remove(cfg);
+  if (!run) GTEST_SKIP() << "needs a GPU; none present";
+  const RunReport& r = *run;
   expect_verified(r);
   ASSERT_EQ(r.groups.size(), 2u);
   double chunk_pairs = 0;
@@ -401,11 +406,9 @@ TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
   RunOptions o = small("snowflake-arctic-embed-m");
   o.device = "cuda";
   try {
-    run_workload(o);
+    if (!unless_no_gpu([&] { return run_workload(o); }))
+      GTEST_SKIP() << "needs a GPU; none present";
     ADD_FAILURE() << "expected Unsupported";
-  } catch (const InvalidArgument& e) {
-    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
-    GTEST_SKIP() << "needs a GPU; none present";
   } catch (const Unsupported& e) {
     EXPECT_NE(std::string(e.what()).find("No backend of the cuda priority list runs float32; "
                                          "they run float16, bfloat16"),
@@ -424,13 +427,9 @@ TEST(RunWorkload, ChunkedPrefillStepsRunInPartsOnCuda) {
   o.prompt_len = 1000;
   o.decode_steps = 8;
   o.max_tokens_per_step = 2048;
-  RunReport r;
-  try {
-    r = run_workload(o);
-  } catch (const InvalidArgument& e) {
-    if (std::string(e.what()).find("no CUDA GPU was found") == std::string::npos) throw;
-    GTEST_SKIP() << "needs a GPU; none present";
-  }
+  const std::optional<RunReport> run = unless_no_gpu([&] { return run_workload(o); });
+  if (!run) GTEST_SKIP() << "needs a GPU; none present";
+  const RunReport& r = *run;
   expect_verified(r);
   ASSERT_EQ(r.groups.size(), 1u);
   EXPECT_GT(r.groups[0].two_part_steps, 0) << format_run_report(r);

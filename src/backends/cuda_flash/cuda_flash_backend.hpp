@@ -74,13 +74,12 @@ int cuda_flash_generation(std::string_view variant);
 //
 // Chunked local layers (attention_chunk_size, docs/semantics.md §4): a causal batch whose every
 // sequence is decode-sized (at most 16 packed rows) at heads 128 runs the decode form's kChunk
-// kernels,
-// which take each row's chunk; other batches run as chunk pieces: plan() plans the kernels over
-// the host batch's pieces, run() builds them from the device metadata in the workspace (one more
-// kernel) and runs the plain kernels over them. Pieces need the chunk to be a multiple of the
-// cache's block size (Unsupported otherwise; the KV plan gives such sizes). A graph replay of
-// pieces must keep each sequence's piece count (a decode has one; a prefill step's rows must
-// cross as many chunk boundaries as at capture); the rules above then apply to the pieces.
+// kernels, which take each row's chunk; other batches run as chunk pieces: plan() plans the
+// kernels over the host batch's pieces, run() builds them from the device metadata in the
+// workspace (one more kernel) and runs the plain kernels over them. Pieces need the chunk to be a
+// multiple of the cache's block size (Unsupported otherwise; the KV plan gives such sizes). A graph
+// replay of pieces must keep each sequence's piece count (a decode has one; a prefill step's rows
+// must cross as many chunk boundaries as at capture); the rules above then apply to the pieces.
 std::unique_ptr<AttentionBackend> make_cuda_flash_backend(const CudaFlashOptions& options = {});
 
 // The split-KV count of the backend's last run, or of its plan before any run (1 = no split; run
