@@ -144,7 +144,8 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "granitemoe",
                                                             "granitemoeshared",
                                                             "granitemoehybrid",
-                                                            "exaone4"};
+                                                            "exaone4",
+                                                            "baichuan"};
   return kTypes.count(t) > 0;
 }
 
@@ -534,6 +535,24 @@ std::optional<int> image_tokens(const json& root, const ConfigFields& top,
   return std::nullopt;
 }
 
+// Baichuan configs (remote code, model_type "baichuan") state no position scheme: vLLM takes it
+// from the architecture. BaichuanForCausalLM runs ALiBi (Baichuan-13B, Baichuan2-13B) unless
+// hidden_size is 4096 (Baichuan2-7B, RoPE); BaiChuanForCausalLM (Baichuan-7B) runs RoPE.
+bool baichuan_alibi(const json& root, const ConfigFields& f, std::string_view text_type) {
+  if (text_type != "baichuan") return false;
+  const auto arch = root.find("architectures");
+  if (arch == root.end() || !arch->is_array() || arch->empty() || !(*arch)[0].is_string())
+    f.fail("model_type 'baichuan' needs 'architectures' (BaichuanForCausalLM runs ALiBi unless "
+           "hidden_size is 4096, BaiChuanForCausalLM RoPE); it is missing or not a list of names");
+  const std::string name = (*arch)[0].get<std::string>();
+  if (name == "BaiChuanForCausalLM") return false;
+  if (name != "BaichuanForCausalLM")
+    f.fail(fmt::format("model_type 'baichuan' with architecture '{}': expected "
+                       "BaichuanForCausalLM or BaiChuanForCausalLM",
+                       name));
+  return f.get_int("hidden_size") != 4096;
+}
+
 void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
   const json* text = nullptr;
   if (auto it = root.find("text_config"); it != root.end() && !it->is_null()) {
@@ -577,7 +596,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   for (const ConfigFields* src : {&f, &top}) {
     if (spec.max_position_embeddings > 0) break;
     if (const json* v = src->find_any({"max_position_embeddings", "n_positions", "max_seq_len",
-                                       "seq_length", "max_sequence_length"})) {
+                                       "seq_length", "max_sequence_length", "model_max_length"})) {
       if (!v->is_number_integer() || v->get<int64_t>() <= 0)
         src->fail_type("max_position_embeddings", *v, "a positive integer (the context length)");
       spec.max_position_embeddings = v->get<int64_t>();
@@ -708,7 +727,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   const bool sinks = spec.model_type == "gpt_oss" || text_type == "gpt_oss";
   const bool alibi = f.get_bool("alibi") == true ||
                      (attn_config && attn_config->get_bool("alibi") == true) ||
-                     text_type == "bloom" || f.get_string("position_embedding_type") == "alibi";
+                     text_type == "bloom" || f.get_string("position_embedding_type") == "alibi" ||
+                     baichuan_alibi(root, f, text_type);
   const bool mm_prefix =
       is_mm_prefix_type(spec.model_type) || top.get_bool("is_mm_prefix_lm") == true;
   // Gemma 4 (26B-A4B, 31B): use_bidirectional_attention "vision" makes each image's soft tokens

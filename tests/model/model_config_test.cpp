@@ -554,6 +554,28 @@ TEST(ModelInline, AlibiModels) {
   EXPECT_THAT(summary(falcon7b), ElementsAre("2x decoder h71/1 d64/64"));
 }
 
+// Baichuan's configs name no position scheme; the architecture and hidden size decide (vLLM's
+// baichuan.py). The attention fields of Baichuan2-13B-Chat's, Baichuan2-7B-Chat's and
+// Baichuan-7B's published configs.
+TEST(ModelInline, BaichuanAlibiByArchitecture) {
+  const std::string b13 =
+      R"({"architectures":["BaichuanForCausalLM"],"model_type":"baichuan","hidden_size":5120,)"
+      R"("num_attention_heads":40,"num_hidden_layers":40,"model_max_length":4096,)"
+      R"("torch_dtype":"bfloat16"})";
+  const ModelSpec m13 = parse(b13);
+  EXPECT_THAT(summary(m13), ElementsAre("40x decoder h40/40 d128/128 alibi"));
+  EXPECT_EQ(m13.max_position_embeddings, 4096);
+  EXPECT_TRUE(m13.notes.empty()) << m13.notes.front();  // a known type: no "llama way" note
+  const ModelSpec m7 = parse(
+      R"({"architectures":["BaichuanForCausalLM"],"model_type":"baichuan","hidden_size":4096,)"
+      R"("num_attention_heads":32,"num_hidden_layers":32,"model_max_length":4096})");
+  EXPECT_THAT(summary(m7), ElementsAre("32x decoder h32/32 d128/128"));
+  const ModelSpec v1 = parse(
+      R"({"architectures":["BaiChuanForCausalLM"],"model_type":"baichuan","hidden_size":4096,)"
+      R"("num_attention_heads":32,"num_hidden_layers":32,"max_position_embeddings":4096})");
+  EXPECT_THAT(summary(v1), ElementsAre("32x decoder h32/32 d128/128"));
+}
+
 TEST(ModelInline, Qwen3NextLinearAttention) {
   // conv 3 * (2*16*128 + 32*128) * 2 B + temporal 32*128*128 * 2 B (bf16, ssm dtype auto).
   const std::string common =
@@ -1077,6 +1099,13 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
       {R"({"model_type":"bart","d_model":64,"encoder_layers":70000,"decoder_layers":2,)"
        R"("encoder_attention_heads":2,"decoder_attention_heads":2})",
        {"/tmp/bad/config.json", "field 'encoder_layers' is 70000"}},
+      // Baichuan's position scheme comes from its architecture name.
+      {R"({"model_type":"baichuan","hidden_size":5120,"num_attention_heads":40,)"
+       R"("num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "model_type 'baichuan' needs 'architectures'"}},
+      {R"({"architectures":["BaichuanM1ForCausalLM"],"model_type":"baichuan",)"
+       R"("hidden_size":5120,"num_attention_heads":40,"num_hidden_layers":2})",
+       {"/tmp/bad/config.json", "architecture 'BaichuanM1ForCausalLM': expected"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.json);
