@@ -885,6 +885,49 @@ TEST_F(CudaFlash, TwoMTilePrefillAndRegisterFp8Decode) {
   run_case(e, 22);
 }
 
+// The fp8 decode form at heads below 128 on grids that overflow two CTAs per SM runs without the
+// shared-memory floor (tiles.hpp fp8_decode_floor): four CTAs per SM at head 64, three at 96.
+// Batches sized by the device's SM count: one sequence per SM (one full wave at those counts
+// when unsplit), and half as many (under the floor unless the plan splits them); fresh random
+// lengths, both fp8 formats, every output checked and the occupancy the rule gives.
+TEST_F(CudaFlash, Fp8DecodeFormOccupancyByGrid) {
+  int dev = 0, sms = 0, smem = 0;
+  ck(cudaGetDevice(&dev));
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  ck(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  std::mt19937 rng(46);
+  std::uniform_int_distribution<int> len(40, 700);
+  for (int head : {64, 96}) {
+    // What the kernel's own shared memory allows (SM90: 4 at head 64, 3 at 96).
+    const int per_sm = cuda_flash::ctas_per_sm(
+        smem, cuda_flash::flash_smem_bytes(head, head, true, true) +
+                  cuda_flash::flash_static_smem_bytes(head, head, true, true));
+    for (int seqs : {sms, sms / 2}) {
+      Case c{.name = "fp8 decode d" + std::to_string(head) + " x" + std::to_string(seqs),
+             .kv = seqs == sms ? KvCacheDType::kFp8E4M3 : KvCacheDType::kFp8E5M2,
+             .gran = ScaleGranularity::kPerTensor,
+             .head = head,
+             .hq = 2 * per_sm,
+             .hkv = per_sm};
+      for (int i = 0; i < seqs; ++i) c.seqs.push_back({1, len(rng)});
+      PreparedCase pc(c, uint32_t(460 + head + seqs));
+      pc.be->run(pc.r.args, nullptr);
+      ck(cudaDeviceSynchronize());
+      const int splits = cuda_flash_planned_splits(*pc.be);
+      const int64_t ctas = int64_t(seqs) * per_sm * splits;
+      const int ran = cuda_flash_fp8_decode_ctas_per_sm(*pc.be);
+      compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
+              c.name + " (splits " + std::to_string(splits) + ", " + std::to_string(ran) +
+                  " CTAs per SM)");
+      const int floor = cuda_flash::ctas_per_sm(
+          smem, cuda_flash::kFp8DecodeMinSmem +
+                    cuda_flash::flash_static_smem_bytes(head, head, true, true));
+      EXPECT_EQ(ran, cuda_flash::fp8_decode_floor(ctas, sms, per_sm) ? floor : per_sm) << c.name;
+      if (seqs == sms && splits == 1) EXPECT_EQ(ran, per_sm) << c.name;  // one full wave
+    }
+  }
+}
+
 // Heads 129..256 run decode batches over fp8 caches in the decode form too (64-key tiles, the Q
 // fragments re-read from shared memory every tile), where 16-bit caches take a prefill form:
 // every feature, both fp8 formats and scale kinds, both dtypes, GQA ratios 1..8 and 6, pages of
@@ -2616,9 +2659,33 @@ TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   check_smem_rows<1024>();  // 16-bit head 512
 }
 
+// When the fp8 decode form asks for its shared-memory floor (two CTAs per SM), at the H200's 132
+// SMs and the shapes session 46 measured both ways (tiles.hpp fp8_decode_floor).
+TEST(CudaFlashHost, Fp8DecodeFloorByGrid) {
+  namespace cf = cuda_flash;
+  auto per_sm = [](int head) {
+    return cf::ctas_per_sm(227 * 1024, cf::flash_smem_bytes(head, head, true, true) +
+                                           cf::flash_static_smem_bytes(head, head, true, true));
+  };
+  ASSERT_EQ(per_sm(64), 4);
+  ASSERT_EQ(per_sm(96), 3);
+  ASSERT_EQ(per_sm(128), 2);
+  // Head 64: 32/8 at 1x32k and 16x8k (256 CTAs) keep it; 64x4k (512), 256x2k (2048) and
+  // Whisper's 20/20 over 1500 keys (960 CTAs at 3 splits, 1280, 5120) run four per SM.
+  EXPECT_TRUE(cf::fp8_decode_floor(256, 132, per_sm(64)));
+  for (int64_t ctas : {512, 960, 1280, 2048, 5120})
+    EXPECT_FALSE(cf::fp8_decode_floor(ctas, 132, per_sm(64))) << ctas;
+  // Head 96: 512 CTAs at three per SM leave a last wave of one CTA per SM; 2048 fill theirs.
+  EXPECT_TRUE(cf::fp8_decode_floor(256, 132, per_sm(96)));
+  EXPECT_TRUE(cf::fp8_decode_floor(512, 132, per_sm(96)));
+  EXPECT_FALSE(cf::fp8_decode_floor(2048, 132, per_sm(96)));
+  // Head 128 is built with the floor: nothing to ask for.
+  EXPECT_TRUE(cf::fp8_decode_floor(4096, 132, per_sm(128)));
+}
+
 // The decode form's reach: 16-bit caches up to head 128, fp8 caches up to 256 (64-key tiles past
-// 128, so that each warp scores a 16-key slice), two CTAs per SM on SM90 at every head, and a
-// CTA fits SM80's 163 KiB.
+// 128, so that each warp scores a 16-key slice), two CTAs per SM on SM90 from head 128 (four at
+// head 64, three at 80 and 96: fp8_decode_min_smem), and a CTA fits SM80's 163 KiB.
 TEST(CudaFlashHost, DecodeFormHeadsByCacheKind) {
   namespace cf = cuda_flash;
   for (auto [qk, v] : cf::kFlashHeadPairs) {
@@ -2629,7 +2696,10 @@ TEST(CudaFlashHost, DecodeFormHeadsByCacheKind) {
     EXPECT_EQ(cf::tile_keys(qk, v, true, true), h <= 128 ? 128 : 64) << qk << "/" << v;
     const int smem =
         cf::flash_smem_bytes(qk, v, true, true) + cf::flash_static_smem_bytes(qk, v, true, true);
-    EXPECT_EQ(cf::ctas_per_sm(227 * 1024, smem), 2) << qk << "/" << v << ": " << smem << " bytes";
+    EXPECT_EQ(cf::ctas_per_sm(227 * 1024, smem), h >= 128 ? 2
+                                                 : h > 64 ? 3
+                                                          : 4)
+        << qk << "/" << v << ": " << smem << " bytes";
     EXPECT_LE(smem, 163 * 1024) << qk << "/" << v;
   }
   // Where the 16-bit plan runs a prefill form, fp8 caches take the decode form: heads 129..256

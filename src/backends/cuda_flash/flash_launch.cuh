@@ -81,11 +81,13 @@ struct FlashInstanceKernel {
   template <bool kSplit, bool kRagged = false, bool kMm = false, bool kChunk = false>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
+    // The fp8 decode form (kPerFormat) asks for the shared-memory floor when the plan says so.
+    const int smem = kPerFormat<kSplit> && p.fp8_floor ? std::max(kSmem, kFp8DecodeMinSmem) : kSmem;
     const dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
     // The decode form goes out as a programmatic dependent of the stream's previous kernel on
     // SM90 (p.pdl), so that its launch and metadata reads overlap that kernel's tail.
     auto go = [&](auto* k) {
-      launch_kernel(k, grid, kThreads, kSmem, stream, p, kSplit && p.pdl, "decode");
+      launch_kernel(k, grid, kThreads, smem, stream, p, kSplit && p.pdl, "decode");
     };
     if constexpr (kPerFormat<kSplit>) {
       if (p.kv_e5m2)
@@ -119,8 +121,9 @@ struct FlashInstanceKernel {
   template <bool kSplit, int kFmt, bool kRagged = false, bool kMm = false, bool kChunk = false>
   static void prepare_kernel() {
     auto* k = kernel<kSplit, kFmt, kRagged, kMm, kChunk>();
+    const int smem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit));
+                         kPerFormat<kSplit> ? std::max(smem, kFp8DecodeMinSmem) : smem);
     // All of L1 as shared memory, so several CTAs fit per SM.
     cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   }
