@@ -885,27 +885,33 @@ TEST_F(CudaFlash, TwoMTilePrefillAndRegisterFp8Decode) {
   run_case(e, 22);
 }
 
-// The fp8 decode form at heads below 128 on grids that overflow two CTAs per SM runs without the
-// shared-memory floor (tiles.hpp fp8_decode_floor): four CTAs per SM at head 64, three at 96.
-// Batches sized by the device's SM count: one sequence per SM (one full wave at those counts
-// when unsplit), and half as many (under the floor unless the plan splits them); fresh random
-// lengths, both fp8 formats, every output checked and the occupancy the rule gives.
-TEST_F(CudaFlash, Fp8DecodeFormOccupancyByGrid) {
+// The decode form on grids that overflow two CTAs per SM runs without the shared-memory floor
+// where its tiles leave room (tiles.hpp decode_floor): on SM90 four CTAs per SM at head 64 (fp8
+// and 16-bit), three at fp8 96 and 16-bit 80. Batches sized by the device's SM count: one
+// sequence per SM (one full wave at those counts when unsplit), and half as many (under the floor
+// unless the plan splits them); fresh random lengths, both fp8 formats and bf16, every output
+// checked and the occupancy the rule gives.
+TEST_F(CudaFlash, DecodeFormOccupancyByGrid) {
   int dev = 0, sms = 0, smem = 0;
   ck(cudaGetDevice(&dev));
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   ck(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
   std::mt19937 rng(46);
   std::uniform_int_distribution<int> len(40, 700);
-  for (int head : {64, 96}) {
-    // What the kernel's own shared memory allows (SM90: 4 at head 64, 3 at 96).
-    const int per_sm = cuda_flash::ctas_per_sm(
-        smem, cuda_flash::flash_smem_bytes(head, head, true, true) +
-                  cuda_flash::flash_static_smem_bytes(head, head, true, true));
+  for (auto [head, fp8] :
+       {std::pair{64, true}, std::pair{96, true}, std::pair{64, false}, std::pair{80, false}}) {
+    namespace cf = cuda_flash;
+    const int kernel = cf::flash_smem_bytes(head, head, fp8, true);
+    const int fixed = cf::flash_static_smem_bytes(head, head, fp8, true);
+    const int per_sm = cf::ctas_per_sm(smem, kernel + fixed);  // what the kernel itself allows
+    const int floor = cf::ctas_per_sm(smem, std::max(kernel, cf::kDecodeMinSmem) + fixed);
     for (int seqs : {sms, sms / 2}) {
-      Case c{.name = "fp8 decode d" + std::to_string(head) + " x" + std::to_string(seqs),
-             .kv = seqs == sms ? KvCacheDType::kFp8E4M3 : KvCacheDType::kFp8E5M2,
-             .gran = ScaleGranularity::kPerTensor,
+      Case c{.name = std::string(fp8 ? "fp8" : "bf16") + " decode d" + std::to_string(head) + " x" +
+                     std::to_string(seqs),
+             .kv = !fp8          ? KvCacheDType::kBFloat16
+                   : seqs == sms ? KvCacheDType::kFp8E4M3
+                                 : KvCacheDType::kFp8E5M2,
+             .gran = fp8 ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
              .head = head,
              .hq = 2 * per_sm,
              .hkv = per_sm};
@@ -915,14 +921,11 @@ TEST_F(CudaFlash, Fp8DecodeFormOccupancyByGrid) {
       ck(cudaDeviceSynchronize());
       const int splits = cuda_flash_planned_splits(*pc.be);
       const int64_t ctas = int64_t(seqs) * per_sm * splits;
-      const int ran = cuda_flash_fp8_decode_ctas_per_sm(*pc.be);
+      const int ran = cuda_flash_decode_ctas_per_sm(*pc.be);
       compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse,
               c.name + " (splits " + std::to_string(splits) + ", " + std::to_string(ran) +
                   " CTAs per SM)");
-      const int floor = cuda_flash::ctas_per_sm(
-          smem, cuda_flash::kFp8DecodeMinSmem +
-                    cuda_flash::flash_static_smem_bytes(head, head, true, true));
-      EXPECT_EQ(ran, cuda_flash::fp8_decode_floor(ctas, sms, per_sm) ? floor : per_sm) << c.name;
+      EXPECT_EQ(ran, cf::decode_floor(ctas, sms, per_sm) ? floor : per_sm) << c.name;
       if (seqs == sms && splits == 1) EXPECT_EQ(ran, per_sm) << c.name;  // one full wave
     }
   }
@@ -2659,28 +2662,32 @@ TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   check_smem_rows<1024>();  // 16-bit head 512
 }
 
-// When the fp8 decode form asks for its shared-memory floor (two CTAs per SM), at the H200's 132
-// SMs and the shapes session 46 measured both ways (tiles.hpp fp8_decode_floor).
-TEST(CudaFlashHost, Fp8DecodeFloorByGrid) {
+// When the decode form asks for its shared-memory floor (two CTAs per SM), at the H200's 132
+// SMs and the shapes session 46 measured both ways (tiles.hpp decode_floor).
+TEST(CudaFlashHost, DecodeFloorByGrid) {
   namespace cf = cuda_flash;
-  auto per_sm = [](int head) {
-    return cf::ctas_per_sm(227 * 1024, cf::flash_smem_bytes(head, head, true, true) +
-                                           cf::flash_static_smem_bytes(head, head, true, true));
+  auto per_sm = [](int head, bool fp8) {
+    return cf::ctas_per_sm(227 * 1024, cf::flash_smem_bytes(head, head, fp8, true) +
+                                           cf::flash_static_smem_bytes(head, head, fp8, true));
   };
-  ASSERT_EQ(per_sm(64), 4);
-  ASSERT_EQ(per_sm(96), 3);
-  ASSERT_EQ(per_sm(128), 2);
+  ASSERT_EQ(per_sm(64, true), 4);
+  ASSERT_EQ(per_sm(96, true), 3);
+  ASSERT_EQ(per_sm(128, true), 2);
+  ASSERT_EQ(per_sm(64, false), 4);
+  ASSERT_EQ(per_sm(80, false), 3);
+  ASSERT_EQ(per_sm(96, false), 2);
   // Head 64: 32/8 at 1x32k and 16x8k (256 CTAs) keep it; 64x4k (512), 256x2k (2048) and
   // Whisper's 20/20 over 1500 keys (960 CTAs at 3 splits, 1280, 5120) run four per SM.
-  EXPECT_TRUE(cf::fp8_decode_floor(256, 132, per_sm(64)));
+  EXPECT_TRUE(cf::decode_floor(256, 132, per_sm(64, true)));
   for (int64_t ctas : {512, 960, 1280, 2048, 5120})
-    EXPECT_FALSE(cf::fp8_decode_floor(ctas, 132, per_sm(64))) << ctas;
-  // Head 96: 512 CTAs at three per SM leave a last wave of one CTA per SM; 2048 fill theirs.
-  EXPECT_TRUE(cf::fp8_decode_floor(256, 132, per_sm(96)));
-  EXPECT_TRUE(cf::fp8_decode_floor(512, 132, per_sm(96)));
-  EXPECT_FALSE(cf::fp8_decode_floor(2048, 132, per_sm(96)));
-  // Head 128 is built with the floor: nothing to ask for.
-  EXPECT_TRUE(cf::fp8_decode_floor(4096, 132, per_sm(128)));
+    EXPECT_FALSE(cf::decode_floor(ctas, 132, per_sm(64, true))) << ctas;
+  // Three per SM: 512 CTAs leave a last wave of one CTA per SM; 2048 fill theirs.
+  EXPECT_TRUE(cf::decode_floor(256, 132, per_sm(96, true)));
+  EXPECT_TRUE(cf::decode_floor(512, 132, per_sm(96, true)));
+  EXPECT_FALSE(cf::decode_floor(2048, 132, per_sm(96, true)));
+  // Two per SM already (fp8 head 128 is built with the floor): nothing to ask for.
+  EXPECT_TRUE(cf::decode_floor(4096, 132, per_sm(128, true)));
+  EXPECT_TRUE(cf::decode_floor(4096, 132, per_sm(96, false)));
 }
 
 // The decode form's reach: 16-bit caches up to head 128, fp8 caches up to 256 (64-key tiles past

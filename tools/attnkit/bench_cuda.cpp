@@ -474,7 +474,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
               {"splits", cuda_flash_planned_splits(*be)},
               {"split_chunk_keys", cuda_flash_planned_split_chunk(*be)},
               {"form", form_name(s, cuda_flash_planned_form(*be))},
-              {"fp8_ctas_per_sm", cuda_flash_fp8_decode_ctas_per_sm(*be)},
+              {"decode_ctas_per_sm", cuda_flash_decode_ctas_per_sm(*be)},
               {"ms", ms},
               {"plan_us", plan_us},
               {"check_rel_err", err},

@@ -37,7 +37,7 @@ int cuda_flash_planned_splits(const AttentionBackend&) { return 0; }
 int cuda_flash_planned_split_chunk(const AttentionBackend&) { return 0; }
 int cuda_flash_planned_form(const AttentionBackend&) { return -1; }
 int cuda_flash_planned_parts(const AttentionBackend&) { return 0; }
-int cuda_flash_fp8_decode_ctas_per_sm(const AttentionBackend&) { return 0; }
+int cuda_flash_decode_ctas_per_sm(const AttentionBackend&) { return 0; }
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*>, int64_t, int, void*) {
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
@@ -330,7 +330,7 @@ class CudaFlashBackend final : public AttentionBackend {
     run_splits_ = 0;
     run_chunk_ = 0;
     run_form_ = -1;
-    run_fp8_per_sm_ = 0;
+    run_decode_per_sm_ = 0;
   }
 
   // The batch's parts (tiles.hpp batch_parts) where the layer has a decode-sized launch to send
@@ -748,23 +748,24 @@ class CudaFlashBackend final : public AttentionBackend {
       p.grid_items = ragged ? planned_ragged.items : 0;
       p.form = hopper ? kHopperPrefillForm : pl.form;
       const int grid_m = hopper ? pl.grid_m_hopper : fp8_decode ? pl.fp8.grid_m : pl.grid_m;
-      // The fp8 decode form's shared-memory floor, from this launch's CTAs (tiles.hpp).
-      p.fp8_floor = 0;
-      int fp8_per_sm = 0;
-      if (split_form && kind == KvKind::kFp8 && !fam_.geometry) {
+      // The decode form's shared-memory floor, from this launch's CTAs (tiles.hpp).
+      p.smem_floor = 0;
+      int decode_per_sm = 0;
+      if (split_form && !fam_.geometry) {
+        const bool fp8 = kind == KvKind::kFp8;
         const int64_t ctas = int64_t(grid_m) * L.num_kv_heads *
                              (ragged ? int64_t(p.grid_items) : int64_t(p.num_seqs) * splits);
-        const int smem = flash_smem_bytes(L.head_size, hv, true, true);
-        const int fixed = flash_static_smem_bytes(L.head_size, hv, true, true);
-        p.fp8_floor = fp8_decode_floor(ctas, sm_count_, ctas_per_sm(smem_per_sm_, smem + fixed));
-        fp8_per_sm = ctas_per_sm(smem_per_sm_,
-                                 (p.fp8_floor ? std::max(smem, kFp8DecodeMinSmem) : smem) + fixed);
+        const int smem = flash_smem_bytes(L.head_size, hv, fp8, true);
+        const int fixed = flash_static_smem_bytes(L.head_size, hv, fp8, true);
+        p.smem_floor = decode_floor(ctas, sm_count_, ctas_per_sm(smem_per_sm_, smem + fixed));
+        decode_per_sm = ctas_per_sm(smem_per_sm_,
+                                    (p.smem_floor ? std::max(smem, kDecodeMinSmem) : smem) + fixed);
       }
       if (int(i) == plan_.main) {  // what planned_splits() and planned_form() report
         run_splits_ = splits;
         run_chunk_ = p.split_chunk;
         run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
-        run_fp8_per_sm_ = fp8_per_sm;
+        run_decode_per_sm_ = decode_per_sm;
       }
       fam_.launch(inst, p, grid_m, split_form, pst);
       check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
@@ -836,19 +837,19 @@ class CudaFlashBackend final : public AttentionBackend {
     return !pl ? -1 : pl->hopper ? kHopperPrefillForm : pl->split_keys ? kV2DecodeForm : pl->form;
   }
   int planned_parts() const { return int(plan_.parts.size()); }
-  int run_fp8_decode_ctas_per_sm() const { return run_fp8_per_sm_; }
+  int run_decode_ctas_per_sm() const { return run_decode_per_sm_; }
 
  private:
   const FlashFamily& fam_;
   CudaFlashOptions options_;
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0, cc_ = 0;
   BatchPlan plan_;
-  int run_splits_ = 0;      // the count the last run() launched with (0: none since the plan)
-  int run_chunk_ = 0;       // the last run's keys per split of a ragged plan (0: uniform)
-  int run_form_ = -1;       // the form the last run() launched (-1: none since the plan)
-  int run_fp8_per_sm_ = 0;  // its fp8 decode form's CTAs per SM (0: none)
-  bool hopper_ = false;     // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
-  bool pdl_ = false;        // decode kernels launched as programmatic dependents (pdl.cuh)
+  int run_splits_ = 0;         // the count the last run() launched with (0: none since the plan)
+  int run_chunk_ = 0;          // the last run's keys per split of a ragged plan (0: uniform)
+  int run_form_ = -1;          // the form the last run() launched (-1: none since the plan)
+  int run_decode_per_sm_ = 0;  // its decode form's CTAs per SM (0: none)
+  bool hopper_ = false;        // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
+  bool pdl_ = false;           // decode kernels launched as programmatic dependents (pdl.cuh)
   // concurrent_parts: the second stream and the events that fork it from run()'s and join it back
   cudaStream_t side_ = nullptr;
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
@@ -953,9 +954,9 @@ int cuda_flash_planned_parts(const AttentionBackend& b) {
   return c ? c->planned_parts() : 0;
 }
 
-int cuda_flash_fp8_decode_ctas_per_sm(const AttentionBackend& b) {
+int cuda_flash_decode_ctas_per_sm(const AttentionBackend& b) {
   auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
-  return c ? c->run_fp8_decode_ctas_per_sm() : 0;
+  return c ? c->run_decode_ctas_per_sm() : 0;
 }
 
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*> tensors, int64_t page_bytes,

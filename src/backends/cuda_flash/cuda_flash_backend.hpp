@@ -100,10 +100,10 @@ int cuda_flash_planned_form(const AttentionBackend& b);
 // form, 128 on the wide one). The three functions above report the part with the most query
 // tokens. 0 if `b` is neither.
 int cuda_flash_planned_parts(const AttentionBackend& b);
-// CTAs per SM that the shared memory of the last run's fp8 decode launch allowed (the part with
-// the most query tokens): 2 under the floor, more at heads below 128 on grids that overflow two
-// per SM (tiles.hpp fp8_decode_floor); 0 when that run launched no fp8 decode form.
-int cuda_flash_fp8_decode_ctas_per_sm(const AttentionBackend& b);
+// CTAs per SM that the shared memory of the last run's decode-form launch allowed (the part with
+// the most query tokens): 2 under the floor, more at the heads whose tiles leave room on grids
+// that overflow two per SM (tiles.hpp decode_floor); 0 when that run launched no decode form.
+int cuda_flash_decode_ctas_per_sm(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout
 // (tensor j's block b, 0 <= b < num_blocks, is the page_bytes at tensors[j] + b * page_bytes):

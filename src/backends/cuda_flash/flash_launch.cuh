@@ -78,11 +78,13 @@ struct FlashInstanceKernel {
   }
   template <bool kSplit>
   static constexpr bool kPerFormat = !kWide && (kFp8 && kSplit);
+  template <bool kSplit>
+  static constexpr bool kFloorable = !kWide && kSplit;  // the decode form
   template <bool kSplit, bool kRagged = false, bool kMm = false, bool kChunk = false>
   static void launch_form(const FlashParams& p, int grid_m, cudaStream_t stream) {
     constexpr int kSmem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
-    // The fp8 decode form (kPerFormat) asks for the shared-memory floor when the plan says so.
-    const int smem = kPerFormat<kSplit> && p.fp8_floor ? std::max(kSmem, kFp8DecodeMinSmem) : kSmem;
+    // The decode form asks for the shared-memory floor when run() says so (tiles.hpp).
+    const int smem = kFloorable<kSplit> && p.smem_floor ? std::max(kSmem, kDecodeMinSmem) : kSmem;
     const dim3 grid(grid_m, p.num_kv_heads, kRagged ? p.grid_items : p.num_seqs * p.num_splits);
     // The decode form goes out as a programmatic dependent of the stream's previous kernel on
     // SM90 (p.pdl), so that its launch and metadata reads overlap that kernel's tail.
@@ -123,7 +125,7 @@ struct FlashInstanceKernel {
     auto* k = kernel<kSplit, kFmt, kRagged, kMm, kChunk>();
     const int smem = flash_smem_bytes(kInst.head_qk, kInst.head_v, kFp8, kSplit);
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         kPerFormat<kSplit> ? std::max(smem, kFp8DecodeMinSmem) : smem);
+                         kFloorable<kSplit> ? std::max(smem, kDecodeMinSmem) : smem);
     // All of L1 as shared memory, so several CTAs fit per SM.
     cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   }

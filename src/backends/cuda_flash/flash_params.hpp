@@ -89,8 +89,8 @@ struct FlashParams {
   // fields above keep their offsets in every other kernel.
   int chunk = 0;
   FastDiv cdiv;
-  // The fp8 decode form's launch asks for kFp8DecodeMinSmem (tiles.hpp fp8_decode_floor).
-  int fp8_floor = 0;
+  // The decode form's launch asks for kDecodeMinSmem (tiles.hpp decode_floor).
+  int smem_floor = 0;
 };
 
 inline constexpr int kUnboundedWindow = 1 << 29;

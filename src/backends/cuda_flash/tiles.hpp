@@ -181,27 +181,28 @@ constexpr int wide_smem_bytes(int head_qk, int head_v, bool fp8, bool v_in_k = f
 // (16-bit) and its two warps' row values [2][32] (fp32).
 constexpr int pair_exchange_bytes(int bn) { return 2 * (32 * (bn + 8) * 2 + 2 * 32 * 4); }
 
-// The fp8 decode form at heads of 128 or more asks for at least this much shared memory: at most
-// two CTAs per SM (227 KiB on SM90). Head 128's swizzled tiles need 68 KB and 167 registers, which
-// fit three: 64x4k 32/8 then ran 17-20% slower (512 CTAs in 1.3 waves), 256x2k 1-5% faster (v2n
-// r7); per layer in the layer loop 1x32k 32/4 9-12% and 64x4k 15-29% slower, 256x2k 1-4% faster
-// (s34 r2). Narrower heads are built for what their tiles need (four CTAs per SM at head 64, 48 KB
-// with the page ring and 110-128 registers; three at 80 and 96) and ask for the floor per launch
-// (fp8_decode_floor).
-inline constexpr int kFp8DecodeMinSmem = 80 * 1024;
+// A decode-form CTA that asks for this much shared memory shares its SM with one other at most
+// (227 KiB on SM90). The fp8 decode form at heads of 128 or more is built with it: head 128's
+// swizzled tiles need 68 KB and 167 registers, which fit three: 64x4k 32/8 then ran 17-20% slower
+// (512 CTAs in 1.3 waves), 256x2k 1-5% faster (v2n r7); per layer in the layer loop 1x32k 32/4
+// 9-12% and 64x4k 15-29% slower, 256x2k 1-4% faster (s34 r2). Narrower fp8 heads are built for
+// what their tiles need (four CTAs per SM at head 64, 48 KB with the page ring and 110-128
+// registers; three at 80 and 96), as is the 16-bit decode form (four at head 64, three at 80, two
+// from 96), and every decode launch asks for the floor when decode_floor says so.
+inline constexpr int kDecodeMinSmem = 80 * 1024;
 constexpr int fp8_decode_min_smem(int head_qk, int head_v) {
-  return std::max(head_qk, head_v) >= 128 ? kFp8DecodeMinSmem : 0;
+  return std::max(head_qk, head_v) >= 128 ? kDecodeMinSmem : 0;
 }
-// Whether an fp8 decode launch of `ctas` CTAs, whose kernel fits `per_sm` CTAs per SM, asks for
-// kFp8DecodeMinSmem (two per SM). H200, layer loop, against the floor at every launch (s46 r1):
+// Whether a decode launch of `ctas` CTAs, whose kernel fits `per_sm` CTAs per SM, asks for
+// kDecodeMinSmem (two per SM). H200, fp8, layer loop, against the floor at every launch (s46 r1):
 // grids of several waves ran 0.74-0.93x the time (head 64: Whisper's 20/20 over 1500 keys at
 // batches 16-256, 32/8 at 64x4k and 256x2k; heads 80 and 96 at 64x4k); but grids that fit two
 // per SM (256 CTAs: 1x32k and 16x8k 32/8 at head 64, 1x32k 32/32 at 96) ran 1.04-1.44x in the
 // loop (single calls level: the next layer's CTAs pile onto some SMs), and 512 CTAs at three per
 // SM (1.3 waves, 16x8k 32/32 at heads 80 and 96) 1.19-1.25x, their last wave one CTA per SM. So
 // the floor stays unless the grid overflows two per SM and fills its last wave at `per_sm` to
-// 80% or more.
-constexpr bool fp8_decode_floor(int64_t ctas, int num_sms, int per_sm) {
+// 80% or more (s46 r2: those rows 0.72-0.95x, every other row level).
+constexpr bool decode_floor(int64_t ctas, int num_sms, int per_sm) {
   if (per_sm <= 2 || ctas <= 2 * int64_t(num_sms)) return true;
   const int64_t slots = int64_t(per_sm) * num_sms;
   const int64_t waves = (ctas + slots - 1) / slots;
