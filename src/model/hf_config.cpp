@@ -542,14 +542,16 @@ bool baichuan_alibi(const json& root, const ConfigFields& f, std::string_view te
   if (text_type != "baichuan") return false;
   const auto arch = root.find("architectures");
   if (arch == root.end() || !arch->is_array() || arch->empty() || !(*arch)[0].is_string())
-    f.fail("model_type 'baichuan' needs 'architectures' (BaichuanForCausalLM runs ALiBi unless "
-           "hidden_size is 4096, BaiChuanForCausalLM RoPE); it is missing or not a list of names");
+    f.fail(
+        "model_type 'baichuan' needs 'architectures' (BaichuanForCausalLM runs ALiBi unless "
+        "hidden_size is 4096, BaiChuanForCausalLM RoPE); it is missing or not a list of names");
   const std::string name = (*arch)[0].get<std::string>();
   if (name == "BaiChuanForCausalLM") return false;
   if (name != "BaichuanForCausalLM")
-    f.fail(fmt::format("model_type 'baichuan' with architecture '{}': expected "
-                       "BaichuanForCausalLM or BaiChuanForCausalLM",
-                       name));
+    f.fail(
+        fmt::format("model_type 'baichuan' with architecture '{}': expected "
+                    "BaichuanForCausalLM or BaiChuanForCausalLM",
+                    name));
   return f.get_int("hidden_size") != 4096;
 }
 

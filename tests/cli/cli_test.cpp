@@ -249,6 +249,9 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   r = run_cli("bench --device cpu --suite decode --decode-chunk 8192");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--decode-chunk, --mla-form"));
+  r = run_cli("bench --device cpu --suite decode --decode-occupancy OWN");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--mla-form, --decode-occupancy"));
   r = run_cli("bench --device cpu --suite MLA --prefill-kv BFLOAT16 --variant AUTO");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));

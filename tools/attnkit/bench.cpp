@@ -96,6 +96,11 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--hopper-any-length", opts->hopper_any_length,
                 "cuda: v3's Hopper prefill form at head 64 whatever the keys (the plan's "
                 "length threshold's A/B)");
+  cmd->add_option("--decode-occupancy", opts->decode_occupancy,
+                  "cuda: the decode form's CTAs per SM (auto: by the launch's grid; floor: two "
+                  "per SM; own: as many as its shared memory allows)")
+      ->transform(CLI::IsMember({"auto", "floor", "own"}, CLI::ignore_case))
+      ->capture_default_str();
   cmd->add_option("--prefill-kv", opts->prefill_kv,
                   "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
       ->transform(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
@@ -118,11 +123,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
         (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
          opts->decode_head != 128 || opts->decode_q != 1 || opts->decode_chunk > 0 ||
          opts->decode_heads != BenchOptions{}.decode_heads || opts->mla_form != "auto" ||
-         opts->variant != "auto" || opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 ||
-         opts->hopper_any_length || opts->prefill_window > 0))
+         opts->variant != "auto" || opts->decode_occupancy != "auto" ||
+         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
+         opts->prefill_window > 0))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-heads, "
-          "--decode-q, --decode-chunk, --mla-form, "
+          "--decode-q, --decode-chunk, --mla-form, --decode-occupancy, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
           "apply to --device cuda only (the CPU suite has its own grid)");
     if (opts->device == "cuda" && opts->sequential_blocks)

@@ -22,11 +22,12 @@ struct BenchOptions {
   std::string decode_heads = "32/8,32/4";
   int decode_q = 1;      // cuda: query tokens per sequence of the decode rows
   int decode_chunk = 0;  // cuda: the decode rows' attention_chunk_size (chunked local; 0: none)
-  std::string mla_form = "auto";        // cuda: CUDA_MLA's kernel form, auto | wide | hopper
-  std::string variant = "auto";         // cuda: CUDA_FLASH's generation, auto | v2 | v3
-  bool hopper_any_length = false;       // cuda: v3's Hopper form at head 64 whatever the keys
-  int prefill_window = 0;               // cuda: the prefill rows' sliding window (0: none)
-  std::string prefill_kv = "bfloat16";  // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
+  std::string mla_form = "auto";          // cuda: CUDA_MLA's kernel form, auto | wide | hopper
+  std::string variant = "auto";           // cuda: CUDA_FLASH's generation, auto | v2 | v3
+  bool hopper_any_length = false;         // cuda: v3's Hopper form at head 64 whatever the keys
+  std::string decode_occupancy = "auto";  // cuda: the decode form's CTAs per SM, auto | floor | own
+  int prefill_window = 0;                 // cuda: the prefill rows' sliding window (0: none)
+  std::string prefill_kv = "bfloat16";    // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
   int prefill_image = 0;  // cuda: each prefill sequence's first N keys are one PrefixLM range
   bool sequential_blocks = false;  // cpu: block tables in allocation order, not shuffled
 };

@@ -307,8 +307,9 @@ std::string form_name(const Shape& s, int form) {
                                                 : "v2";
 }
 
-json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int force_splits,
-               bool uniform_splits, int mla_form, int generation, bool hopper_any_length) {
+// `base`: the backend's options as the command line set them.
+json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
+               const CudaFlashOptions& base) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const std::vector<int32_t> cu = s.cu_seqlens_q();
   const int64_t tq = cu.back();
@@ -354,12 +355,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, int 
     put(A.scale, std::vector<float>{kscale, vscale});
   }
 
-  CudaFlashOptions opt;
-  opt.force_num_splits = force_splits;
-  opt.uniform_splits = uniform_splits;
-  opt.mla_form = mla_form;
-  opt.generation = generation;
-  opt.hopper_any_length = hopper_any_length;
+  CudaFlashOptions opt = base;
   // The shape's backend (CUDA_MLA for the latent cache) under options o.
   const auto make = [&s](const CudaFlashOptions& o) {
     return s.mla() ? make_cuda_mla_backend(o) : make_cuda_flash_backend(o);
@@ -779,17 +775,23 @@ int run_cuda_bench(const BenchOptions& o) {
   uint64_t seed = 100;
   int failures = 0;
   auto go = [&](const Shape& s, int reps) {
-    const int mla_form = o.mla_form == "wide"     ? cuda_mla::kWideForm
-                         : o.mla_form == "hopper" ? cuda_mla::kHopperForm
-                                                  : 0;
-    json row = run_shape(s, A, T, reps, seed++, o.splits, o.uniform_splits, mla_form,
-                         cuda_flash_generation(o.variant), o.hopper_any_length);
+    CudaFlashOptions opt;
+    opt.force_num_splits = o.splits;
+    opt.uniform_splits = o.uniform_splits;
+    opt.mla_form = o.mla_form == "wide"     ? cuda_mla::kWideForm
+                   : o.mla_form == "hopper" ? cuda_mla::kHopperForm
+                                            : 0;
+    opt.generation = cuda_flash_generation(o.variant);
+    opt.hopper_any_length = o.hopper_any_length;
+    opt.decode_occupancy = o.decode_occupancy == "floor" ? 1 : o.decode_occupancy == "own" ? 2 : 0;
+    json row = run_shape(s, A, T, reps, seed++, opt);
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
     // as asked; "form" is the one that ran
     if (s.mla())
       row["mla_form"] = o.mla_form;
     else
       row["variant"] = o.variant;
+    if (o.decode_occupancy != "auto") row["decode_occupancy"] = o.decode_occupancy;
     if (!row["ok"].get<bool>()) ++failures;
     if (s.kind != "prefill" && !s.contiguous()) {
       const ProbeMs f = read_probe_ms(T, size_t(s.kv_bytes()));

@@ -46,6 +46,10 @@ struct CudaFlashOptions {
   // chunk (decode batches at manifest.hpp kChunkDecodeHeads): the A/B of the two;
   // ATTNKIT_CUDA_CHUNK_PIECES=1 sets it for every backend.
   bool chunk_pieces = false;
+  // The decode form's CTAs per SM (benches: the A/B of tiles.hpp decode_floor): 0 by the launch's
+  // grid, 1 always the shared-memory floor (two per SM), 2 never (what the kernel's own shared
+  // memory allows).
+  int decode_occupancy = 0;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector
 // resolves it); anything else ("", "auto") is 0, the device's newest.
