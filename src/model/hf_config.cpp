@@ -145,7 +145,9 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "granitemoeshared",
                                                             "granitemoehybrid",
                                                             "exaone4",
-                                                            "baichuan"};
+                                                            "baichuan",
+                                                            "olmo2",
+                                                            "olmo3"};
   return kTypes.count(t) > 0;
 }
 

@@ -554,6 +554,25 @@ TEST(ModelInline, AlibiModels) {
   EXPECT_THAT(summary(falcon7b), ElementsAre("2x decoder h71/1 d64/64"));
 }
 
+// OLMo 3 (vLLM's olmo2.py: the window on its "sliding_attention" layers): Olmo-3-7B's attention
+// fields, three sliding layers of 4096 keys for every full one; OLMo 2 has no window.
+TEST(ModelInline, Olmo) {
+  const ModelSpec o3 =
+      parse(R"({"architectures":["Olmo3ForCausalLM"],"model_type":"olmo3","hidden_size":4096,)"
+            R"("num_attention_heads":32,"num_key_value_heads":32,"num_hidden_layers":8,)"
+            R"("max_position_embeddings":65536,"sliding_window":4096,"layer_types":[)"
+            R"("sliding_attention","sliding_attention","sliding_attention","full_attention",)"
+            R"("sliding_attention","sliding_attention","sliding_attention","full_attention"]})");
+  EXPECT_THAT(indices(o3, sliding), ElementsAre(0, 1, 2, 4, 5, 6));
+  EXPECT_TRUE(o3.notes.empty()) << o3.notes.front();
+  const ModelSpec o2 =
+      parse(R"({"architectures":["Olmo2ForCausalLM"],"model_type":"olmo2","hidden_size":4096,)"
+            R"("num_attention_heads":32,"num_key_value_heads":32,"num_hidden_layers":4,)"
+            R"("max_position_embeddings":4096})");
+  EXPECT_THAT(summary(o2), ElementsAre("4x decoder h32/32 d128/128"));
+  EXPECT_TRUE(o2.notes.empty()) << o2.notes.front();
+}
+
 // Baichuan's configs name no position scheme; the architecture and hidden size decide (vLLM's
 // baichuan.py). The attention fields of Baichuan2-13B-Chat's, Baichuan2-7B-Chat's and
 // Baichuan-7B's published configs.
