@@ -929,6 +929,9 @@ TEST_F(CudaFlash, DecodeFormOccupancyByGrid) {
       if (seqs == sms && splits == 1) EXPECT_EQ(ran, per_sm) << c.name;  // one full wave
     }
   }
+  CudaFlashOptions bad;
+  bad.decode_occupancy = 3;
+  EXPECT_THROW(make_cuda_flash_backend(bad), InvalidArgument);
 }
 
 // Heads 129..256 run decode batches over fp8 caches in the decode form too (64-key tiles, the Q

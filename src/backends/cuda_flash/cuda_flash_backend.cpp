@@ -174,6 +174,11 @@ class CudaFlashBackend final : public AttentionBackend {
           fmt::format("{}: generation {} is not built; expected 0 (by device), "
                       "2 or 3",
                       fam_.name, options_.generation));
+    if (options_.decode_occupancy < 0 || options_.decode_occupancy > 2)
+      throw InvalidArgument(fmt::format(
+          "{}: decode_occupancy {} is not a choice; expected 0 (by the launch's grid), 1 (the "
+          "shared-memory floor) or 2 (the kernel's own)",
+          fam_.name, options_.decode_occupancy));
     if (options_.generation == 3 && cc_ != 90)
       throw Unsupported(fmt::format("{} v3 (Hopper) needs compute capability 9.0; {} is {}.{}",
                                     fam_.name, prop.name, prop.major, prop.minor));
