@@ -147,7 +147,15 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "exaone4",
                                                             "baichuan",
                                                             "olmo2",
-                                                            "olmo3"};
+                                                            "olmo3",
+                                                            "qwen2_vl",
+                                                            "qwen2_vl_text",
+                                                            "qwen2_5_vl",
+                                                            "qwen2_5_vl_text",
+                                                            "qwen3_vl",
+                                                            "qwen3_vl_text",
+                                                            "qwen3_vl_moe",
+                                                            "qwen3_vl_moe_text"};
   return kTypes.count(t) > 0;
 }
 

@@ -573,6 +573,26 @@ TEST(ModelInline, Olmo) {
   EXPECT_TRUE(o2.notes.empty()) << o2.notes.front();
 }
 
+// Qwen2-VL / Qwen2.5-VL / Qwen3-VL: the language model's attention is Qwen2's (M-RoPE moves the
+// positions, not the mask). Qwen2.5-VL-3B-Instruct's fields, flat (transformers before 4.52) and
+// with the text_config later versions write; its window is off (use_sliding_window false).
+TEST(ModelInline, QwenVl) {
+  const std::string fields =
+      R"("hidden_size":2048,"num_attention_heads":16,"num_key_value_heads":2,)"
+      R"("num_hidden_layers":36,"max_position_embeddings":128000,"max_window_layers":70,)"
+      R"("sliding_window":32768,"use_sliding_window":false,"torch_dtype":"bfloat16")";
+  const ModelSpec flat = parse(R"({"architectures":["Qwen2_5_VLForConditionalGeneration"],)"
+                               R"("model_type":"qwen2_5_vl",)" +
+                               fields + "}");
+  EXPECT_THAT(summary(flat), ElementsAre("36x decoder h16/2 d128/128"));
+  EXPECT_TRUE(flat.notes.empty()) << flat.notes.front();
+  const ModelSpec nested =
+      parse(R"({"model_type":"qwen2_5_vl",)" + fields +
+            R"(,"text_config":{"model_type":"qwen2_5_vl_text",)" + fields + "}}");
+  EXPECT_THAT(summary(nested), ElementsAre("36x decoder h16/2 d128/128"));
+  EXPECT_TRUE(nested.notes.empty()) << nested.notes.front();
+}
+
 // Baichuan's configs name no position scheme; the architecture and hidden size decide (vLLM's
 // baichuan.py). The attention fields of Baichuan2-13B-Chat's, Baichuan2-7B-Chat's and
 // Baichuan-7B's published configs.
