@@ -599,8 +599,7 @@ TEST(ModelInline, QwenVl) {
 TEST(ModelInline, BaichuanAlibiByArchitecture) {
   const std::string b13 =
       R"({"architectures":["BaichuanForCausalLM"],"model_type":"baichuan","hidden_size":5120,)"
-      R"("num_attention_heads":40,"num_hidden_layers":40,"model_max_length":4096,)"
-      R"("torch_dtype":"bfloat16"})";
+      R"("num_attention_heads":40,"num_hidden_layers":40,"model_max_length":4096})";
   const ModelSpec m13 = parse(b13);
   EXPECT_THAT(summary(m13), ElementsAre("40x decoder h40/40 d128/128 alibi"));
   EXPECT_EQ(m13.max_position_embeddings, 4096);
