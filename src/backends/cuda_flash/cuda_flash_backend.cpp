@@ -762,9 +762,12 @@ class CudaFlashBackend final : public AttentionBackend {
                              (ragged ? int64_t(p.grid_items) : int64_t(p.num_seqs) * splits);
         const int smem = flash_smem_bytes(L.head_size, hv, fp8, true);
         const int fixed = flash_static_smem_bytes(L.head_size, hv, fp8, true);
-        p.smem_floor = options_.decode_occupancy == 0
-                           ? decode_floor(ctas, sm_count_, ctas_per_sm(smem_per_sm_, smem + fixed))
-                           : options_.decode_occupancy == 1;
+        // The floor is two CTAs per SM where it was measured (SM90's 227 KiB); on a device where
+        // it gives another count (SM80's 164 KiB: one) the rule keeps the kernel's own.
+        const int floored = ctas_per_sm(smem_per_sm_, std::max(smem, kDecodeMinSmem) + fixed);
+        p.smem_floor = options_.decode_occupancy == 1 ||
+                       (options_.decode_occupancy == 0 && floored == 2 &&
+                        decode_floor(ctas, sm_count_, ctas_per_sm(smem_per_sm_, smem + fixed)));
         decode_per_sm = ctas_per_sm(smem_per_sm_,
                                     (p.smem_floor ? std::max(smem, kDecodeMinSmem) : smem) + fixed);
       }

@@ -201,7 +201,8 @@ constexpr int fp8_decode_min_smem(int head_qk, int head_v) {
 // loop (single calls level: the next layer's CTAs pile onto some SMs), and 512 CTAs at three per
 // SM (1.3 waves, 16x8k 32/32 at heads 80 and 96) 1.19-1.25x, their last wave one CTA per SM. So
 // the floor stays unless the grid overflows two per SM and fills its last wave at `per_sm` to
-// 80% or more (s46 r2: those rows 0.72-0.95x, every other row level).
+// 80% or more (s46 r2: those rows 0.72-0.95x, every other row level). Only where the floor means
+// two per SM: on SM80 (164 KiB per SM) it leaves one, and run() keeps the kernel's own there.
 constexpr bool decode_floor(int64_t ctas, int num_sms, int per_sm) {
   if (per_sm <= 2 || ctas <= 2 * int64_t(num_sms)) return true;
   const int64_t slots = int64_t(per_sm) * num_sms;
