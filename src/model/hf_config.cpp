@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -934,15 +933,8 @@ void apply_kv_skip_layers(ModelSpec& spec, const ModelLoadOptions& options) {
 
 KvSkipLayers parse_kv_skip_layers(std::string_view text) {
   KvSkipLayers skip;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    std::string_view token = text.substr(start, end - start);
-    start = end + 1;
-    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
-      token.remove_prefix(1);
-    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
-      token.remove_suffix(1);
+  for (std::string_view piece : split(text)) {
+    const std::string_view token = trim(piece);
     if (token.empty()) continue;
     if (token == "sliding_window") {
       skip.sliding_window = true;

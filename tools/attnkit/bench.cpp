@@ -2,7 +2,6 @@
 // [--out FILE]`.
 #include "bench.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -10,20 +9,17 @@
 
 #include "attnkit/error.hpp"
 #include "commands.hpp"
+#include "core/strings.hpp"
 
 namespace attnkit::cli {
 
 std::vector<std::pair<int, int>> parse_heads_list(const std::string& text) {
   std::vector<std::pair<int, int>> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view item : split(text)) {
     int q = 0, kv = 0;
     const size_t slash = item.find('/');
     const bool parsed =
-        slash != std::string::npos &&
+        slash != std::string_view::npos &&
         std::from_chars(item.data(), item.data() + slash, q).ptr == item.data() + slash &&
         std::from_chars(item.data() + slash + 1, item.data() + item.size(), kv).ptr ==
             item.data() + item.size();

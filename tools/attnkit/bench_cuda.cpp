@@ -307,9 +307,9 @@ std::string form_name(const Shape& s, int form) {
                                                 : "v2";
 }
 
-// `base`: the backend's options as the command line set them.
+// `opt`: the backend's options as the command line set them.
 json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
-               const CudaFlashOptions& base) {
+               const CudaFlashOptions& opt) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const std::vector<int32_t> cu = s.cu_seqlens_q();
   const int64_t tq = cu.back();
@@ -355,7 +355,6 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
     put(A.scale, std::vector<float>{kscale, vscale});
   }
 
-  CudaFlashOptions opt = base;
   // The shape's backend (CUDA_MLA for the latent cache) under options o.
   const auto make = [&s](const CudaFlashOptions& o) {
     return s.mla() ? make_cuda_mla_backend(o) : make_cuda_flash_backend(o);
@@ -774,16 +773,16 @@ int run_cuda_bench(const BenchOptions& o) {
   Arena A;
   uint64_t seed = 100;
   int failures = 0;
+  CudaFlashOptions opt;  // every row's backend options, from the command line
+  opt.force_num_splits = o.splits;
+  opt.uniform_splits = o.uniform_splits;
+  opt.mla_form = o.mla_form == "wide"     ? cuda_mla::kWideForm
+                 : o.mla_form == "hopper" ? cuda_mla::kHopperForm
+                                          : 0;
+  opt.generation = cuda_flash_generation(o.variant);
+  opt.hopper_any_length = o.hopper_any_length;
+  opt.decode_occupancy = o.decode_occupancy == "floor" ? 1 : o.decode_occupancy == "own" ? 2 : 0;
   auto go = [&](const Shape& s, int reps) {
-    CudaFlashOptions opt;
-    opt.force_num_splits = o.splits;
-    opt.uniform_splits = o.uniform_splits;
-    opt.mla_form = o.mla_form == "wide"     ? cuda_mla::kWideForm
-                   : o.mla_form == "hopper" ? cuda_mla::kHopperForm
-                                            : 0;
-    opt.generation = cuda_flash_generation(o.variant);
-    opt.hopper_any_length = o.hopper_any_length;
-    opt.decode_occupancy = o.decode_occupancy == "floor" ? 1 : o.decode_occupancy == "own" ? 2 : 0;
     json row = run_shape(s, A, T, reps, seed++, opt);
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
     // as asked; "form" is the one that ran

@@ -764,12 +764,12 @@ class CudaFlashBackend final : public AttentionBackend {
         const int fixed = flash_static_smem_bytes(L.head_size, hv, fp8, true);
         // The floor is two CTAs per SM where it was measured (SM90's 227 KiB); on a device where
         // it gives another count (SM80's 164 KiB: one) the rule keeps the kernel's own.
+        const int own = ctas_per_sm(smem_per_sm_, smem + fixed);
         const int floored = ctas_per_sm(smem_per_sm_, std::max(smem, kDecodeMinSmem) + fixed);
-        p.smem_floor = options_.decode_occupancy == 1 ||
-                       (options_.decode_occupancy == 0 && floored == 2 &&
-                        decode_floor(ctas, sm_count_, ctas_per_sm(smem_per_sm_, smem + fixed)));
-        decode_per_sm = ctas_per_sm(smem_per_sm_,
-                                    (p.smem_floor ? std::max(smem, kDecodeMinSmem) : smem) + fixed);
+        p.smem_floor =
+            options_.decode_occupancy == 1 ||
+            (options_.decode_occupancy == 0 && floored == 2 && decode_floor(ctas, sm_count_, own));
+        decode_per_sm = p.smem_floor ? floored : own;
       }
       if (int(i) == plan_.main) {  // what planned_splits() and planned_form() report
         run_splits_ = splits;
