@@ -101,6 +101,9 @@ struct Capabilities {
 //   "<form> metadata not supported", then the combination rule's reasons.
 std::vector<std::string> invalid_reasons(const Capabilities& caps, const LayerSpec& spec,
                                          const DeviceInfo& device);
+// The device part of those reasons (platform, compute capability): empty when the backend runs
+// on the device at all.
+std::vector<std::string> device_reasons(const Capabilities& caps, const DeviceInfo& device);
 
 // "9.0" for 90; and the range a backend declares: "9.0", "10.0-10.3", "8.0+", "up to 8.9", "any".
 std::string compute_capability_text(int cc);

@@ -2,6 +2,7 @@
 // per mamba / linear-attention layer).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,9 @@ KvSkipLayers parse_kv_skip_layers(std::string_view text);
 
 struct ModelLoadOptions {
   std::optional<DType> dtype;  // overrides the config's torch_dtype
+  // The stack's dtype rule on the target device (resolve_model_dtype): given the config's dtype
+  // and `dtype`, the one the model runs in. Unset: `dtype`, else the config's, else bfloat16.
+  std::function<ModelDtype(const ModelDtypeQuery&)> dtype_rule;
   // Applied to every attention layer; unset: the checkpoint's KV scheme (quantization_config),
   // else auto.
   std::optional<KvCacheDType> kv_cache_dtype;

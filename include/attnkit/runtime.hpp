@@ -79,6 +79,7 @@ struct GroupRunReport {
 
 struct RunReport {
   std::string model;
+  DType dtype = DType::kBFloat16;  // what the model ran in (dtype auto's choice, or --dtype)
   std::string device;
   int steps = 0;
   int prefill_steps = 0;

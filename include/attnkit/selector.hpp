@@ -89,6 +89,13 @@ struct Catalog {
   // of the stack, so a typo is refused on every device, not only where a backend with variants
   // is picked (a known variant a picked backend lacks stays a warning). Unset: not checked.
   std::function<void(std::string_view variant)> check_variant;
+  // The model dtypes the stack runs on a device, preferred first: what `dtype auto` picks from
+  // (resolve_model_dtype). Unset: bfloat16, float16, float32, those its backends declare for the
+  // device.
+  std::function<std::vector<DType>(const DeviceInfo&)> platform_dtypes;
+  // Whether float16 is refused for the model types that are unstable in it (vLLM's rule);
+  // otherwise it is a warning.
+  bool refuses_unstable_float16 = false;
   const BackendDecl* find(std::string_view name) const;  // case-insensitive; nullptr if unknown
   std::vector<std::string> names() const;
 };
@@ -126,6 +133,17 @@ class Selector {
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Selection>> cache_;
 };
+
+// The dtype a model runs in through `catalog` on `device`, vLLM's rule (_resolve_auto_dtype): a
+// requested dtype is kept; auto keeps the config's dtype where the platform runs it, and turns
+// float32 checkpoints into the platform's preferred dtype (float16 for pooling models where the
+// platform runs it); a config dtype the platform does not run falls back to the preferred one.
+// float16 is never picked for the model types unstable in it (gemma2, gemma3, gemma3_text,
+// plamo2, glm4), and a request for it is refused (Unsupported) where the catalog says so. A
+// config that names no dtype is taken as bfloat16 (vLLM reads the weights' dtype there). With
+// no dtype on the platform at all, the config's is kept and selection says why nothing runs.
+ModelDtype resolve_model_dtype(const Catalog& catalog, const DeviceInfo& device,
+                               const ModelDtypeQuery& query);
 
 // Catalogs known to the library, by stack name ("native", "vllm").
 const Catalog& catalog_for_stack(std::string_view stack);

@@ -134,11 +134,25 @@ struct StateLayerSpec {
 
 std::string_view to_string(StateKind k);
 
-struct ModelSpec {
-  std::string name;        // short name or file stem
-  std::string source;      // path of the config.json it came from
-  std::string model_type;  // HF model_type
+// What a model's dtype is decided from: a stack's rule (resolve_model_dtype, selector.hpp) maps it
+// to the dtype the model runs in on a device.
+struct ModelDtypeQuery {
+  std::string model_type;
+  std::optional<DType> config_dtype;  // as the config writes it; nullopt: it names none
+  bool pooling = false;               // an encoder-only (embedding) model: vLLM pools it
+  std::optional<DType> requested;     // --dtype; nullopt: auto
+};
+struct ModelDtype {
   DType dtype = DType::kBFloat16;
+  std::string note;  // why it is not the config's dtype (also a ModelSpec note); empty when it is
+};
+
+struct ModelSpec {
+  std::string name;                         // short name or file stem
+  std::string source;                       // path of the config.json it came from
+  std::string model_type;                   // HF model_type
+  DType dtype = DType::kBFloat16;           // what the model runs in
+  std::optional<DType> config_dtype;        // what its config writes (nullopt: nothing)
   int num_layers = 0;                       // all layers, attention + state + others
   std::vector<LayerSpec> attention_layers;  // ordered by layer_index (encoder layers first)
   std::vector<StateLayerSpec> state_layers;

@@ -976,15 +976,25 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   spec.name = name_from_source(source);
   spec.model_type = top.require_string("model_type", "to know the model architecture");
 
-  // Model dtype: the override, else the text model's dtype, else the top level's, else bf16.
-  std::optional<DType> dtype = options.dtype;
-  if (!dtype) {
-    if (auto it = root.find("text_config"); it != root.end() && it->is_object()) {
-      dtype = read_any_dtype(ConfigFields(*it, top.source(), "text_config."));
-    }
+  // The config's dtype: the text model's, else the top level's. The model runs in what the
+  // stack's rule makes of it on the device; without a rule, in the override, else in it, else
+  // in bf16.
+  if (auto it = root.find("text_config"); it != root.end() && it->is_object()) {
+    spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), "text_config."));
   }
-  if (!dtype) dtype = read_any_dtype(top);
-  spec.dtype = dtype.value_or(DType::kBFloat16);
+  if (!spec.config_dtype) spec.config_dtype = read_any_dtype(top);
+  if (options.dtype_rule) {
+    ModelDtype d = options.dtype_rule(ModelDtypeQuery{
+        spec.model_type, spec.config_dtype, is_encoder_only_type(spec.model_type), options.dtype});
+    spec.dtype = d.dtype;
+    if (!d.note.empty()) {
+      d.note = fmt::format("{}: {}", source, d.note);
+      log(LogLevel::kWarning, d.note);
+      spec.notes.push_back(std::move(d.note));
+    }
+  } else {
+    spec.dtype = options.dtype.value_or(spec.config_dtype.value_or(DType::kBFloat16));
+  }
   // The cache format: the user's choice wins; else the checkpoint's (quantization_config), else
   // the model dtype's. A user's fp8 over a checkpoint calibrated per head keeps per-head scales.
   const std::optional<CheckpointKv> ckpt = checkpoint_kv_cache(top);

@@ -8,7 +8,7 @@ namespace attnkit {
 
 std::string format_run_report(const RunReport& r) {
   std::string s;
-  s += fmt::format("model {} on {}\n", r.model, r.device);
+  s += fmt::format("model {} in {} on {}\n", r.model, to_string(r.dtype), r.device);
   s += fmt::format("{} steps ({} with prefill): {}{} prefill + {} decode tokens in {:.2f} s\n",
                    r.steps, r.prefill_steps,
                    r.encoder_tokens ? fmt::format("{} encoder + ", r.encoder_tokens) : "",
@@ -57,6 +57,7 @@ std::string format_run_report(const RunReport& r) {
 std::string run_report_to_json(const RunReport& r) {
   nlohmann::json j;
   j["model"] = r.model;
+  j["dtype"] = to_string(r.dtype);
   j["device"] = r.device;
   j["steps"] = r.steps;
   j["prefill_tokens"] = r.prefill_tokens;

@@ -670,6 +670,7 @@ RunReport run_encoder_only(const RunOptions& o, const ModelSpec& model, const De
         model.name, o.max_tokens_per_step, o.prompt_len));
   RunReport report;
   report.model = model.name;
+  report.dtype = model.dtype;
   report.device = describe(device);
   report.kv_notes.push_back(
       "encoder-only model: each request is one bidirectional pass over contiguous K/V (the "
@@ -745,8 +746,20 @@ RunReport run_workload(const RunOptions& o) {
         o.requests, o.prompt_len, o.decode_steps, o.max_tokens_per_step));
   const auto t_start = Clock::now();
 
+  const DeviceInfo device = device_from_name(o.device);
+  if (device.platform != Platform::kCpu && device.platform != Platform::kCuda)
+    throw Unsupported(fmt::format("attnkit run executes on cpu or cuda; device {} is {}",
+                                  device.name, to_string(device.platform)));
+  if (!device.detected && device.preset != "cpu")
+    throw InvalidArgument(fmt::format(
+        "device '{}' is a preset for planning; run needs real hardware (auto, cpu or cuda)",
+        o.device));
+
   ModelLoadOptions load;
   load.dtype = o.dtype;
+  load.dtype_rule = [&device](const ModelDtypeQuery& q) {
+    return resolve_model_dtype(native_catalog(), device, q);
+  };
   load.kv_cache_dtype = o.kv_cache_dtype;
   load.kv_cache_dtype_skip_layers = o.kv_cache_dtype_skip_layers;
   load.block_size = o.block_size;
@@ -809,14 +822,6 @@ RunReport run_workload(const RunOptions& o) {
         "(--max-tokens-per-step, {}) must be >= {}",
         model.name, image, o.max_tokens_per_step, image));
 
-  const DeviceInfo device = device_from_name(o.device);
-  if (device.platform != Platform::kCpu && device.platform != Platform::kCuda)
-    throw Unsupported(fmt::format("attnkit run executes on cpu or cuda; device {} is {}",
-                                  device.name, to_string(device.platform)));
-  if (!device.detected && device.preset != "cpu")
-    throw InvalidArgument(fmt::format(
-        "device '{}' is a preset for planning; run needs real hardware (auto, cpu or cuda)",
-        o.device));
   std::unique_ptr<RunMemory> mem =
       device.platform == Platform::kCuda ? make_cuda_memory() : make_host_memory();
 
@@ -876,6 +881,7 @@ RunReport run_workload(const RunOptions& o) {
 
   RunReport report;
   report.model = model.name;
+  report.dtype = model.dtype;
   report.device = describe(device);
   report.kv_blocks_total = num_blocks;
   report.kv_bytes_allocated = uint64_t(num_blocks) * uint64_t(plan.bytes_per_block);

@@ -83,6 +83,21 @@ bool contains(const std::vector<T>& v, const T& x) {
 }
 }  // namespace
 
+std::vector<std::string> device_reasons(const Capabilities& c, const DeviceInfo& d) {
+  std::vector<std::string> r;
+  const bool platform_ok = c.platforms.empty() || contains(c.platforms, d.platform);
+  if (!platform_ok) r.push_back(fmt::format("platform {} not supported", to_string(d.platform)));
+  // A compute-capability range only means something on a platform the backend runs on (a CUDA
+  // range says nothing about a ROCm gfx942 "9.4").
+  if (platform_ok && (d.platform == Platform::kCuda || d.platform == Platform::kRocm)) {
+    const int cc = d.cc.as_int();
+    if ((c.min_compute_capability && cc < *c.min_compute_capability) ||
+        (c.max_compute_capability && cc > *c.max_compute_capability))
+      r.push_back("compute capability not supported");
+  }
+  return r;
+}
+
 std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec& s,
                                          const DeviceInfo& d) {
   std::vector<std::string> r;
@@ -109,16 +124,7 @@ std::vector<std::string> invalid_reasons(const Capabilities& c, const LayerSpec&
   if (!s.is_sparse() && c.sparse) r.push_back("non-sparse not supported");
   if (s.kv_scale_granularity == ScaleGranularity::kPerHead && !c.per_head_quant_scales)
     r.push_back("per-head quant scales not supported");
-  const bool platform_ok = c.platforms.empty() || contains(c.platforms, d.platform);
-  if (!platform_ok) r.push_back(fmt::format("platform {} not supported", to_string(d.platform)));
-  // A compute-capability range only means something on a platform the backend runs on (a CUDA
-  // range says nothing about a ROCm gfx942 "9.4").
-  if (platform_ok && (d.platform == Platform::kCuda || d.platform == Platform::kRocm)) {
-    const int cc = d.cc.as_int();
-    if ((c.min_compute_capability && cc < *c.min_compute_capability) ||
-        (c.max_compute_capability && cc > *c.max_compute_capability))
-      r.push_back("compute capability not supported");
-  }
+  for (std::string& why : device_reasons(c, d)) r.push_back(std::move(why));
   if (!contains(c.attn_types, s.attn_type))
     r.push_back(fmt::format("attention type {} not supported", to_string(s.attn_type)));
   if (s.sliding_window && !c.sliding_window) r.push_back("sliding window not supported");

@@ -392,7 +392,7 @@ TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("attnkit_cli_unknown_type_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path)
-      << R"({"model_type":"brand_new_lm","hidden_size":2048,)"
+      << R"({"model_type":"brand_new_lm","hidden_size":2048,"torch_dtype":"bfloat16",)"
          R"("num_attention_heads":16,"num_key_value_heads":4,"num_hidden_layers":2,)"
          R"("max_position_embeddings":4096})";
   CliResult r = run_cli("plan --model " + path.string() + " --device h100");

@@ -48,7 +48,10 @@ std::string summarize(const std::string& stack, const std::string& model,
       run_cli("plan --json --stack " + stack + " --model " + model + " --device " + device);
   std::string line = stack + " " + model + " " + device + ":";
   if (r.rc != 0) {
-    std::string err = r.err.substr(0, r.err.find(" Reasons:"));
+    // The error line, not the reader's warnings before it.
+    const size_t at = r.err.find("error:");
+    std::string err = r.err.substr(at == std::string::npos ? 0 : at);
+    err = err.substr(0, err.find(" Reasons:"));
     err = err.substr(0, err.find('\n'));
     // The device's own name (e.g. this CPU's model) is not part of the plan.
     err =

@@ -573,6 +573,46 @@ TEST(ModelInline, Olmo) {
   EXPECT_TRUE(o2.notes.empty()) << o2.notes.front();
 }
 
+// The model dtype rule (ModelLoadOptions::dtype_rule) sees the config's dtype (the text config's
+// first), whether the model pools (encoder-only) and --dtype; its choice and note are the model's.
+TEST(ModelInline, DtypeRuleSeesTheConfigAndDecides) {
+  std::vector<ModelDtypeQuery> seen;
+  ModelLoadOptions o;
+  o.dtype_rule = [&](const ModelDtypeQuery& q) {
+    seen.push_back(q);
+    return ModelDtype{DType::kFloat16, q.model_type == "bert" ? "pooled in float16" : ""};
+  };
+  const ModelSpec bert =
+      parse(R"({"model_type":"bert","hidden_size":768,"num_attention_heads":12,)"
+            R"("num_hidden_layers":2,"max_position_embeddings":512,"torch_dtype":"float32"})",
+            o);
+  EXPECT_EQ(bert.dtype, DType::kFloat16);
+  EXPECT_EQ(bert.config_dtype, DType::kFloat32);
+  ASSERT_EQ(bert.notes.size(), 1u);
+  EXPECT_THAT(bert.notes[0], HasSubstr(": pooled in float16"));
+  o.dtype = DType::kBFloat16;
+  const ModelSpec gemma = parse(
+      R"({"model_type":"gemma3","torch_dtype":"float32","text_config":{"model_type":"gemma3_text",)"
+      R"("hidden_size":1152,"num_attention_heads":4,"num_key_value_heads":1,"head_dim":256,)"
+      R"("num_hidden_layers":2,"max_position_embeddings":32768,"torch_dtype":"bfloat16"}})",
+      o);
+  for (const std::string& n : gemma.notes) EXPECT_THAT(n, Not(HasSubstr("float16")));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].model_type, "bert");
+  EXPECT_TRUE(seen[0].pooling);
+  EXPECT_EQ(seen[0].config_dtype, DType::kFloat32);
+  EXPECT_FALSE(seen[0].requested);
+  EXPECT_EQ(seen[1].model_type, "gemma3");
+  EXPECT_FALSE(seen[1].pooling);
+  EXPECT_EQ(seen[1].config_dtype, DType::kBFloat16);
+  EXPECT_EQ(seen[1].requested, DType::kBFloat16);
+  // Without a rule: --dtype, else the config's, else bfloat16.
+  EXPECT_EQ(parse(R"({"model_type":"llama","hidden_size":256,"num_attention_heads":4,)"
+                  R"("num_hidden_layers":1,"max_position_embeddings":64})")
+                .dtype,
+            DType::kBFloat16);
+}
+
 // Qwen2-VL / Qwen2.5-VL / Qwen3-VL: the language model's attention is Qwen2's (M-RoPE moves the
 // positions, not the mask). Qwen2.5-VL-3B-Instruct's fields, flat (transformers before 4.52) and
 // with the text_config later versions write; its window is off (use_sliding_window false).

@@ -155,7 +155,8 @@ TEST(RunWorkload, EncoderOnlyModelRunsOnePassPerRequest) {
   for (auto kv : {std::optional<KvCacheDType>{}, std::optional{KvCacheDType::kFp8E4M3},
                   std::optional{KvCacheDType::kNvfp4}}) {
     o.kv_cache_dtype = kv;
-    o.dtype = kv ? std::optional{DType::kBFloat16} : std::nullopt;
+    // The checkpoint's float32 (dtype auto would run this pooling model in float16).
+    o.dtype = kv ? DType::kBFloat16 : DType::kFloat32;
     const RunReport r = run_workload(o);
     expect_verified(r);
     EXPECT_EQ(r.prefill_tokens, 120);
@@ -189,14 +190,15 @@ TEST(RunWorkload, EncoderOnlyModelRunsOnePassPerRequest) {
 // attention layers write its 40 encoder rows into the cross group once, and every decoder token
 // (the start token, then 6 decodes) attends to all of them; the decoder's self-attention is
 // causal over its own tokens. Every group verified against CPU_REFERENCE; the FLOPs count each
-// kind's visible pairs. On the CPU (T5's fp32) and on a GPU through CUDA_FLASH (bf16).
+// kind's visible pairs. On the CPU in T5's float32 and on a GPU through CUDA_FLASH in bfloat16,
+// what dtype auto makes of T5's float32 there.
 void encoder_decoder_run(const std::string& device) {
   RunOptions o = small("t5-small");
   o.device = device;
   o.requests = 5;
   o.decode_steps = 6;
   o.max_tokens_per_step = 96;
-  if (device == "cuda") o.dtype = DType::kBFloat16;
+  if (device == "cpu") o.dtype = DType::kFloat32;
   const std::optional<RunReport> run = unless_no_gpu([&] { return run_with_progress(o); });
   if (!run) GTEST_SKIP() << "needs a GPU; none present";
   const RunReport& r = *run;
@@ -316,6 +318,10 @@ TEST(RunWorkload, ModernBertLocalLayersSeeASymmetricWindow) {
   o.max_tokens_per_step = 400;
   const RunReport r = run_workload(o);
   expect_verified(r);
+  // dtype auto: a float32 pooling (encoder-only) checkpoint runs in float16, as in vLLM.
+  EXPECT_EQ(r.dtype, DType::kFloat16);
+  EXPECT_NE(format_run_report(r).find("model modernbert-base in float16 on cpu"),
+            std::string::npos);
   EXPECT_EQ(r.steps, 1);
   ASSERT_EQ(r.groups.size(), 2u);
   double local_pairs = 0;
@@ -405,6 +411,7 @@ TEST(RunWorkload, LongPrefillStepsVerifyASampleOfRows) {
 TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
   RunOptions o = small("snowflake-arctic-embed-m");
   o.device = "cuda";
+  o.dtype = DType::kFloat32;  // asked for: dtype auto would run float16
   try {
     if (!unless_no_gpu([&] { return run_workload(o); }))
       GTEST_SKIP() << "needs a GPU; none present";
@@ -415,6 +422,18 @@ TEST(RunWorkload, Float32ModelOnCudaNamesTheDtypesThatRun) {
               std::string::npos)
         << e.what();
   }
+}
+
+// dtype auto on a GPU: the float32 embedding model runs in float16 through CUDA_FLASH, verified.
+TEST(RunWorkload, Float32PoolingModelRunsInFloat16OnCuda) {
+  RunOptions o = small("snowflake-arctic-embed-m");
+  o.device = "cuda";
+  const std::optional<RunReport> run = unless_no_gpu([&] { return run_workload(o); });
+  if (!run) GTEST_SKIP() << "needs a GPU; none present";
+  expect_verified(*run);
+  EXPECT_EQ(run->dtype, DType::kFloat16);
+  ASSERT_EQ(run->groups.size(), 1u);
+  EXPECT_EQ(run->groups[0].backend, "CUDA_FLASH");
 }
 
 // On a GPU, steps whose decodes read at least 32 MiB beside a prefill chunk run as two parts

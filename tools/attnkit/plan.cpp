@@ -133,7 +133,10 @@ Plan build_plan(const PlanArgs& a, bool keep_going) {
   Plan p;
   p.device = device_from_name(a.device);
   p.catalog = &catalog_for_stack(a.stack);
-  const ModelLoadOptions load = load_options(a);
+  ModelLoadOptions load = load_options(a);
+  load.dtype_rule = [&p](const ModelDtypeQuery& q) {
+    return resolve_model_dtype(*p.catalog, p.device, q);
+  };
   // vLLM aligns such caches with _align_heterogeneous_kv_block_size, which the vllm catalog's KV
   // plan does not model: say so rather than print another engine's numbers.
   if (p.catalog->name != "native" && !load.kv_cache_dtype_skip_layers.empty())
@@ -376,6 +379,7 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                 {"source", m.source},
                 {"model_type", m.model_type},
                 {"dtype", to_string(m.dtype)},
+                {"config_dtype", m.config_dtype ? json(to_string(*m.config_dtype)) : json()},
                 {"num_layers", m.num_layers},
                 {"attention_layers", m.attention_layers.size()},
                 {"is_encoder_decoder", m.is_encoder_decoder},
@@ -510,8 +514,11 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
   cmd->add_option("--stack", a->stack,
                   "Backend catalog: native (what attnkit executes) or vllm (what vLLM would pick)")
       ->capture_default_str();
-  cmd->add_option("--dtype", a->dtype,
-                  "Model dtype, overriding the config's torch_dtype: float32, float16, bfloat16");
+  cmd->add_option(
+      "--dtype", a->dtype,
+      "Model dtype: float32, float16, bfloat16. Default auto: the config's, except that "
+      "float32 checkpoints run in the device's first dtype (bfloat16; float16 for "
+      "encoder-only models), vLLM's rule");
   cmd->add_option("--kv-cache-dtype", a->kv_cache_dtype,
                   "KV cache storage: auto (model dtype), float16, bfloat16, fp8 (= fp8_e4m3), "
                   "fp8_e5m2, nvfp4");

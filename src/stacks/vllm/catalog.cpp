@@ -228,6 +228,15 @@ Catalog make_vllm_catalog(const VllmConfig& cfg) {
                          const Selection& sel) { return vllm::plan_details(cfg, s, d, o, sel); };
   // FLASH_ATTN's FlashAttention versions are the stack's only variants.
   c.check_variant = [](std::string_view v) { parse_flash_attn_version(v); };
+  // Platform.supported_dtypes: CUDA by compute capability (bfloat16 from 8.0, float16 from 6.0);
+  // ROCm, XPU and x86/aarch64 CPUs the base list.
+  c.platform_dtypes = [](const DeviceInfo& d) -> std::vector<DType> {
+    if (d.platform == Platform::kCuda && d.cc.major < 8)
+      return d.cc.major >= 6 ? std::vector<DType>{DType::kFloat16, DType::kFloat32}
+                             : std::vector<DType>{DType::kFloat32};
+    return {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
+  };
+  c.refuses_unstable_float16 = true;
   return c;
 }
 
