@@ -137,6 +137,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "kimi_k2",
                                                             "glm4_moe_lite",
                                                             "nemotron_h",
+                                                            "jamba",
                                                             "llama4",
                                                             "llama4_text",
                                                             "granite",
@@ -699,6 +700,20 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       for (int i = 0; i < num_layers; ++i)
         kinds.push_back(i % every == 0 ? LayerKind::kFull : LayerKind::kSliding);
   }
+  if (kinds.empty() && text_type == "jamba") {
+    // transformers' JambaConfig.layers_block_type: attention where i % period == offset, Mamba
+    // (Mamba-1) layers elsewhere.
+    const int period =
+        f.require_positive("attn_layer_period", "for Jamba's attention layer placement");
+    const int64_t offset = f.get_int("attn_layer_offset").value_or(-1);
+    if (offset < 0 || offset >= period)
+      f.fail(
+          fmt::format("field '{}' must be in 0 .. {} ('{}' - 1) for Jamba's attention layer "
+                      "placement",
+                      f.name("attn_layer_offset"), period - 1, f.name("attn_layer_period")));
+    for (int i = 0; i < num_layers; ++i)
+      kinds.push_back(i % period == offset ? LayerKind::kFull : LayerKind::kMamba);
+  }
   if (kinds.empty() && (text_type == "llama4_text" || text_type == "llama4"))
     kinds = llama4_kinds(f, num_layers);
   if (kinds.empty()) {
@@ -806,7 +821,15 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       }
       const char* why = kind == LayerKind::kMamba ? "for the mamba state size"
                                                   : "for the linear-attention state size";
-      if (kind == LayerKind::kMamba) {
+      if (kind == LayerKind::kMamba && text_type == "jamba") {
+        s.kind = StateKind::kMamba;
+        model_detail::Mamba1Dims d;
+        d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
+                         f.require_positive("hidden_size", why);
+        d.state_size = f.require_positive("mamba_d_state", why);
+        d.conv_kernel = f.require_positive("mamba_d_conv", why);
+        s.state_bytes_per_request = model_detail::mamba1_state_bytes(d, b.dtype, ssm);
+      } else if (kind == LayerKind::kMamba) {
         s.kind = StateKind::kMamba;
         model_detail::Mamba2Dims d;
         d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads"}, why);

@@ -2,6 +2,11 @@
 
 namespace attnkit::model_detail {
 
+int64_t mamba1_state_bytes(const Mamba1Dims& d, DType conv_dtype, DType ssm_dtype) {
+  return int64_t(d.conv_kernel - 1) * d.intermediate * dtype_bytes(conv_dtype) +
+         d.intermediate * d.state_size * dtype_bytes(ssm_dtype);
+}
+
 int64_t mamba2_state_bytes(const Mamba2Dims& d, DType conv_dtype, DType ssm_dtype) {
   const int64_t intermediate = int64_t(d.num_heads) * d.head_dim;
   const int64_t conv_dim = intermediate + 2 * int64_t(d.n_groups) * d.state_size;

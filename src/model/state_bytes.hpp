@@ -8,6 +8,17 @@
 
 namespace attnkit::model_detail {
 
+// Mamba (Mamba-1; vLLM MambaStateShapeCalculator.mamba1_state_shape, used by Jamba's
+// get_mamba_state_shape_from_config with intermediate_size = mamba_expand * hidden_size):
+//   conv state     (conv_kernel - 1) x intermediate,  conv dtype
+//   temporal state intermediate x state_size,          ssm dtype
+struct Mamba1Dims {
+  int64_t intermediate = 0;
+  int state_size = 0;
+  int conv_kernel = 0;
+};
+int64_t mamba1_state_bytes(const Mamba1Dims& d, DType conv_dtype, DType ssm_dtype);
+
 // Mamba2 (vLLM MambaStateShapeCalculator.mamba2_state_shape, used by NemotronH's
 // get_mamba_state_shape_from_config with intermediate_size = mamba_num_heads * mamba_head_dim):
 //   conv state     (conv_kernel - 1) x (intermediate + 2 * n_groups * state_size), conv dtype

@@ -699,6 +699,37 @@ TEST(ModelInline, NemotronSsmDtypeDefaultsToFloat32) {
   EXPECT_EQ(fp16.state_layers[0].state_bytes_per_request, 960 + 2048 * 2);
 }
 
+// Jamba (vLLM jamba.py over transformers' JambaConfig.layers_block_type): attention where
+// i % attn_layer_period == attn_layer_offset, Mamba-1 layers elsewhere, whose state per request
+// is (d_conv - 1) x intermediate + intermediate x d_state with intermediate = mamba_expand *
+// hidden_size. Jamba-v0.1's fields.
+TEST(ModelInline, JambaAttentionEveryEighthLayerAndMamba1State) {
+  const std::string body =
+      R"("architectures":["JambaForCausalLM"],"model_type":"jamba","hidden_size":4096,)"
+      R"("num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":32,)"
+      R"("attn_layer_period":8,"attn_layer_offset":4,"expert_layer_period":2,)"
+      R"("expert_layer_offset":1,"mamba_d_conv":4,"mamba_d_state":16,"mamba_expand":2,)"
+      R"("mamba_dt_rank":256,"max_position_embeddings":262144,"sliding_window":null,)"
+      R"("torch_dtype":"bfloat16")";
+  const ModelSpec m = parse("{" + body + "}");
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  EXPECT_THAT(summary(m), ElementsAre("4x decoder h32/8 d128/128", "28x mamba 311296B"));
+  std::vector<int> attn;
+  for (const LayerSpec& l : m.attention_layers) attn.push_back(l.layer_index);
+  EXPECT_THAT(attn, ElementsAre(4, 12, 20, 28));
+  ASSERT_EQ(m.state_layers.size(), 28u);
+  for (const StateLayerSpec& s : m.state_layers) {
+    EXPECT_EQ(s.kind, StateKind::kMamba);
+    EXPECT_NE(s.layer_index % 8, 4);
+    EXPECT_EQ(s.state_bytes_per_request, 3 * 8192 * 2 + 8192 * 16 * 2);
+  }
+  const ModelSpec fp32_ssm = parse(R"({"mamba_ssm_cache_dtype":"float32",)" + body + "}");
+  EXPECT_EQ(fp32_ssm.state_layers[0].state_bytes_per_request, 3 * 8192 * 2 + 8192 * 16 * 4);
+  EXPECT_THROW(parse(R"({"model_type":"jamba","hidden_size":64,"num_attention_heads":2,)"
+                     R"("num_hidden_layers":8,"attn_layer_period":4,"attn_layer_offset":4})"),
+               InvalidArgument);
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
