@@ -138,6 +138,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "glm4_moe_lite",
                                                             "nemotron_h",
                                                             "jamba",
+                                                            "bamba",
                                                             "llama4",
                                                             "llama4_text",
                                                             "granite",
@@ -677,6 +678,18 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   } else if (const json* hp = f.find("hybrid_override_pattern")) {
     if (!hp->is_string()) f.fail_type("hybrid_override_pattern", *hp, "a string");
     kinds = kinds_from_pattern(f, hp->get<std::string>(), num_layers);
+  } else if (const json* ai = f.find("attn_layer_indices"); ai && text_type == "bamba") {
+    // transformers' BambaConfig.layers_block_type: attention at these indices, Mamba2 elsewhere.
+    if (!ai->is_array()) f.fail_type("attn_layer_indices", *ai, "an array of layer indices");
+    kinds.assign(num_layers, LayerKind::kMamba);
+    for (size_t k = 0; k < ai->size(); ++k) {
+      const json& v = (*ai)[k];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= num_layers ||
+          kinds[v.get<int64_t>()] == LayerKind::kFull)
+        f.fail(fmt::format("field '{}[{}]' is {}; expected a layer index in 0 .. {}, each once",
+                           f.name("attn_layer_indices"), k, v.dump(), num_layers - 1));
+      kinds[v.get<int64_t>()] = LayerKind::kFull;
+    }
   } else if (auto interval = f.get_positive("full_attention_interval")) {
     // Qwen3-Next before layer_types: every interval-th layer is full attention, the rest Gated
     // DeltaNet.
@@ -833,7 +846,15 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
         s.kind = StateKind::kMamba;
         model_detail::Mamba2Dims d;
         d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads"}, why);
-        d.head_dim = f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
+        // Bamba's conv channels are mamba_expand * hidden_size (vLLM's intermediate_size), and
+        // its mamba_d_head "auto" means those channels per head (transformers' BambaConfig).
+        if (text_type == "bamba")
+          d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
+                           f.require_positive("hidden_size", why);
+        const json* d_head = f.find("mamba_d_head");
+        d.head_dim = d.intermediate && d_head && *d_head == "auto"
+                         ? int(d.intermediate / d.num_heads)
+                         : f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
         d.n_groups = f.require_positive({"n_groups", "mamba_n_groups"}, why);
         d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
         d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);

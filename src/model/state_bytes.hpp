@@ -19,8 +19,8 @@ struct Mamba1Dims {
 };
 int64_t mamba1_state_bytes(const Mamba1Dims& d, DType conv_dtype, DType ssm_dtype);
 
-// Mamba2 (vLLM MambaStateShapeCalculator.mamba2_state_shape, used by NemotronH's
-// get_mamba_state_shape_from_config with intermediate_size = mamba_num_heads * mamba_head_dim):
+// Mamba2 (vLLM MambaStateShapeCalculator.mamba2_state_shape; NemotronH passes intermediate_size =
+// mamba_num_heads * mamba_head_dim, Bamba mamba_expand * hidden_size):
 //   conv state     (conv_kernel - 1) x (intermediate + 2 * n_groups * state_size), conv dtype
 //   temporal state num_heads x head_dim x state_size,                             ssm dtype
 struct Mamba2Dims {
@@ -29,6 +29,7 @@ struct Mamba2Dims {
   int n_groups = 0;
   int state_size = 0;
   int conv_kernel = 0;
+  int64_t intermediate = 0;  // 0: num_heads * head_dim
 };
 int64_t mamba2_state_bytes(const Mamba2Dims& d, DType conv_dtype, DType ssm_dtype);
 

@@ -730,6 +730,34 @@ TEST(ModelInline, JambaAttentionEveryEighthLayerAndMamba1State) {
                InvalidArgument);
 }
 
+// Bamba (vLLM bamba.py over transformers' BambaConfig.layers_block_type): attention at
+// attn_layer_indices, Mamba2 elsewhere, whose conv channels are mamba_expand * hidden_size and
+// whose mamba_d_head "auto" is those channels per head. Bamba-9B's layer count, heads and
+// attention indices.
+TEST(ModelInline, BambaAttentionAtItsIndicesAndMamba2State) {
+  const std::string body =
+      R"("architectures":["BambaForCausalLM"],"model_type":"bamba","hidden_size":4096,)"
+      R"("num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":32,)"
+      R"("attn_layer_indices":[9,18,27],"mamba_n_heads":128,"mamba_n_groups":1,)"
+      R"("mamba_d_state":128,"mamba_d_conv":4,"mamba_expand":2,)"
+      R"("max_position_embeddings":262144,"torch_dtype":"bfloat16")";
+  const ModelSpec m = parse(R"({"mamba_d_head":64,)" + body + "}");
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  // conv 3 x (8192 + 2 x 128) x 2 B; temporal 128 x 64 x 128 x 2 B.
+  const int64_t state = 3 * (8192 + 256) * 2 + 128 * 64 * 128 * 2;
+  EXPECT_THAT(summary(m),
+              ElementsAre("3x decoder h32/8 d128/128", "29x mamba " + std::to_string(state) + "B"));
+  std::vector<int> attn;
+  for (const LayerSpec& l : m.attention_layers) attn.push_back(l.layer_index);
+  EXPECT_THAT(attn, ElementsAre(9, 18, 27));
+  const ModelSpec automatic = parse(R"({"mamba_d_head":"auto",)" + body + "}");
+  EXPECT_EQ(automatic.state_layers[0].state_bytes_per_request, state);
+  for (const char* bad : {"[9,9]", "[32]", "[-1]", "[\"9\"]", "9"})
+    EXPECT_THROW(parse(R"({"mamba_d_head":64,)" + body + R"(,"attn_layer_indices":)" + bad + "}"),
+                 InvalidArgument)
+        << bad;
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
