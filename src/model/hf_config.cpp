@@ -139,6 +139,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "nemotron_h",
                                                             "jamba",
                                                             "bamba",
+                                                            "falcon_h1",
                                                             "llama4",
                                                             "llama4_text",
                                                             "granite",
@@ -816,60 +817,67 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   const int first_shared = num_layers - shared;
 
   const AttentionType type = encoder_only ? AttentionType::kEncoderOnly : AttentionType::kDecoder;
+  // A mamba or linear-attention layer's recurrent state, sized as vLLM sizes it.
+  auto state_layer = [&](int index, LayerKind kind) {
+    StateLayerSpec s;
+    s.layer_index = index;
+    s.dtype = b.dtype;
+    // vLLM MambaStateDtypeCalculator: the conv state uses the model dtype; the temporal (SSM)
+    // state uses mamba_ssm_cache_dtype, whose "auto" means the conv dtype. NemotronH's config
+    // hook reads the key from config.json and defaults it to float32.
+    DType ssm = b.dtype;
+    if (auto v = f.get_string("mamba_ssm_cache_dtype"); v && *v != "auto") {
+      ssm = *read_dtype(f, "mamba_ssm_cache_dtype");
+    } else if (!v && text_type == "nemotron_h") {
+      ssm = DType::kFloat32;
+    }
+    const char* why = kind == LayerKind::kMamba ? "for the mamba state size"
+                                                : "for the linear-attention state size";
+    if (kind == LayerKind::kMamba && text_type == "jamba") {
+      s.kind = StateKind::kMamba;
+      model_detail::Mamba1Dims d;
+      d.intermediate =
+          int64_t(f.require_positive("mamba_expand", why)) * f.require_positive("hidden_size", why);
+      d.state_size = f.require_positive("mamba_d_state", why);
+      d.conv_kernel = f.require_positive("mamba_d_conv", why);
+      s.state_bytes_per_request = model_detail::mamba1_state_bytes(d, b.dtype, ssm);
+    } else if (kind == LayerKind::kMamba) {
+      s.kind = StateKind::kMamba;
+      model_detail::Mamba2Dims d;
+      d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads"}, why);
+      // Bamba's and Falcon-H1's conv channels are mamba_expand * hidden_size (vLLM's
+      // intermediate_size; Falcon-H1's mamba_d_ssm where set), and Bamba's mamba_d_head "auto"
+      // means those channels per head (transformers' BambaConfig).
+      if (text_type == "falcon_h1" && f.get_positive("mamba_d_ssm"))
+        d.intermediate = *f.get_positive("mamba_d_ssm");
+      else if (text_type == "bamba" || text_type == "falcon_h1")
+        d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
+                         f.require_positive("hidden_size", why);
+      const json* d_head = f.find("mamba_d_head");
+      d.head_dim = d.intermediate && d_head && *d_head == "auto"
+                       ? int(d.intermediate / d.num_heads)
+                       : f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
+      d.n_groups = f.require_positive({"n_groups", "mamba_n_groups"}, why);
+      d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
+      d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);
+      s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
+    } else {
+      s.kind = StateKind::kLinearAttention;
+      model_detail::GatedDeltaNetDims d;
+      d.num_k_heads = f.require_positive("linear_num_key_heads", why);
+      d.num_v_heads = f.require_positive("linear_num_value_heads", why);
+      d.head_k_dim = f.require_positive("linear_key_head_dim", why);
+      d.head_v_dim = f.require_positive("linear_value_head_dim", why);
+      d.conv_kernel = f.require_positive("linear_conv_kernel_dim", why);
+      s.state_bytes_per_request = model_detail::gated_delta_net_state_bytes(d, b.dtype, ssm);
+    }
+    spec.state_layers.push_back(s);
+  };
   for (int i = 0; i < num_layers; ++i) {
     const LayerKind kind = kinds[i];
     if (kind == LayerKind::kNone) continue;
     if (kind == LayerKind::kMamba || kind == LayerKind::kLinear) {
-      StateLayerSpec s;
-      s.layer_index = i;
-      s.dtype = b.dtype;
-      // vLLM MambaStateDtypeCalculator: the conv state uses the model dtype; the temporal (SSM)
-      // state uses mamba_ssm_cache_dtype, whose "auto" means the conv dtype. NemotronH's config
-      // hook reads the key from config.json and defaults it to float32.
-      DType ssm = b.dtype;
-      if (auto v = f.get_string("mamba_ssm_cache_dtype"); v && *v != "auto") {
-        ssm = *read_dtype(f, "mamba_ssm_cache_dtype");
-      } else if (!v && text_type == "nemotron_h") {
-        ssm = DType::kFloat32;
-      }
-      const char* why = kind == LayerKind::kMamba ? "for the mamba state size"
-                                                  : "for the linear-attention state size";
-      if (kind == LayerKind::kMamba && text_type == "jamba") {
-        s.kind = StateKind::kMamba;
-        model_detail::Mamba1Dims d;
-        d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
-                         f.require_positive("hidden_size", why);
-        d.state_size = f.require_positive("mamba_d_state", why);
-        d.conv_kernel = f.require_positive("mamba_d_conv", why);
-        s.state_bytes_per_request = model_detail::mamba1_state_bytes(d, b.dtype, ssm);
-      } else if (kind == LayerKind::kMamba) {
-        s.kind = StateKind::kMamba;
-        model_detail::Mamba2Dims d;
-        d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads"}, why);
-        // Bamba's conv channels are mamba_expand * hidden_size (vLLM's intermediate_size), and
-        // its mamba_d_head "auto" means those channels per head (transformers' BambaConfig).
-        if (text_type == "bamba")
-          d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
-                           f.require_positive("hidden_size", why);
-        const json* d_head = f.find("mamba_d_head");
-        d.head_dim = d.intermediate && d_head && *d_head == "auto"
-                         ? int(d.intermediate / d.num_heads)
-                         : f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
-        d.n_groups = f.require_positive({"n_groups", "mamba_n_groups"}, why);
-        d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
-        d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);
-        s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
-      } else {
-        s.kind = StateKind::kLinearAttention;
-        model_detail::GatedDeltaNetDims d;
-        d.num_k_heads = f.require_positive("linear_num_key_heads", why);
-        d.num_v_heads = f.require_positive("linear_num_value_heads", why);
-        d.head_k_dim = f.require_positive("linear_key_head_dim", why);
-        d.head_v_dim = f.require_positive("linear_value_head_dim", why);
-        d.conv_kernel = f.require_positive("linear_conv_kernel_dim", why);
-        s.state_bytes_per_request = model_detail::gated_delta_net_state_bytes(d, b.dtype, ssm);
-      }
-      spec.state_layers.push_back(s);
+      state_layer(i, kind);
       continue;
     }
     LayerSpec l = b.base(i, type);
@@ -911,6 +919,10 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     }
     spec.attention_layers.push_back(std::move(l));
   }
+  // Falcon-H1 runs a Mamba2 mixer beside the attention of every layer; vLLM numbers layer i's
+  // mixer num_layers + i (its modules need distinct indices), and so does this reader.
+  if (text_type == "falcon_h1")
+    for (int i = 0; i < num_layers; ++i) state_layer(num_layers + i, LayerKind::kMamba);
   spec.num_layers = num_layers;
 }
 

@@ -758,6 +758,32 @@ TEST(ModelInline, BambaAttentionAtItsIndicesAndMamba2State) {
         << bad;
 }
 
+// Falcon-H1 (vLLM falcon_h1.py): every decoder layer runs attention and a Mamba2 mixer side by
+// side; the mixer of layer i is state layer num_hidden_layers + i (vLLM's index for it), with
+// mamba_d_ssm conv channels where set, else mamba_expand * hidden_size. A small Falcon-H1-shaped
+// config (field names as transformers' FalconH1Config).
+TEST(ModelInline, FalconH1AttentionAndMamba2InEveryLayer) {
+  const std::string body =
+      R"("architectures":["FalconH1ForCausalLM"],"model_type":"falcon_h1","hidden_size":1024,)"
+      R"("num_attention_heads":8,"num_key_value_heads":2,"head_dim":64,"num_hidden_layers":4,)"
+      R"("mamba_n_heads":24,"mamba_d_head":64,"mamba_n_groups":1,"mamba_d_state":128,)"
+      R"("mamba_d_conv":4,"mamba_expand":2,"key_multiplier":0.5,)"
+      R"("max_position_embeddings":16384,"torch_dtype":"bfloat16")";
+  const ModelSpec m = parse(R"({"mamba_d_ssm":1536,)" + body + "}");
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  EXPECT_EQ(m.num_layers, 4);
+  // conv 3 x (1536 + 2 x 128) x 2 B; temporal 24 x 64 x 128 x 2 B.
+  const int64_t state = 3 * (1536 + 256) * 2 + 24 * 64 * 128 * 2;
+  EXPECT_THAT(summary(m),
+              ElementsAre("4x decoder h8/2 d64/64", "4x mamba " + std::to_string(state) + "B"));
+  std::vector<int> mixers;
+  for (const StateLayerSpec& st : m.state_layers) mixers.push_back(st.layer_index);
+  EXPECT_THAT(mixers, ElementsAre(4, 5, 6, 7));
+  const ModelSpec by_expand = parse(R"({"mamba_d_ssm":null,)" + body + "}");
+  EXPECT_EQ(by_expand.state_layers[0].state_bytes_per_request,
+            3 * (2048 + 256) * 2 + 24 * 64 * 128 * 2);
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
