@@ -123,7 +123,7 @@ struct LayerSpec {
 };
 
 // A layer that holds no attention KV but fixed-size recurrent state per request.
-enum class StateKind { kMamba, kLinearAttention };
+enum class StateKind { kMamba, kLinearAttention, kShortConv };
 
 struct StateLayerSpec {
   int layer_index = 0;

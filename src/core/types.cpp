@@ -69,7 +69,15 @@ std::string_view to_string(Platform p) {
 }
 
 std::string_view to_string(StateKind k) {
-  return k == StateKind::kMamba ? "mamba" : "linear_attention";
+  switch (k) {
+    case StateKind::kMamba:
+      return "mamba";
+    case StateKind::kLinearAttention:
+      return "linear_attention";
+    case StateKind::kShortConv:
+      return "short_conv";
+  }
+  return "?";
 }
 
 DType parse_dtype(std::string_view s) {

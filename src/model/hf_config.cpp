@@ -140,6 +140,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "jamba",
                                                             "bamba",
                                                             "falcon_h1",
+                                                            "lfm2",
                                                             "llama4",
                                                             "llama4_text",
                                                             "granite",
@@ -204,7 +205,7 @@ std::optional<DType> read_any_dtype(const ConfigFields& f) {
   return read_dtype(f, "torch_dtype");
 }
 
-enum class LayerKind { kFull, kSliding, kChunked, kLinear, kMamba, kNone };
+enum class LayerKind { kFull, kSliding, kChunked, kLinear, kMamba, kShortConv, kNone };
 
 // A checkpoint's KV cache format (quantization_config), which `auto` becomes.
 struct CheckpointKv {
@@ -363,10 +364,12 @@ std::vector<LayerKind> kinds_from_layer_types(const ConfigFields& f, const json&
       kinds.push_back(LayerKind::kLinear);
     } else if (s == "mamba") {
       kinds.push_back(LayerKind::kMamba);
+    } else if (s == "conv") {
+      kinds.push_back(LayerKind::kShortConv);
     } else {
       f.fail(
           fmt::format("field '{}[{}]' is {}; expected one of full_attention, sliding_attention, "
-                      "chunked_attention, linear_attention, mamba, attention",
+                      "chunked_attention, linear_attention, mamba, conv, attention",
                       f.name("layer_types"), i, model_detail::describe(t)));
     }
   }
@@ -376,6 +379,24 @@ std::vector<LayerKind> kinds_from_layer_types(const ConfigFields& f, const json&
 // Llama 4 without layer_types (transformers derives them the same way): layers with RoPE are
 // chunked, the NoPE ones (no_rope_layers[i] == 0, else every no_rope_layer_interval-th layer)
 // attend fully.
+// Attention at the layers `key` lists (each once, in range), `other` elsewhere: Bamba's
+// attn_layer_indices, LFM2's full_attn_idxs.
+std::vector<LayerKind> kinds_from_attention_indices(const ConfigFields& f, std::string_view key,
+                                                    const json& indices, int num_layers,
+                                                    LayerKind other) {
+  if (!indices.is_array()) f.fail_type(key, indices, "an array of layer indices");
+  std::vector<LayerKind> kinds(num_layers, other);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const json& v = indices[k];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= num_layers ||
+        kinds[v.get<int64_t>()] == LayerKind::kFull)
+      f.fail(fmt::format("field '{}[{}]' is {}; expected a layer index in 0 .. {}, each once",
+                         f.name(key), k, v.dump(), num_layers - 1));
+    kinds[v.get<int64_t>()] = LayerKind::kFull;
+  }
+  return kinds;
+}
+
 std::vector<LayerKind> llama4_kinds(const ConfigFields& f, int num_layers) {
   std::vector<LayerKind> kinds;
   const json* nr = f.find("no_rope_layers");
@@ -681,16 +702,12 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     kinds = kinds_from_pattern(f, hp->get<std::string>(), num_layers);
   } else if (const json* ai = f.find("attn_layer_indices"); ai && text_type == "bamba") {
     // transformers' BambaConfig.layers_block_type: attention at these indices, Mamba2 elsewhere.
-    if (!ai->is_array()) f.fail_type("attn_layer_indices", *ai, "an array of layer indices");
-    kinds.assign(num_layers, LayerKind::kMamba);
-    for (size_t k = 0; k < ai->size(); ++k) {
-      const json& v = (*ai)[k];
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= num_layers ||
-          kinds[v.get<int64_t>()] == LayerKind::kFull)
-        f.fail(fmt::format("field '{}[{}]' is {}; expected a layer index in 0 .. {}, each once",
-                           f.name("attn_layer_indices"), k, v.dump(), num_layers - 1));
-      kinds[v.get<int64_t>()] = LayerKind::kFull;
-    }
+    kinds =
+        kinds_from_attention_indices(f, "attn_layer_indices", *ai, num_layers, LayerKind::kMamba);
+  } else if (const json* fi = f.find("full_attn_idxs"); fi && text_type == "lfm2") {
+    // LFM2 configs before layer_types: attention at these indices, short convolutions elsewhere.
+    kinds =
+        kinds_from_attention_indices(f, "full_attn_idxs", *fi, num_layers, LayerKind::kShortConv);
   } else if (auto interval = f.get_positive("full_attention_interval")) {
     // Qwen3-Next before layer_types: every interval-th layer is full attention, the rest Gated
     // DeltaNet.
@@ -831,9 +848,15 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     } else if (!v && text_type == "nemotron_h") {
       ssm = DType::kFloat32;
     }
-    const char* why = kind == LayerKind::kMamba ? "for the mamba state size"
-                                                : "for the linear-attention state size";
-    if (kind == LayerKind::kMamba && text_type == "jamba") {
+    const char* why = kind == LayerKind::kMamba       ? "for the mamba state size"
+                      : kind == LayerKind::kShortConv ? "for the short-convolution state size"
+                                                      : "for the linear-attention state size";
+    if (kind == LayerKind::kShortConv) {
+      // LFM2 (vLLM short_conv_state_shape): (conv_L_cache - 1) x hidden_size in the model dtype.
+      s.kind = StateKind::kShortConv;
+      s.state_bytes_per_request = int64_t(f.require_positive("conv_L_cache", why) - 1) *
+                                  f.require_positive("hidden_size", why) * dtype_bytes(b.dtype);
+    } else if (kind == LayerKind::kMamba && text_type == "jamba") {
       s.kind = StateKind::kMamba;
       model_detail::Mamba1Dims d;
       d.intermediate =
@@ -876,7 +899,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   for (int i = 0; i < num_layers; ++i) {
     const LayerKind kind = kinds[i];
     if (kind == LayerKind::kNone) continue;
-    if (kind == LayerKind::kMamba || kind == LayerKind::kLinear) {
+    if (kind == LayerKind::kMamba || kind == LayerKind::kLinear || kind == LayerKind::kShortConv) {
       state_layer(i, kind);
       continue;
     }

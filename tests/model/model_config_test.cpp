@@ -784,6 +784,30 @@ TEST(ModelInline, FalconH1AttentionAndMamba2InEveryLayer) {
             3 * (2048 + 256) * 2 + 24 * 64 * 128 * 2);
 }
 
+// LFM2 (vLLM lfm2.py): attention at full_attn_idxs (or layer_types' full_attention), short
+// convolutions elsewhere, whose state is (conv_L_cache - 1) x hidden_size in the model dtype
+// (short_conv_state_shape). LFM2-1.2B-shaped fields.
+TEST(ModelInline, Lfm2ShortConvolutionLayers) {
+  const std::string body =
+      R"("architectures":["Lfm2ForCausalLM"],"model_type":"lfm2","hidden_size":2048,)"
+      R"("num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":16,)"
+      R"("conv_L_cache":3,"max_position_embeddings":128000,"torch_dtype":"bfloat16")";
+  const ModelSpec by_idxs = parse(R"({"full_attn_idxs":[2,5,8,10,12,14],)" + body + "}");
+  EXPECT_TRUE(by_idxs.notes.empty()) << by_idxs.notes.front();
+  EXPECT_THAT(summary(by_idxs), ElementsAre("6x decoder h32/8 d64/64", "10x short_conv 8192B"));
+  std::vector<int> attn;
+  for (const LayerSpec& l : by_idxs.attention_layers) attn.push_back(l.layer_index);
+  EXPECT_THAT(attn, ElementsAre(2, 5, 8, 10, 12, 14));
+  std::string types;
+  for (int i = 0; i < 16; ++i)
+    types += std::string(i ? "," : "") + (std::find(attn.begin(), attn.end(), i) != attn.end()
+                                              ? R"("full_attention")"
+                                              : R"("conv")");
+  const ModelSpec by_types = parse(R"({"layer_types":[)" + types + "]," + body + "}");
+  EXPECT_EQ(summary(by_types), summary(by_idxs));
+  EXPECT_THROW(parse(R"({"full_attn_idxs":[2,16],)" + body + "}"), InvalidArgument);
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
