@@ -376,9 +376,6 @@ std::vector<LayerKind> kinds_from_layer_types(const ConfigFields& f, const json&
   return kinds;
 }
 
-// Llama 4 without layer_types (transformers derives them the same way): layers with RoPE are
-// chunked, the NoPE ones (no_rope_layers[i] == 0, else every no_rope_layer_interval-th layer)
-// attend fully.
 // Attention at the layers `key` lists (each once, in range), `other` elsewhere: Bamba's
 // attn_layer_indices, LFM2's full_attn_idxs.
 std::vector<LayerKind> kinds_from_attention_indices(const ConfigFields& f, std::string_view key,
@@ -397,6 +394,9 @@ std::vector<LayerKind> kinds_from_attention_indices(const ConfigFields& f, std::
   return kinds;
 }
 
+// Llama 4 without layer_types (transformers derives them the same way): layers with RoPE are
+// chunked, the NoPE ones (no_rope_layers[i] == 0, else every no_rope_layer_interval-th layer)
+// attend fully.
 std::vector<LayerKind> llama4_kinds(const ConfigFields& f, int num_layers) {
   std::vector<LayerKind> kinds;
   const json* nr = f.find("no_rope_layers");
@@ -834,7 +834,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   const int first_shared = num_layers - shared;
 
   const AttentionType type = encoder_only ? AttentionType::kEncoderOnly : AttentionType::kDecoder;
-  // A mamba or linear-attention layer's recurrent state, sized as vLLM sizes it.
+  // A mamba, linear-attention or short-convolution layer's recurrent state, sized as vLLM sizes
+  // it.
   auto state_layer = [&](int index, LayerKind kind) {
     StateLayerSpec s;
     s.layer_index = index;
@@ -871,8 +872,9 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       // Bamba's and Falcon-H1's conv channels are mamba_expand * hidden_size (vLLM's
       // intermediate_size; Falcon-H1's mamba_d_ssm where set), and Bamba's mamba_d_head "auto"
       // means those channels per head (transformers' BambaConfig).
-      if (text_type == "falcon_h1" && f.get_positive("mamba_d_ssm"))
-        d.intermediate = *f.get_positive("mamba_d_ssm");
+      const std::optional<int> d_ssm = f.get_positive("mamba_d_ssm");
+      if (text_type == "falcon_h1" && d_ssm)
+        d.intermediate = *d_ssm;
       else if (text_type == "bamba" || text_type == "falcon_h1")
         d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
                          f.require_positive("hidden_size", why);

@@ -12,7 +12,7 @@
 namespace attnkit {
 namespace {
 
-// vLLM's _FLOAT16_NOT_SUPPORTED_MODELS: their activations overflow float16.
+// vLLM's _FLOAT16_NOT_SUPPORTED_MODELS ("numerical instability").
 bool unstable_in_float16(std::string_view model_type) {
   static constexpr std::array<std::string_view, 5> kTypes = {"gemma2", "gemma3", "gemma3_text",
                                                              "plamo2", "glm4"};
@@ -43,8 +43,8 @@ ModelDtype resolve_model_dtype(const Catalog& catalog, const DeviceInfo& device,
   if (q.requested) {
     if (*q.requested != DType::kFloat16 || !unstable) return {*q.requested, ""};
     const std::string why = fmt::format(
-        "model type '{}' is numerically unstable in float16 (vLLM "
-        "refuses it): use bfloat16 or float32",
+        "model type '{}' is numerically unstable in float16 (vLLM refuses it): use bfloat16 or "
+        "float32",
         q.model_type);
     if (catalog.refuses_unstable_float16)
       throw Unsupported(fmt::format("--dtype float16 with --stack {}: {}", catalog.name, why));
