@@ -141,6 +141,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "bamba",
                                                             "falcon_h1",
                                                             "lfm2",
+                                                            "minimax_text_01",
                                                             "llama4",
                                                             "llama4_text",
                                                             "granite",
@@ -205,7 +206,8 @@ std::optional<DType> read_any_dtype(const ConfigFields& f) {
   return read_dtype(f, "torch_dtype");
 }
 
-enum class LayerKind { kFull, kSliding, kChunked, kLinear, kMamba, kShortConv, kNone };
+// kLinear: Gated DeltaNet (Qwen3-Next); kLightning: MiniMax's lightning linear attention.
+enum class LayerKind { kFull, kSliding, kChunked, kLinear, kLightning, kMamba, kShortConv, kNone };
 
 // A checkpoint's KV cache format (quantization_config), which `auto` becomes.
 struct CheckpointKv {
@@ -708,6 +710,21 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     // LFM2 configs before layer_types: attention at these indices, short convolutions elsewhere.
     kinds =
         kinds_from_attention_indices(f, "full_attn_idxs", *fi, num_layers, LayerKind::kShortConv);
+  } else if (const json* at = f.find("attn_type_list")) {
+    // MiniMax-Text-01 / M1 (vLLM counts its attention layers the same way): 1 softmax attention,
+    // 0 lightning linear attention.
+    if (!at->is_array() || int(at->size()) != num_layers)
+      f.fail(
+          fmt::format("field '{}' must list 0 (linear) or 1 (softmax attention) for each of "
+                      "the {} layers",
+                      f.name("attn_type_list"), num_layers));
+    for (size_t i = 0; i < at->size(); ++i) {
+      const json& v = (*at)[i];
+      if (v != 0 && v != 1)
+        f.fail(fmt::format("field '{}[{}]' is {}; expected 0 (linear) or 1 (softmax attention)",
+                           f.name("attn_type_list"), i, v.dump()));
+      kinds.push_back(v == 1 ? LayerKind::kFull : LayerKind::kLightning);
+    }
   } else if (auto interval = f.get_positive("full_attention_interval")) {
     // Qwen3-Next before layer_types: every interval-th layer is full attention, the rest Gated
     // DeltaNet.
@@ -886,6 +903,10 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
       d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);
       s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
+    } else if (kind == LayerKind::kLightning) {
+      // vLLM linear_attention_state_shape: num_heads x head_dim x head_dim, model dtype.
+      s.kind = StateKind::kLinearAttention;
+      s.state_bytes_per_request = int64_t(heads) * head_size * head_size * dtype_bytes(b.dtype);
     } else {
       s.kind = StateKind::kLinearAttention;
       model_detail::GatedDeltaNetDims d;
@@ -901,7 +922,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   for (int i = 0; i < num_layers; ++i) {
     const LayerKind kind = kinds[i];
     if (kind == LayerKind::kNone) continue;
-    if (kind == LayerKind::kMamba || kind == LayerKind::kLinear || kind == LayerKind::kShortConv) {
+    if (kind == LayerKind::kMamba || kind == LayerKind::kLinear || kind == LayerKind::kLightning ||
+        kind == LayerKind::kShortConv) {
       state_layer(i, kind);
       continue;
     }

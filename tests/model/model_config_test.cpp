@@ -808,6 +808,27 @@ TEST(ModelInline, Lfm2ShortConvolutionLayers) {
   EXPECT_THROW(parse(R"({"full_attn_idxs":[2,16],)" + body + "}"), InvalidArgument);
 }
 
+// MiniMax-Text-01 / M1: attn_type_list marks softmax attention (1) and lightning linear
+// attention (0), whose state is num_attention_heads x head_dim x head_dim in the model dtype
+// (vLLM linear_attention_state_shape). MiniMax-Text-01-shaped: every eighth layer softmax.
+TEST(ModelInline, MiniMaxLightningLinearAttentionLayers) {
+  std::string types;
+  for (int i = 0; i < 16; ++i) types += std::string(i ? "," : "") + ((i + 1) % 8 ? "0" : "1");
+  const std::string body =
+      R"("architectures":["MiniMaxText01ForCausalLM"],"model_type":"minimax_text_01",)"
+      R"("hidden_size":6144,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":128,)"
+      R"("num_hidden_layers":16,"max_position_embeddings":10240000,"torch_dtype":"bfloat16")";
+  const ModelSpec m = parse(R"({"attn_type_list":[)" + types + "]," + body + "}");
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  EXPECT_THAT(summary(m),
+              ElementsAre("2x decoder h64/8 d128/128", "14x linear_attention 2097152B"));
+  EXPECT_THAT(indices(m, full), ElementsAre(7, 15));
+  EXPECT_THROW(parse(R"({"attn_type_list":[0,1],)" + body + "}"), InvalidArgument);
+  EXPECT_THROW(
+      parse(R"({"attn_type_list":[)" + types.substr(0, types.size() - 1) + "2]," + body + "}"),
+      InvalidArgument);
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
