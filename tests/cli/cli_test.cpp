@@ -387,6 +387,32 @@ TEST(CliExplain, KeepsGoingAndExitsThreeWhenAGroupHasNoBackend) {
   EXPECT_THAT(r.err, HasSubstr("error: No valid attention backend"));
 }
 
+// dtype auto: a float32 embedding checkpoint plans in float16 on a GPU (vLLM's rule for pooling
+// models), through FLASH_ATTN in the vllm stack as vLLM runs it; the plan names both dtypes and
+// says why. --dtype float32 keeps float32 and fails on the native CUDA stack with the dtypes that
+// run.
+TEST(CliPlan, DtypeAutoDowncastsFloat32Checkpoints) {
+  for (const char* stack : {"native", "vllm"}) {
+    const auto j =
+        plan_json(std::string("--model snowflake-arctic-embed-m --device h100 --stack ") + stack);
+    EXPECT_EQ(j["model"]["dtype"], "float16") << stack;
+    EXPECT_EQ(j["model"]["config_dtype"], "float32") << stack;
+    ASSERT_EQ(j["model"]["notes"].size(), 1u) << stack;
+    EXPECT_THAT(j["model"]["notes"][0].get<std::string>(),
+                HasSubstr("dtype auto runs the float32 checkpoint in float16 on cuda"));
+    EXPECT_EQ(j["groups"][0]["backend"],
+              std::string(stack) == "vllm" ? "FLASH_ATTN" : "CUDA_FLASH");
+  }
+  EXPECT_EQ(plan_json("--model t5-small --device h100")["model"]["dtype"], "bfloat16");
+  EXPECT_EQ(plan_json("--model llama-3.2-1b --device h100")["model"]["config_dtype"], "bfloat16");
+  CliResult r = run_cli("plan --model snowflake-arctic-embed-m --device h100 --dtype float32");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.err, HasSubstr("No backend of the cuda priority list runs float32"));
+  r = run_cli("plan --model gemma-2-9b --device h100 --stack vllm --dtype float16");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.err, HasSubstr("model type 'gemma2' is numerically unstable in float16"));
+}
+
 // A model_type the reader does not know is planned the llama way, and the plan says so.
 TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
   const auto path = std::filesystem::temp_directory_path() /
