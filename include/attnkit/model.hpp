@@ -26,7 +26,7 @@ struct KvSkipLayers {
 KvSkipLayers parse_kv_skip_layers(std::string_view text);
 
 struct ModelLoadOptions {
-  std::optional<DType> dtype;  // overrides the config's torch_dtype
+  std::optional<DType> dtype;  // --dtype (unset: auto); overrides the config's without a rule
   // The stack's dtype rule on the target device (resolve_model_dtype): given the config's dtype
   // and `dtype`, the one the model runs in. Unset: `dtype`, else the config's, else bfloat16.
   std::function<ModelDtype(const ModelDtypeQuery&)> dtype_rule;

@@ -32,7 +32,7 @@ struct RunOptions {
   std::string device = "auto";         // auto | cpu | cuda
   std::optional<std::string> backend;  // explicit choice (flag); env applies otherwise
   std::optional<std::string> variant;  // kernel generation request
-  std::optional<DType> dtype;          // overrides the config's torch_dtype
+  std::optional<DType> dtype;          // --dtype; unset: dtype auto on the run's device
   std::optional<KvCacheDType> kv_cache_dtype;
   KvSkipLayers kv_cache_dtype_skip_layers;  // layers kept at the model dtype's cache
   std::optional<int> block_size;            // pinned

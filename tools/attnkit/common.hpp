@@ -10,6 +10,12 @@
 
 namespace attnkit::cli {
 
+// --dtype's help, for plan/explain and run alike.
+inline constexpr const char* kDtypeHelp =
+    "Model dtype: float32, float16, bfloat16. Default auto: the config's, except that float32 "
+    "checkpoints run in the device's first dtype (bfloat16; float16 for encoder-only models), "
+    "vLLM's rule";
+
 // Sorted layer indices in their shortest form: "0-41", "0-40 step 2", "5-23 step 6", or runs
 // and singles "0-4, 6-10, 12".
 std::string compact_indices(std::vector<int> indices);

@@ -514,11 +514,7 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
   cmd->add_option("--stack", a->stack,
                   "Backend catalog: native (what attnkit executes) or vllm (what vLLM would pick)")
       ->capture_default_str();
-  cmd->add_option(
-      "--dtype", a->dtype,
-      "Model dtype: float32, float16, bfloat16. Default auto: the config's, except that "
-      "float32 checkpoints run in the device's first dtype (bfloat16; float16 for "
-      "encoder-only models), vLLM's rule");
+  cmd->add_option("--dtype", a->dtype, kDtypeHelp);
   cmd->add_option("--kv-cache-dtype", a->kv_cache_dtype,
                   "KV cache storage: auto (model dtype), float16, bfloat16, fp8 (= fp8_e4m3), "
                   "fp8_e5m2, nvfp4");

@@ -13,6 +13,7 @@
 #include "attnkit/runtime.hpp"
 #include "attnkit/types.hpp"
 #include "commands.hpp"
+#include "common.hpp"
 
 namespace attnkit::cli {
 
@@ -70,11 +71,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-tokens-per-step", args->o.max_tokens_per_step,
                   "Chunked-prefill token budget per step")
       ->capture_default_str();
-  cmd->add_option(
-      "--dtype", args->dtype,
-      "Model dtype: float32, float16, bfloat16. Default auto: the config's, except that "
-      "float32 checkpoints run in the device's first dtype (bfloat16; float16 for "
-      "encoder-only models), vLLM's rule");
+  cmd->add_option("--dtype", args->dtype, kDtypeHelp);
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
   cmd->add_option("--kv-cache-dtype-skip-layers", args->kv_skip,
