@@ -702,6 +702,28 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   } else if (const json* hp = f.find("hybrid_override_pattern")) {
     if (!hp->is_string()) f.fail_type("hybrid_override_pattern", *hp, "a string");
     kinds = kinds_from_pattern(f, hp->get<std::string>(), num_layers);
+  } else if (const json* bt = f.find("layers_block_type")) {
+    // An explicit per-layer list (vLLM counts hybrid layers by it): attention, mamba, or a
+    // feed-forward-only block. Zamba2's "hybrid" blocks (a shared attention block beside a Mamba2
+    // mixer) are not modelled: refused rather than planned as something else.
+    if (!bt->is_array() || int(bt->size()) != num_layers)
+      f.fail(fmt::format("field '{}' must name one block type for each of the {} layers",
+                         f.name("layers_block_type"), num_layers));
+    for (size_t i = 0; i < bt->size(); ++i) {
+      const json& v = (*bt)[i];
+      if (v == "attention") {
+        kinds.push_back(LayerKind::kFull);
+      } else if (v == "mamba") {
+        kinds.push_back(LayerKind::kMamba);
+      } else if (v == "moe" || v == "mlp") {
+        kinds.push_back(LayerKind::kNone);
+      } else {
+        f.fail(
+            fmt::format("field '{}[{}]' is {}; expected attention, mamba, moe or mlp (hybrid "
+                        "blocks with a shared attention block, as Zamba2's, are not modelled)",
+                        f.name("layers_block_type"), i, v.dump()));
+      }
+    }
   } else if (const json* ai = f.find("attn_layer_indices"); ai && text_type == "bamba") {
     // transformers' BambaConfig.layers_block_type: attention at these indices, Mamba2 elsewhere.
     kinds =

@@ -829,6 +829,30 @@ TEST(ModelInline, MiniMaxLightningLinearAttentionLayers) {
       InvalidArgument);
 }
 
+// layers_block_type, where a config lists it: attention, mamba (Mamba2 fields), moe / mlp
+// (feed-forward only: neither KV nor state); Zamba2's "hybrid" blocks are refused by name.
+TEST(ModelInline, LayersBlockTypeListsEachLayer) {
+  const std::string body =
+      R"("model_type":"nemotron_h","hidden_size":256,"num_attention_heads":4,)"
+      R"("num_key_value_heads":2,"head_dim":64,"num_hidden_layers":4,"mamba_num_heads":8,)"
+      R"("mamba_head_dim":16,"n_groups":1,"ssm_state_size":16,"conv_kernel":4,)"
+      R"("mamba_ssm_cache_dtype":"bfloat16")";
+  const ModelSpec m =
+      parse(R"({"layers_block_type":["mamba","moe","attention","mlp"],)" + body + "}");
+  // conv 3 x (8 x 16 + 2 x 16) x 2 B = 960; ssm 8 x 16 x 16 x 2 B = 4096.
+  EXPECT_THAT(summary(m), ElementsAre("1x decoder h4/2 d64/64", "1x mamba 5056B"));
+  EXPECT_EQ(m.attention_layers[0].layer_index, 2);
+  EXPECT_EQ(m.state_layers[0].layer_index, 0);
+  try {
+    parse(R"({"layers_block_type":["mamba","hybrid","mamba","hybrid"],)" + body + "}");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'layers_block_type[1]' is \"hybrid\""));
+    EXPECT_THAT(e.what(), HasSubstr("Zamba2"));
+  }
+  EXPECT_THROW(parse(R"({"layers_block_type":["mamba"],)" + body + "}"), InvalidArgument);
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
