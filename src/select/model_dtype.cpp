@@ -8,6 +8,7 @@
 
 #include "attnkit/error.hpp"
 #include "attnkit/selector.hpp"
+#include "core/strings.hpp"
 
 namespace attnkit {
 namespace {
@@ -73,12 +74,12 @@ ModelDtype resolve_model_dtype(const Catalog& catalog, const DeviceInfo& device,
                              pool16 ? ", or float16 for a pooling (encoder-only) model" : ""))};
   if (std::find(supported.begin(), supported.end(), written) != supported.end())
     return {written, note};
-  std::string names;
-  for (DType d : supported) names += (names.empty() ? "" : ", ") + std::string(to_string(d));
+  std::vector<std::string> names;
+  for (DType d : supported) names.emplace_back(to_string(d));
   return {preferred,
           with(fmt::format("{} does not run {} through the {} stack (it runs {}): dtype auto "
                            "falls back to {}",
-                           device.name, to_string(written), catalog.name, names,
+                           device.name, to_string(written), catalog.name, join(names),
                            to_string(preferred)))};
 }
 
