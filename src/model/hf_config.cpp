@@ -49,6 +49,9 @@ namespace {
 //   64, v 256, 202752 positions.
 // - llama4_text (Llama4TextConfig): attention_chunk_size 8192, no_rope_layer_interval 4, 40 heads
 //   over 8 KV heads, head_dim 128, 48 layers (the chunked layers: build_standard).
+// - zamba2 (Zamba2Config): hidden 2560, 32 heads, 54 layers with their layers_block_type (hybrid
+//   at 6, 12, .., 42, 47, 51), 4096 positions, one shared block, and the Mamba2 fields (d_state
+//   64, d_conv 4, expand 2, one group, 8 heads).
 // The table applies to the config the attention fields are read from: the top level, or the
 // text_config (keyed by its own model_type, else the composite class's default text type). A key
 // present with null keeps its meaning ("q_lora_rank": null = full-rank queries, "kv_lora_rank":
@@ -88,7 +91,30 @@ const json* architecture_defaults(std::string_view model_type) {
   if (model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "kimi_k2")
     return &kDeepseekV3;
   if (model_type == "glm4_moe_lite") return &kGlm4MoeLite;
+  static const json kZamba2 = [] {
+    json types = json::array({"mamba"});
+    auto add = [&](int mamba, bool hybrid) {
+      for (int i = 0; i < mamba; ++i) types.push_back("mamba");
+      if (hybrid) types.push_back("hybrid");
+    };
+    for (int i = 0; i < 7; ++i) add(5, true);
+    add(4, true);
+    add(3, true);
+    add(2, false);
+    return json{{"hidden_size", 2560},
+                {"num_attention_heads", 32},
+                {"num_hidden_layers", 54},
+                {"layers_block_type", types},
+                {"max_position_embeddings", 4096},
+                {"num_mem_blocks", 1},
+                {"mamba_d_state", 64},
+                {"mamba_d_conv", 4},
+                {"mamba_expand", 2},
+                {"mamba_ngroups", 1},
+                {"n_mamba_heads", 8}};
+  }();
   if (model_type == "llama4_text") return &kLlama4;
+  if (model_type == "zamba2") return &kZamba2;
   return nullptr;
 }
 
@@ -142,6 +168,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "falcon_h1",
                                                             "lfm2",
                                                             "minimax_text_01",
+                                                            "zamba2",
                                                             "llama4",
                                                             "llama4_text",
                                                             "granite",
@@ -482,7 +509,7 @@ std::optional<int> effective_window(const ConfigFields& f, const ConfigFields* a
 // 1/sqrt(QK head size). Each layer keeps it only where it differs from its own default.
 std::optional<double> model_softmax_scale(const ConfigFields& f, const ConfigFields* attn_config,
                                           std::string_view text_type,
-                                          const std::optional<MlaDims>& mla) {
+                                          const std::optional<MlaDims>& mla, int head_size) {
   auto positive = [&](const ConfigFields& src, std::string_view key) -> std::optional<double> {
     const std::optional<double> v = src.get_number(key);
     if (v && !(*v > 0 && std::isfinite(*v)))
@@ -497,6 +524,8 @@ std::optional<double> model_softmax_scale(const ConfigFields& f, const ConfigFie
   if (text_type == "gemma2" || text_type == "gemma3_text") {
     if (auto q = positive(f, "query_pre_attn_scalar")) return 1.0 / std::sqrt(*q);
   }
+  // Zamba2: (head size / 2)^-0.5 (vLLM's Zamba2Attention, over heads of 2 x hidden / heads).
+  if (text_type == "zamba2") return 1.0 / std::sqrt(head_size / 2.0);
   // Granite (granite, granitemoe, granitemoehybrid): the scale is attention_multiplier.
   if (auto m = positive(f, "attention_multiplier")) return *m;
   // MPT: attn_config.softmax_scale (null: the default).
@@ -639,6 +668,9 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       spec.max_position_embeddings = v->get<int64_t>();
     }
   }
+  // Zamba2Config sets 16384 positions over whatever the file says when use_long_context is on.
+  if (text_type == "zamba2" && f.get_bool("use_long_context") == true)
+    spec.max_position_embeddings = 16384;
 
   // ---- MLA (DeepSeek-V2/V3, Kimi-K2, GLM MLA models) ----
   // Their model types default kv_lora_rank (architecture_defaults); only an explicit null (or
@@ -664,6 +696,17 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     // num_key_value_heads is nominal.
     kv_heads = 1;
     head_size = mla->decode_head_size();
+  } else if (text_type == "zamba2") {
+    // The shared attention block reads the mamba stream concatenated with the embeddings: 2 x
+    // hidden_size wide, split over all heads (Zamba2Config's attention_head_dim, derived whatever
+    // the file says), and vLLM builds it with as many KV heads as query heads.
+    const int width = 2 * f.require_positive("hidden_size", "for Zamba2's attention width");
+    if (width % heads != 0)
+      f.fail(
+          fmt::format("2 x field '{}' ({}) is not divisible by '{}' ({}): Zamba2's attention "
+                      "head size is 2 x hidden_size / heads",
+                      f.name("hidden_size"), width, f.name(heads_key), heads));
+    head_size = width / heads;
   } else {
     // vLLM ModelConfig.get_total_num_kv_heads: Falcon without the new decoder architecture and
     // multi_query is MQA; MPT keeps the count in attn_config; absent everywhere means MHA.
@@ -704,23 +747,29 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     kinds = kinds_from_pattern(f, hp->get<std::string>(), num_layers);
   } else if (const json* bt = f.find("layers_block_type")) {
     // An explicit per-layer list (vLLM counts hybrid layers by it): attention, mamba, or a
-    // feed-forward-only block. Zamba2's "hybrid" blocks (a shared attention block beside a Mamba2
-    // mixer) are not modelled: refused rather than planned as something else.
+    // feed-forward-only block; Zamba2's "hybrid" blocks run its shared attention block before a
+    // Mamba2 mixer (placed below).
     if (!bt->is_array() || int(bt->size()) != num_layers)
       f.fail(fmt::format("field '{}' must name one block type for each of the {} layers",
                          f.name("layers_block_type"), num_layers));
     for (size_t i = 0; i < bt->size(); ++i) {
       const json& v = (*bt)[i];
-      if (v == "attention") {
+      if (text_type == "zamba2" && v != "mamba" && v != "hybrid") {
+        // vLLM's Zamba2 builds a Mamba2 layer for any other entry; refused rather than guessed.
+        f.fail(fmt::format("field '{}[{}]' is {}; expected mamba or hybrid",
+                           f.name("layers_block_type"), i, v.dump()));
+      } else if (v == "attention") {
         kinds.push_back(LayerKind::kFull);
       } else if (v == "mamba") {
         kinds.push_back(LayerKind::kMamba);
       } else if (v == "moe" || v == "mlp") {
         kinds.push_back(LayerKind::kNone);
+      } else if (v == "hybrid" && text_type == "zamba2") {
+        kinds.push_back(LayerKind::kFull);
       } else {
         f.fail(
             fmt::format("field '{}[{}]' is {}; expected attention, mamba, moe or mlp (hybrid "
-                        "blocks with a shared attention block, as Zamba2's, are not modelled)",
+                        "blocks belong to model_type zamba2)",
                         f.name("layers_block_type"), i, v.dump()));
       }
     }
@@ -818,7 +867,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     soft_cap = *c;  // final_logit_softcapping caps the LM head, not attention
   }
   const std::optional<double> scale =
-      model_softmax_scale(f, attn_config ? &*attn_config : nullptr, text_type, mla);
+      model_softmax_scale(f, attn_config ? &*attn_config : nullptr, text_type, mla, head_size);
   // gpt-oss's sinks are learned per-head weights; no config key names them.
   const bool sinks = spec.model_type == "gpt_oss" || text_type == "gpt_oss";
   const bool alibi = f.get_bool("alibi") == true ||
@@ -904,6 +953,25 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       d.state_size = f.require_positive("mamba_d_state", why);
       d.conv_kernel = f.require_positive("mamba_d_conv", why);
       s.state_bytes_per_request = model_detail::mamba1_state_bytes(d, b.dtype, ssm);
+    } else if (kind == LayerKind::kMamba && text_type == "zamba2") {
+      // Zamba2Config: mamba_expand x hidden_size channels over n_mamba_heads heads (its
+      // mamba_headdim is derived from them), mamba_ngroups groups.
+      s.kind = StateKind::kMamba;
+      model_detail::Mamba2Dims d;
+      d.intermediate =
+          int64_t(f.require_positive("mamba_expand", why)) * f.require_positive("hidden_size", why);
+      d.num_heads = f.require_positive("n_mamba_heads", why);
+      if (d.intermediate % d.num_heads != 0)
+        f.fail(
+            fmt::format("'{}' x '{}' ({}) is not divisible by '{}' ({}): Zamba2's mamba heads "
+                        "split those channels",
+                        f.name("mamba_expand"), f.name("hidden_size"), d.intermediate,
+                        f.name("n_mamba_heads"), d.num_heads));
+      d.head_dim = int(d.intermediate / d.num_heads);
+      d.n_groups = f.require_positive("mamba_ngroups", why);
+      d.state_size = f.require_positive("mamba_d_state", why);
+      d.conv_kernel = f.require_positive("mamba_d_conv", why);
+      s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
     } else if (kind == LayerKind::kMamba) {
       s.kind = StateKind::kMamba;
       model_detail::Mamba2Dims d;
@@ -941,15 +1009,36 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     }
     spec.state_layers.push_back(s);
   };
+  // Zamba2 (vLLM zamba2.py): every layer has a Mamba2 mixer, numbered hybrid count + i; hybrid
+  // layer k (of `hybrids`) also runs shared block k % num_mem_blocks, whose attention for it is
+  // vLLM's layer `attn.j`: each block numbers its layers from block * (hybrids + blocks - 1) /
+  // blocks on.
+  const bool zamba2 = text_type == "zamba2";
+  const int hybrids = zamba2 ? int(std::count(kinds.begin(), kinds.end(), LayerKind::kFull)) : 0;
+  const int mem_blocks =
+      zamba2 ? f.require_positive("num_mem_blocks", "for Zamba2's shared attention blocks") : 1;
+  int hybrid_rank = 0;
+  auto attention_index = [&](int i) {
+    if (!zamba2) return i;
+    const int k = hybrid_rank++;
+    const int j =
+        int(int64_t(k % mem_blocks) * (hybrids + mem_blocks - 1) / mem_blocks) + k / mem_blocks;
+    if (j >= hybrids)  // vLLM's formula leaves gaps for some counts: j would name a mixer
+      f.fail(
+          fmt::format("'{}' {} over {} hybrid layers numbers an attention layer {} in vLLM, "
+                      "the index of a Mamba2 mixer: not modelled",
+                      f.name("num_mem_blocks"), mem_blocks, hybrids, j));
+    return j;
+  };
   for (int i = 0; i < num_layers; ++i) {
     const LayerKind kind = kinds[i];
     if (kind == LayerKind::kNone) continue;
     if (kind == LayerKind::kMamba || kind == LayerKind::kLinear || kind == LayerKind::kLightning ||
         kind == LayerKind::kShortConv) {
-      state_layer(i, kind);
+      if (!zamba2) state_layer(i, kind);
       continue;
     }
-    LayerSpec l = b.base(i, type);
+    LayerSpec l = b.base(attention_index(i), type);
     l.num_heads = heads;
     l.num_kv_heads = kv_heads;
     l.head_size = head_size;
@@ -992,6 +1081,11 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   // mixer num_layers + i (its modules need distinct indices), and so does this reader.
   if (text_type == "falcon_h1")
     for (int i = 0; i < num_layers; ++i) state_layer(num_layers + i, LayerKind::kMamba);
+  if (zamba2) {
+    for (int i = 0; i < num_layers; ++i) state_layer(hybrids + i, LayerKind::kMamba);
+    std::sort(spec.attention_layers.begin(), spec.attention_layers.end(),
+              [](const LayerSpec& x, const LayerSpec& y) { return x.layer_index < y.layer_index; });
+  }
   spec.num_layers = num_layers;
 }
 

@@ -830,7 +830,7 @@ TEST(ModelInline, MiniMaxLightningLinearAttentionLayers) {
 }
 
 // layers_block_type, where a config lists it: attention, mamba (Mamba2 fields), moe / mlp
-// (feed-forward only: neither KV nor state); Zamba2's "hybrid" blocks are refused by name.
+// (feed-forward only: neither KV nor state); "hybrid" blocks belong to Zamba2 only.
 TEST(ModelInline, LayersBlockTypeListsEachLayer) {
   const std::string body =
       R"("model_type":"nemotron_h","hidden_size":256,"num_attention_heads":4,)"
@@ -848,9 +848,67 @@ TEST(ModelInline, LayersBlockTypeListsEachLayer) {
     ADD_FAILURE() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.what(), HasSubstr("'layers_block_type[1]' is \"hybrid\""));
-    EXPECT_THAT(e.what(), HasSubstr("Zamba2"));
+    EXPECT_THAT(e.what(), HasSubstr("zamba2"));
   }
   EXPECT_THROW(parse(R"({"layers_block_type":["mamba"],)" + body + "}"), InvalidArgument);
+}
+
+// Zamba2 (vLLM zamba2.py over transformers' Zamba2Config): every layer has a Mamba2 mixer
+// (mamba_expand x hidden_size channels over n_mamba_heads heads), numbered hybrid count + i; each
+// "hybrid" layer also runs a shared attention block over 2 x hidden_size (heads of 2 x hidden /
+// heads, as many KV heads, scale (head / 2)^-0.5) with a KV cache of its own, vLLM's attn.0 ..
+// attn.(hybrids - 1). Zamba2-2.7B's fields; its layers_block_type is Zamba2Config's default.
+TEST(ModelInline, Zamba2SharedAttentionBlocksAndMamba2Mixers) {
+  auto config = [](int heads, int mamba_heads, int mem_blocks) {
+    return parse(fmt::format(
+        R"({{"architectures":["Zamba2ForCausalLM"],"model_type":"zamba2","hidden_size":2560,)"
+        R"("num_attention_heads":{},"num_hidden_layers":54,"n_mamba_heads":{},)"
+        R"("mamba_headdim":64,"mamba_d_state":64,"mamba_d_conv":4,"mamba_expand":2,)"
+        R"("mamba_ngroups":1,"num_mem_blocks":{},"use_mem_rope":true,)"
+        R"("max_position_embeddings":4096,"torch_dtype":"bfloat16"}})",
+        heads, mamba_heads, mem_blocks));
+  };
+  const ModelSpec m = config(32, 80, 2);
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  // conv 3 x (5120 + 2 x 64) x 2 B; temporal 80 x 64 x 64 x 2 B.
+  const int64_t state = 3 * (5120 + 128) * 2 + 80 * 64 * 64 * 2;
+  EXPECT_THAT(summary(m), ElementsAre("9x decoder h32/32 d160/160",
+                                      "54x mamba " + std::to_string(state) + "B"));
+  EXPECT_EQ(m.num_layers, 54);
+  EXPECT_EQ(m.max_position_embeddings, 4096);
+  std::vector<int> attn, mixers;
+  for (const LayerSpec& l : m.attention_layers) {
+    attn.push_back(l.layer_index);
+    EXPECT_DOUBLE_EQ(l.scale(), 1.0 / std::sqrt(80.0));
+  }
+  for (const StateLayerSpec& st : m.state_layers) mixers.push_back(st.layer_index);
+  EXPECT_THAT(attn, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8));
+  ASSERT_EQ(mixers.size(), 54u);
+  EXPECT_EQ(mixers.front(), 9);
+  EXPECT_EQ(mixers.back(), 62);
+
+  // Zamba2-1.2B's shape: one shared block (the default), heads of 2 x 2048 / 32 = 128.
+  const ModelSpec small =
+      parse(R"({"model_type":"zamba2","hidden_size":2048,"num_attention_heads":32,)"
+            R"("num_hidden_layers":6,"n_mamba_heads":64,"layers_block_type":["mamba","hybrid",)"
+            R"("mamba","mamba","hybrid","mamba"],"use_long_context":true})");
+  EXPECT_THAT(
+      summary(small),
+      ElementsAre("2x decoder h32/32 d128/128",
+                  "6x mamba " + std::to_string(3 * (4096 + 128) * 2 + 64 * 64 * 64 * 2) + "B"));
+  EXPECT_EQ(small.max_position_embeddings, 16384);  // use_long_context
+
+  EXPECT_THROW(config(48, 80, 2), InvalidArgument);  // 5120 is not split over 48 heads
+  EXPECT_THROW(config(32, 96, 2), InvalidArgument);  // nor 5120 channels over 96 mamba heads
+  EXPECT_THROW(config(32, 80, 3), InvalidArgument);  // vLLM would number an attention layer 9
+  try {
+    // vLLM's Zamba2 reads every type but "hybrid" as mamba; an "attention" entry is refused.
+    parse(R"({"model_type":"zamba2","hidden_size":2048,"num_attention_heads":32,)"
+          R"("num_hidden_layers":2,"layers_block_type":["mamba","attention"]})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("expected mamba or hybrid"));
+  }
 }
 
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
