@@ -1195,13 +1195,16 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   spec.name = name_from_source(source);
   spec.model_type = top.require_string("model_type", "to know the model architecture");
 
-  // The config's dtype: the text model's, else the top level's. The model runs in what the
-  // stack's rule makes of it on the device; without a rule, in the override, else in it, else
-  // in bf16.
-  if (auto it = root.find("text_config"); it != root.end() && it->is_object()) {
-    spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), "text_config."));
+  // The config's dtype, where vLLM's _find_dtype looks for it: the top level's, else the text,
+  // vision or encoder sub-config's (a multimodal config's text_config may keep transformers'
+  // float32 default under a float16 top level). The model runs in what the stack's rule makes of
+  // it on the device; without a rule, in the override, else in it, else in bf16.
+  spec.config_dtype = read_any_dtype(top);
+  for (const char* sub : {"text_config", "vision_config", "encoder_config"}) {
+    if (spec.config_dtype) break;
+    if (auto it = root.find(sub); it != root.end() && it->is_object())
+      spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
   }
-  if (!spec.config_dtype) spec.config_dtype = read_any_dtype(top);
   if (options.dtype_rule) {
     ModelDtype d = options.dtype_rule(ModelDtypeQuery{
         spec.model_type, spec.config_dtype, is_encoder_only_type(spec.model_type), options.dtype});

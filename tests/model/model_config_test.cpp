@@ -604,8 +604,20 @@ TEST(ModelInline, DtypeRuleSeesTheConfigAndDecides) {
   EXPECT_FALSE(seen[0].requested);
   EXPECT_EQ(seen[1].model_type, "gemma3");
   EXPECT_FALSE(seen[1].pooling);
-  EXPECT_EQ(seen[1].config_dtype, DType::kBFloat16);
+  EXPECT_EQ(seen[1].config_dtype, DType::kFloat32);  // the top level's first, as vLLM reads it
   EXPECT_EQ(seen[1].requested, DType::kBFloat16);
+  // Without a top-level dtype, the text config's; without that, the vision config's.
+  const std::string layers =
+      R"("hidden_size":1152,"num_attention_heads":4,"num_key_value_heads":1,"head_dim":256,)"
+      R"("num_hidden_layers":2,"max_position_embeddings":32768)";
+  EXPECT_EQ(parse(R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text",)" + layers +
+                  R"(,"torch_dtype":"bfloat16"},"vision_config":{"torch_dtype":"float32"}})")
+                .config_dtype,
+            DType::kBFloat16);
+  EXPECT_EQ(parse(R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text",)" + layers +
+                  R"(},"vision_config":{"dtype":"float16"}})")
+                .config_dtype,
+            DType::kFloat16);
   // Without a rule: --dtype, else the config's, else bfloat16.
   EXPECT_EQ(parse(R"({"model_type":"llama","hidden_size":256,"num_attention_heads":4,)"
                   R"("num_hidden_layers":1,"max_position_embeddings":64})")
