@@ -30,6 +30,8 @@ struct ModelLoadOptions {
   // The stack's dtype rule on the target device (resolve_model_dtype): given the config's dtype
   // and `dtype`, the one the model runs in. Unset: `dtype`, else the config's, else bfloat16.
   std::function<ModelDtype(const ModelDtypeQuery&)> dtype_rule;
+  // --runner: auto decides as vLLM's default runner does (ModelSpec::runner_reason says how).
+  Runner runner = Runner::kAuto;
   // Applied to every attention layer; unset: the checkpoint's KV scheme (quantization_config),
   // else auto.
   std::optional<KvCacheDType> kv_cache_dtype;

@@ -33,6 +33,7 @@ struct RunOptions {
   std::optional<std::string> backend;  // explicit choice (flag); env applies otherwise
   std::optional<std::string> variant;  // kernel generation request
   std::optional<DType> dtype;          // --dtype; unset: dtype auto on the run's device
+  Runner runner = Runner::kAuto;       // --runner; a pooling model's requests end with prefill
   std::optional<KvCacheDType> kv_cache_dtype;
   KvSkipLayers kv_cache_dtype_skip_layers;  // layers kept at the model dtype's cache
   std::optional<int> block_size;            // pinned

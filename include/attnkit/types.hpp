@@ -134,12 +134,19 @@ struct StateLayerSpec {
 
 std::string_view to_string(StateKind k);
 
+// How a model is served (vLLM's --runner): generating tokens, or pooling its hidden states
+// (embedding, classification, reward), where a request ends with its prefill. kAuto: decided from
+// the model (ModelSpec::runner_reason).
+enum class Runner { kAuto, kGenerate, kPooling };
+std::string_view to_string(Runner r);
+Runner parse_runner(std::string_view s);  // auto|generate|pooling
+
 // What a model's dtype is decided from: a stack's rule (resolve_model_dtype, selector.hpp) maps it
 // to the dtype the model runs in on a device.
 struct ModelDtypeQuery {
   std::string model_type;
   std::optional<DType> config_dtype;  // as the config writes it; nullopt: it names none
-  bool pooling = false;               // an encoder-only (embedding) model: vLLM pools it
+  bool pooling = false;               // served as a pooling model (ModelSpec::pooling)
   std::optional<DType> requested;     // --dtype; nullopt: auto
 };
 struct ModelDtype {
@@ -153,6 +160,8 @@ struct ModelSpec {
   std::string model_type;                   // HF model_type
   DType dtype = DType::kBFloat16;           // what the model runs in
   std::optional<DType> config_dtype;        // what its config writes (nullopt: nothing)
+  bool pooling = false;                     // served as a pooling model: no decode steps
+  std::string runner_reason;                // why it is (or is not) pooled
   int num_layers = 0;                       // all layers, attention + state + others
   std::vector<LayerSpec> attention_layers;  // ordered by layer_index (encoder layers first)
   std::vector<StateLayerSpec> state_layers;

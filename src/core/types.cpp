@@ -68,6 +68,18 @@ std::string_view to_string(Platform p) {
   return "?";
 }
 
+std::string_view to_string(Runner r) {
+  switch (r) {
+    case Runner::kAuto:
+      return "auto";
+    case Runner::kGenerate:
+      return "generate";
+    case Runner::kPooling:
+      return "pooling";
+  }
+  return "?";
+}
+
 std::string_view to_string(StateKind k) {
   switch (k) {
     case StateKind::kMamba:
@@ -87,6 +99,15 @@ DType parse_dtype(std::string_view s) {
   if (l == "bfloat16" || l == "bf16") return DType::kBFloat16;
   throw InvalidArgument(fmt::format(
       "dtype '{}' is not a model dtype; expected one of float32, float16, bfloat16", s));
+}
+
+Runner parse_runner(std::string_view s) {
+  const std::string l = to_lower(s);
+  if (l == "auto") return Runner::kAuto;
+  if (l == "generate") return Runner::kGenerate;
+  if (l == "pooling") return Runner::kPooling;
+  throw InvalidArgument(
+      fmt::format("runner '{}' is not a runner; expected one of auto, generate, pooling", s));
 }
 
 KvCacheDType parse_kv_cache_dtype(std::string_view s) {

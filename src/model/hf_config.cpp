@@ -599,6 +599,63 @@ std::optional<int> image_tokens(const json& root, const ConfigFields& top,
   return std::nullopt;
 }
 
+// Whether the model is served as a pooling model, and why: vLLM's ModelConfig runner choice.
+// auto: a Sentence Transformers folder (modules.json beside the config) pools; else the first
+// architecture that vLLM's registry or its class-name suffixes (_SUFFIX_TO_DEFAULTS, in their
+// order) place decides; else generate. Encoder-only models only pool.
+std::pair<bool, std::string> resolve_runner(const json& root, const ConfigFields& top,
+                                            Runner requested, bool encoder_only) {
+  if (encoder_only) {
+    if (requested == Runner::kGenerate)
+      throw Unsupported(fmt::format(
+          "{}: model_type '{}' is encoder-only (bidirectional, no KV cache, nothing to decode): "
+          "--runner generate does not apply, as vLLM refuses it for embedding models; expected "
+          "--runner auto or pooling",
+          top.source(), *top.get_string("model_type")));
+    return {true, "an encoder-only model"};
+  }
+  if (requested != Runner::kAuto)
+    return {requested == Runner::kPooling, fmt::format("--runner {}", to_string(requested))};
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(top.source()).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && fs::is_regular_file(dir / "modules.json", ec))
+    return {true, "a Sentence Transformers folder: modules.json beside the config"};
+  const json* arch = top.find("architectures");
+  if (!arch || arch->is_null()) return {false, "no architectures named"};
+  if (!arch->is_array()) top.fail_type("architectures", *arch, "a list of class names");
+  // Registered classes whose names the suffixes would misplace.
+  static const std::set<std::string, std::less<>> kGenerative = {"ChatGLMModel", "AquilaModel"};
+  static const std::set<std::string, std::less<>> kPooling = {"GritLM"};
+  static constexpr std::pair<std::string_view, bool> kSuffixes[] = {
+      {"ForCausalLM", false},
+      {"ForConditionalGeneration", false},
+      {"ChatModel", false},
+      {"LMHeadModel", false},
+      {"ForTextEncoding", true},
+      {"EmbeddingModel", true},
+      {"ForSequenceClassification", true},
+      {"ForTokenClassification", true},
+      {"ForAudioClassification", true},
+      {"ForImageClassification", true},
+      {"ForVideoClassification", true},
+      {"ClassificationModel", true},
+      {"ForRewardModeling", true},
+      {"RewardModel", true},
+      {"Model", true}};
+  for (size_t i = 0; i < arch->size(); ++i) {
+    if (!(*arch)[i].is_string())
+      top.fail_type(fmt::format("architectures[{}]", i), (*arch)[i], "a class name");
+    const std::string name = (*arch)[i].get<std::string>();
+    if (kGenerative.count(name)) return {false, "architecture " + name};
+    if (kPooling.count(name)) return {true, "architecture " + name};
+    for (const auto& [suffix, pooling] : kSuffixes)
+      if (name.size() >= suffix.size() && name.ends_with(suffix))
+        return {pooling, fmt::format("architecture {}, vLLM's default for *{}", name, suffix)};
+  }
+  return {false, "no architecture vLLM places"};
+}
+
 // Baichuan configs (remote code, model_type "baichuan") state no position scheme: vLLM takes it
 // from the architecture. BaichuanForCausalLM runs ALiBi (Baichuan-13B, Baichuan2-13B) unless
 // hidden_size is 4096 (Baichuan2-7B, RoPE); BaiChuanForCausalLM (Baichuan-7B) runs RoPE.
@@ -1205,9 +1262,11 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
     if (auto it = root.find(sub); it != root.end() && it->is_object())
       spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
   }
+  std::tie(spec.pooling, spec.runner_reason) =
+      resolve_runner(root, top, options.runner, is_encoder_only_type(spec.model_type));
   if (options.dtype_rule) {
-    ModelDtype d = options.dtype_rule(ModelDtypeQuery{
-        spec.model_type, spec.config_dtype, is_encoder_only_type(spec.model_type), options.dtype});
+    ModelDtype d = options.dtype_rule(
+        ModelDtypeQuery{spec.model_type, spec.config_dtype, spec.pooling, options.dtype});
     spec.dtype = d.dtype;
     if (!d.note.empty()) {
       d.note = fmt::format("{}: {}", source, d.note);

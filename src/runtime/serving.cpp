@@ -757,6 +757,7 @@ RunReport run_workload(const RunOptions& o) {
 
   ModelLoadOptions load;
   load.dtype = o.dtype;
+  load.runner = o.runner;
   load.dtype_rule = [&device](const ModelDtypeQuery& q) {
     return resolve_model_dtype(native_catalog(), device, q);
   };
@@ -779,17 +780,19 @@ RunReport run_workload(const RunOptions& o) {
                               model.name));
   const int enc_len = enc_dec ? o.prompt_len : 0;
   const int dec_prompt = enc_dec ? o.decoder_prompt_len.value_or(1) : o.prompt_len;
-  const int64_t total_len = int64_t(dec_prompt) + o.decode_steps;
+  // A pooling model's request ends with its prefill (vLLM pools the prompt's hidden states).
+  const int decode_steps = model.pooling ? 0 : o.decode_steps;
+  const int64_t total_len = int64_t(dec_prompt) + decode_steps;
   if (model.max_position_embeddings > 0 && total_len > model.max_position_embeddings)
     throw InvalidArgument(
         enc_dec ? fmt::format("model {} decodes at most {} positions (max_position_embeddings); "
                               "the decoder's prompt {} + decode-steps {} = {} exceed it",
-                              model.name, model.max_position_embeddings, dec_prompt, o.decode_steps,
+                              model.name, model.max_position_embeddings, dec_prompt, decode_steps,
                               total_len)
                 : fmt::format("model {} takes at most {} positions (max_position_embeddings); "
                               "prompt-len {} + decode-steps {} = {} exceeds it",
-                              model.name, model.max_position_embeddings, o.prompt_len,
-                              o.decode_steps, total_len));
+                              model.name, model.max_position_embeddings, o.prompt_len, decode_steps,
+                              total_len));
   const int64_t max_encoder =
       model.max_encoder_positions > 0 ? model.max_encoder_positions : model.max_position_embeddings;
   if (enc_dec && max_encoder > 0 && enc_len > max_encoder)
@@ -887,6 +890,11 @@ RunReport run_workload(const RunOptions& o) {
   report.kv_bytes_allocated = uint64_t(num_blocks) * uint64_t(plan.bytes_per_block);
   report.zeroing_on = plan.needs_zeroing;
   report.kv_notes = plan.notes;
+  if (model.pooling)
+    report.kv_notes.push_back(fmt::format(
+        "pooling model ({}): each request ends with its prefill, no decode step{}",
+        model.runner_reason,
+        o.decode_steps > 0 ? fmt::format(" (--decode-steps {} not run)", o.decode_steps) : ""));
   report.state_layers = int(model.state_layers.size());
 
   std::mt19937_64 rng(o.seed);
@@ -971,7 +979,7 @@ RunReport run_workload(const RunOptions& o) {
   if (enc_dec) encoder_pass.emplace(*mem, layers, max_admitted, enc_len);
   std::unique_ptr<AttentionBackend> reference = make_cpu_reference_backend();
 
-  const int total_steps = count_steps(seqs, o.max_tokens_per_step, image, o.decode_steps, enc_len);
+  const int total_steps = count_steps(seqs, o.max_tokens_per_step, image, decode_steps, enc_len);
   // Step metadata buffers, sized once for the largest step.
   std::vector<KvGroupStep> kvg(plan.groups.size());
   for (const auto& g : plan.groups) {
@@ -993,7 +1001,7 @@ RunReport run_workload(const RunOptions& o) {
   bool last_prefill_verified = false;
   while (true) {
     const std::vector<StepSeq> batch =
-        schedule_step(seqs, o.max_tokens_per_step, image, o.decode_steps, enc_len);
+        schedule_step(seqs, o.max_tokens_per_step, image, decode_steps, enc_len);
     if (batch.empty()) break;
     // The requests this step admits (their encoder passes and cross K/V writes), as batch rows.
     std::vector<size_t> admitted;
@@ -1110,7 +1118,7 @@ RunReport run_workload(const RunOptions& o) {
           return s.processed + chunk >= s.prompt_len;
         });
     const bool last_step = std::all_of(seqs.begin(), seqs.end(), [&](const Seq& s) {
-      return s.processed >= s.prompt_len && s.decoded + 1 >= o.decode_steps;
+      return s.processed >= s.prompt_len && s.decoded + 1 >= decode_steps;
     });
     const bool verify_step =
         o.verify && (step == 0 || (last_prefill && !last_prefill_verified) || last_step);

@@ -71,7 +71,7 @@ ModelDtype resolve_model_dtype(const Catalog& catalog, const DeviceInfo& device,
                              "downcasts float32 to the platform's first dtype{}; --dtype float32 "
                              "keeps float32",
                              to_string(preferred), platform,
-                             pool16 ? ", or float16 for a pooling (encoder-only) model" : ""))};
+                             pool16 ? ", or float16 for a pooling model" : ""))};
   if (std::find(supported.begin(), supported.end(), written) != supported.end())
     return {written, note};
   std::vector<std::string> names;

@@ -413,6 +413,29 @@ TEST(CliPlan, DtypeAutoDowncastsFloat32Checkpoints) {
   EXPECT_THAT(r.err, HasSubstr("model type 'gemma2' is numerically unstable in float16"));
 }
 
+// --runner: auto pools an encoder-only model and generates with a *ForCausalLM one; pooling a
+// decoder shows in the plan and, for a float32 checkpoint, picks float16 as vLLM does; generate
+// is refused for an encoder-only model, and an unknown runner is refused by name.
+TEST(CliPlan, RunnerDecidesPoolingAndItsDtype) {
+  auto arctic = plan_json("--model snowflake-arctic-embed-m --device h100");
+  EXPECT_EQ(arctic["model"]["runner"], "pooling");
+  EXPECT_EQ(arctic["model"]["runner_reason"], "an encoder-only model");
+  auto llama = plan_json("--model llama-3.2-1b --device h100");
+  EXPECT_EQ(llama["model"]["runner"], "generate");
+  EXPECT_EQ(llama["model"]["runner_reason"],
+            "architecture LlamaForCausalLM, vLLM's default for *ForCausalLM");
+  CliResult r = run_cli("plan --model llama-3.2-1b --device h100 --runner pooling");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("runner  pooling (--runner pooling)"));
+  r = run_cli("plan --model modernbert-base --runner generate");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.err, HasSubstr("--runner generate does not apply"));
+  r = run_cli("plan --model llama-3.2-1b --runner embed");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_THAT(r.err, HasSubstr("runner 'embed' is not a runner; expected one of auto, generate, "
+                               "pooling"));
+}
+
 // A model_type the reader does not know is planned the llama way, and the plan says so.
 TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
   const auto path = std::filesystem::temp_directory_path() /

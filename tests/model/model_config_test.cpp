@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "attnkit/error.hpp"
 #include "attnkit/log.hpp"
 #include "attnkit/model.hpp"
@@ -863,6 +865,77 @@ TEST(ModelInline, LayersBlockTypeListsEachLayer) {
     EXPECT_THAT(e.what(), HasSubstr("zamba2"));
   }
   EXPECT_THROW(parse(R"({"layers_block_type":["mamba"],)" + body + "}"), InvalidArgument);
+}
+
+// The runner, as vLLM's default runner is chosen: a Sentence Transformers folder pools; else the
+// first architecture its registry or class-name suffixes place (in _SUFFIX_TO_DEFAULTS' order);
+// else generate. Encoder-only models pool and refuse generate; an explicit runner wins otherwise.
+// The dtype rule sees the result.
+TEST(ModelInline, RunnerFollowsVllmDefaults) {
+  auto runner = [](const std::string& arch, Runner requested = Runner::kAuto) {
+    ModelLoadOptions o;
+    o.runner = requested;
+    const ModelSpec m = parse(
+        R"({"model_type":"llama","hidden_size":256,"num_attention_heads":4,"num_hidden_layers":1,)"
+        R"("max_position_embeddings":64)" +
+            (arch.empty() ? std::string() : R"(,"architectures":)" + arch) + "}",
+        o);
+    return std::make_pair(m.pooling, m.runner_reason);
+  };
+  EXPECT_EQ(runner(R"(["LlamaForCausalLM"])"),
+            std::make_pair(false, std::string("architecture LlamaForCausalLM, vLLM's default "
+                                              "for *ForCausalLM")));
+  EXPECT_EQ(
+      runner(R"(["LlamaModel"])"),
+      std::make_pair(true, std::string("architecture LlamaModel, vLLM's default for *Model")));
+  EXPECT_TRUE(runner(R"(["Qwen2ForRewardModel"])").first);
+  EXPECT_THAT(runner(R"(["Qwen2ForRewardModel"])").second, HasSubstr("*RewardModel"));
+  EXPECT_TRUE(runner(R"(["MistralForSequenceClassification"])").first);
+  EXPECT_TRUE(runner(R"(["GritLM"])").first);
+  EXPECT_FALSE(runner(R"(["ChatGLMModel"])").first);  // registered generative despite *Model
+  EXPECT_FALSE(runner(R"(["QWenLMHeadModel"])").first);
+  EXPECT_TRUE(runner(R"(["SomethingNew","LlamaModel"])").first);  // the first one placed decides
+  EXPECT_EQ(runner(""), std::make_pair(false, std::string("no architectures named")));
+  EXPECT_EQ(runner(R"(["LlamaModel"])", Runner::kGenerate),
+            std::make_pair(false, std::string("--runner generate")));
+  EXPECT_EQ(runner(R"(["LlamaForCausalLM"])", Runner::kPooling),
+            std::make_pair(true, std::string("--runner pooling")));
+  EXPECT_THROW(runner(R"("LlamaModel")"), InvalidArgument);
+  EXPECT_THROW(runner(R"([7])"), InvalidArgument);
+
+  const std::string bert =
+      R"({"model_type":"bert","hidden_size":768,"num_attention_heads":12,)"
+      R"("num_hidden_layers":2,"max_position_embeddings":512,"architectures":["BertForMaskedLM"]})";
+  EXPECT_TRUE(parse(bert).pooling);
+  ModelLoadOptions generate;
+  generate.runner = Runner::kGenerate;
+  EXPECT_THROW(parse(bert, generate), Unsupported);
+
+  // A Sentence Transformers folder (Qwen3-Embedding's: a *ForCausalLM class) pools, and the dtype
+  // rule is told so.
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnkit_st_folder_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json")
+      << R"({"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","hidden_size":1024,)"
+         R"("num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,)"
+         R"("num_hidden_layers":2,"max_position_embeddings":32768,"torch_dtype":"float32"})";
+  std::vector<ModelDtypeQuery> seen;
+  ModelLoadOptions o;
+  o.dtype_rule = [&](const ModelDtypeQuery& q) {
+    seen.push_back(q);
+    return ModelDtype{DType::kFloat16, ""};
+  };
+  EXPECT_FALSE(load_model((dir / "config.json").string(), o).pooling);
+  std::ofstream(dir / "modules.json") << "[]";
+  const ModelSpec st = load_model((dir / "config.json").string(), o);
+  fs::remove_all(dir);
+  EXPECT_TRUE(st.pooling);
+  EXPECT_EQ(st.runner_reason, "a Sentence Transformers folder: modules.json beside the config");
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_FALSE(seen[0].pooling);
+  EXPECT_TRUE(seen[1].pooling);
 }
 
 // Zamba2 (vLLM zamba2.py over transformers' Zamba2Config): every layer has a Mamba2 mixer

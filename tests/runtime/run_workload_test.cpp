@@ -436,6 +436,24 @@ TEST(RunWorkload, Float32PoolingModelRunsInFloat16OnCuda) {
   EXPECT_EQ(run->groups[0].backend, "CUDA_FLASH");
 }
 
+// A decoder run as a pooling model (--runner pooling; vLLM's default for a *Model architecture or
+// a Sentence Transformers folder): chunked prefill through the paged cache, then each request
+// ends; no decode step runs, and the report says why.
+TEST(RunWorkload, PoolingDecoderEndsEachRequestWithItsPrefill) {
+  RunOptions o = small("qwen3-0.6b");
+  o.runner = Runner::kPooling;
+  const RunReport r = run_with_progress(o);
+  expect_verified(r);
+  EXPECT_EQ(r.prefill_tokens, 80);
+  EXPECT_EQ(r.decode_tokens, 0);
+  EXPECT_GE(r.prefill_steps, 2);  // chunked: the later chunks read the earlier ones' keys
+  EXPECT_EQ(r.dtype, DType::kBFloat16);
+  EXPECT_NE(format_run_report(r).find("pooling model (--runner pooling): each request ends with "
+                                      "its prefill, no decode step (--decode-steps 3 not run)"),
+            std::string::npos)
+      << format_run_report(r);
+}
+
 // On a GPU, steps whose decodes read at least 32 MiB beside a prefill chunk run as two parts
 // (CudaFlashOptions::part_min_decode_bytes; qwen3-0.6b reads 4 KiB of K/V a key, so ~8200 decode
 // keys a step) and verify; the last prefill step, verified, carries ~14 decodes of ~1000 keys.

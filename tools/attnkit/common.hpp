@@ -13,8 +13,14 @@ namespace attnkit::cli {
 // --dtype's help, for plan/explain and run alike.
 inline constexpr const char* kDtypeHelp =
     "Model dtype: float32, float16, bfloat16. Default auto: the config's, except that float32 "
-    "checkpoints run in the device's first dtype (bfloat16; float16 for encoder-only models), "
+    "checkpoints run in the device's first dtype (bfloat16; float16 for pooling models), "
     "vLLM's rule";
+// --runner's help, for plan/explain and run alike.
+inline constexpr const char* kRunnerHelp =
+    "How the model is served (vLLM's --runner): generate, or pooling (embedding, classification, "
+    "reward: a request ends with its prefill). Default auto: pooling for encoder-only models, "
+    "Sentence Transformers folders (modules.json) and pooling architectures (*Model, "
+    "*ForSequenceClassification, *RewardModel, ...), as vLLM decides";
 
 // Sorted layer indices in their shortest form: "0-41", "0-40 step 2", "5-23 step 6", or runs
 // and singles "0-4, 6-10, 12".

@@ -30,7 +30,8 @@ struct PlanArgs {
   std::string model;
   std::string device = "auto";
   std::string stack = "native";
-  std::string dtype;           // "" = the config's torch_dtype
+  std::string dtype;  // "" = the config's torch_dtype
+  std::string runner = "auto";
   std::string kv_cache_dtype;  // "" = the checkpoint's KV scheme, else auto
   std::string kv_skip;         // --kv-cache-dtype-skip-layers
   int block_size = 0;          // 0 = not pinned
@@ -121,6 +122,7 @@ BudgetCheck check_kv_budget(const KvPlan& kv, const PlanArgs& a) {
 ModelLoadOptions load_options(const PlanArgs& a) {
   ModelLoadOptions o;
   if (!a.dtype.empty()) o.dtype = parse_dtype(a.dtype);
+  o.runner = parse_runner(a.runner);
   if (!a.kv_cache_dtype.empty()) o.kv_cache_dtype = parse_kv_cache_dtype(a.kv_cache_dtype);
   o.kv_cache_dtype_skip_layers = parse_kv_skip_layers(a.kv_skip);
   if (a.block_size > 0) o.block_size = a.block_size;
@@ -295,6 +297,7 @@ void print_text(const Plan& p, const PlanArgs& a, std::ostream& out) {
       {"device", describe(p.device)},
       {"stack", p.catalog->name},
   };
+  if (m.pooling) head.push_back({"runner", fmt::format("pooling ({})", m.runner_reason)});
   for (const std::string& n : m.notes) head.push_back({"note", n});
   out << format_columns(head);
 
@@ -380,6 +383,8 @@ json plan_json(const Plan& p, const PlanArgs& a) {
                 {"model_type", m.model_type},
                 {"dtype", to_string(m.dtype)},
                 {"config_dtype", m.config_dtype ? json(to_string(*m.config_dtype)) : json()},
+                {"runner", m.pooling ? "pooling" : "generate"},
+                {"runner_reason", m.runner_reason},
                 {"num_layers", m.num_layers},
                 {"attention_layers", m.attention_layers.size()},
                 {"is_encoder_decoder", m.is_encoder_decoder},
@@ -515,6 +520,7 @@ void add_plan_options(CLI::App* cmd, const std::shared_ptr<PlanArgs>& a) {
                   "Backend catalog: native (what attnkit executes) or vllm (what vLLM would pick)")
       ->capture_default_str();
   cmd->add_option("--dtype", a->dtype, kDtypeHelp);
+  cmd->add_option("--runner", a->runner, kRunnerHelp)->capture_default_str();
   cmd->add_option("--kv-cache-dtype", a->kv_cache_dtype,
                   "KV cache storage: auto (model dtype), float16, bfloat16, fp8 (= fp8_e4m3), "
                   "fp8_e5m2, nvfp4");

@@ -47,6 +47,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   struct Args {
     RunOptions o;
     std::string dtype;
+    std::string runner = "auto";
     std::string kv_dtype;
     std::string kv_skip;
     std::string memory;
@@ -72,6 +73,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
                   "Chunked-prefill token budget per step")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, kDtypeHelp);
+  cmd->add_option("--runner", args->runner, kRunnerHelp)->capture_default_str();
   cmd->add_option("--kv-cache-dtype", args->kv_dtype,
                   "auto, float16, bfloat16, fp8 (fp8_e4m3), fp8_e5m2, nvfp4");
   cmd->add_option("--kv-cache-dtype-skip-layers", args->kv_skip,
@@ -93,6 +95,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code]() {
     RunOptions o = args->o;
     if (!args->dtype.empty()) o.dtype = parse_dtype(args->dtype);
+    o.runner = parse_runner(args->runner);
     if (!args->kv_dtype.empty()) o.kv_cache_dtype = parse_kv_cache_dtype(args->kv_dtype);
     o.kv_cache_dtype_skip_layers = parse_kv_skip_layers(args->kv_skip);
     if (!args->memory.empty()) o.memory_bytes = parse_memory_size(args->memory);
