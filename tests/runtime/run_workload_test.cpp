@@ -318,7 +318,7 @@ TEST(RunWorkload, ModernBertLocalLayersSeeASymmetricWindow) {
   o.max_tokens_per_step = 400;
   const RunReport r = run_workload(o);
   expect_verified(r);
-  // dtype auto: a float32 pooling (encoder-only) checkpoint runs in float16, as in vLLM.
+  // dtype auto: a float32 pooling checkpoint runs in float16, as in vLLM.
   EXPECT_EQ(r.dtype, DType::kFloat16);
   EXPECT_NE(format_run_report(r).find("model modernbert-base in float16 on cpu"),
             std::string::npos);
