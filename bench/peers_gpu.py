@@ -8,7 +8,8 @@ plus written, a read-only streaming pass, an 8192^3 bf16 matrix product), then o
 and shape. Peers are torch SDPA's CUDNN (cuDNN fused attention) and FLASH (PyTorch's
 FlashAttention-2) backends; they take contiguous K/V (no paging, no fp8 KV), so their decode rows
 are an upper bound for a paged kernel. Shapes match `attnkit bench --device cuda`:
-  prefill: head 64/128/256, S = 1k/4k/16k at 16k tokens per batch, 2048/head heads, causal or not;
+  prefill: head 64/128/256 (--prefill-heads), S = 1k/4k/16k at 16k tokens per batch, 2048/head
+           heads, causal or not;
   decode: 32 query heads over 8 or 4 KV heads, head 128 (--decode-head), batch x context 1x32k,
           16x8k, 64x4k, 256x2k;
   encoder: 12 heads of 64 (BERT-base), bidirectional, batch x S 256x128, 64x512, 16x2048, 2x8192,
@@ -103,7 +104,7 @@ def peer(name, fn, reps, flush, clean=False, layer_fns=None):
 
 
 def prefill(args, flush):
-    for d in (64, 128, 256):
+    for d in args.prefill_heads:
         for s in ((1024, 4096) if args.quick else (1024, 4096, 16384)):
             for causal in (False, True):
                 b, h = 16384 // s, 2048 // d
@@ -201,6 +202,9 @@ def main():
     p.add_argument("--quick", action="store_true")
     p.add_argument("--suite", choices=("all", "prefill", "decode", "encoder"), default="all")
     p.add_argument("--decode-head", type=int, default=128, help="head size of the decode rows")
+    p.add_argument("--prefill-heads", type=lambda t: tuple(int(x) for x in t.split(",")),
+                   default=(64, 128, 256),
+                   help="head sizes of the prefill rows, comma-separated (2048 // head heads)")
     p.add_argument("--decode-heads", type=heads_list, default=((32, 8), (32, 4)),
                    help="query/KV head counts of the decode rows, e.g. 32/8,32/32")
     p.add_argument("--decode-grid", type=decode_grid, default=None,

@@ -242,10 +242,18 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));
   r = run_cli("bench --device cpu --suite prefill --prefill-kv FP8_E4M3");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-kv and --prefill-image apply to --device cuda only"));
+  EXPECT_THAT(r.err, HasSubstr("--prefill-kv, --prefill-image and --prefill-heads apply to "
+                               "--device cuda only"));
   r = run_cli("bench --device cpu --suite prefill --prefill-image 256");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-image apply to --device cuda only"));
+  EXPECT_THAT(r.err, HasSubstr("--prefill-heads apply to --device cuda only"));
+  r = run_cli("bench --device cpu --suite prefill --prefill-heads 160");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--prefill-heads apply to --device cuda only"));
+  r = run_cli("bench --device cuda --prefill-heads 64,112");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--prefill-heads takes head sizes CUDA_FLASH builds (64, 80, 96, "
+                               "128, 192, 256, 512); got '112'"));
   r = run_cli("bench --device cpu --suite decode --decode-chunk 8192");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--decode-chunk, --mla-form"));

@@ -2,12 +2,14 @@
 // [--out FILE]`.
 #include "bench.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "attnkit/error.hpp"
+#include "backends/cuda_flash/manifest.hpp"
 #include "commands.hpp"
 #include "core/strings.hpp"
 
@@ -29,6 +31,25 @@ std::vector<std::pair<int, int>> parse_heads_list(const std::string& text) {
           "the KV count (e.g. 32/8, 20/20); got '{}'",
           item));
     out.push_back({q, kv});
+  }
+  return out;
+}
+
+std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag) {
+  std::vector<int> built;
+  for (auto [qk, v] : cuda_flash::kFlashHeadPairs)
+    if (qk == v) built.push_back(qk);
+  std::vector<int> out;
+  for (std::string_view item : split(text)) {
+    int d = 0;
+    const bool parsed =
+        std::from_chars(item.data(), item.data() + item.size(), d).ptr == item.data() + item.size();
+    if (!parsed || std::find(built.begin(), built.end(), d) == built.end())
+      throw InvalidArgument(
+          fmt::format("bench: {} takes head sizes CUDA_FLASH builds ({}); got "
+                      "'{}'",
+                      flag, fmt::join(built, ", "), item));
+    out.push_back(d);
   }
   return out;
 }
@@ -67,7 +88,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--decode-head", opts->decode_head, "cuda: head size of the decode rows")
-      ->check(CLI::IsMember({64, 80, 96, 128, 192, 256, 512}))
+      ->capture_default_str();
+  cmd->add_option("--prefill-heads", opts->prefill_heads,
+                  "cuda: head sizes of the prefill rows, comma-separated (2048 / head query "
+                  "heads each)")
       ->capture_default_str();
   cmd->add_option("--decode-heads", opts->decode_heads,
                   "cuda: the decode rows' query / KV head counts, comma-separated (MHA: "
@@ -121,17 +145,19 @@ void add_bench_command(CLI::App& app, int* exit_code) {
          opts->decode_heads != BenchOptions{}.decode_heads || opts->mla_form != "auto" ||
          opts->variant != "auto" || opts->decode_occupancy != "auto" ||
          opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
-         opts->prefill_window > 0))
+         opts->prefill_window > 0 || opts->prefill_heads != BenchOptions{}.prefill_heads))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-heads, "
           "--decode-q, --decode-chunk, --mla-form, --decode-occupancy, "
-          "--variant, --hopper-any-length, --prefill-window, --prefill-kv and --prefill-image "
-          "apply to --device cuda only (the CPU suite has its own grid)");
+          "--variant, --hopper-any-length, --prefill-window, --prefill-kv, --prefill-image and "
+          "--prefill-heads apply to --device cuda only (the CPU suite has its own grid)");
     if (opts->device == "cuda" && opts->sequential_blocks)
       throw InvalidArgument(
           "bench: --sequential-blocks applies to --device cpu only (the cuda bench always "
           "shuffles its block tables)");
     parse_heads_list(opts->decode_heads);  // refused here, before any device work
+    parse_head_sizes(std::to_string(opts->decode_head), "--decode-head");
+    parse_head_sizes(opts->prefill_heads, "--prefill-heads");
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(
           "bench: --prefill-window and --prefill-image do not combine (one mask change a run)");

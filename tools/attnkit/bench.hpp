@@ -4,20 +4,22 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace attnkit::cli {
 
 struct BenchOptions {
-  std::string device = "cpu";           // cpu | cuda
-  std::string suite = "all";            // prefill | decode | mla | encoder | mixed | all
-  bool quick = false;                   // a small grid (smoke runs, CI)
-  std::optional<std::string> out_path;  // also write the rows to this file
-  int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
-  bool uniform_splits = false;          // cuda: one split count for every decode sequence
-  std::string decode_grid;              // cuda: "BxCTX,..." replaces the decode and MLA grids
-  int decode_head = 128;                // cuda: head size of the decode rows
+  std::string device = "cpu";                // cpu | cuda
+  std::string suite = "all";                 // prefill | decode | mla | encoder | mixed | all
+  bool quick = false;                        // a small grid (smoke runs, CI)
+  std::optional<std::string> out_path;       // also write the rows to this file
+  int splits = 0;                            // cuda: > 0 forces this split-KV count (sweeps)
+  bool uniform_splits = false;               // cuda: one split count for every decode sequence
+  std::string decode_grid;                   // cuda: "BxCTX,..." replaces the decode and MLA grids
+  int decode_head = 128;                     // cuda: head size of the decode rows
+  std::string prefill_heads = "64,128,256";  // cuda: head sizes of the prefill rows
   // cuda: the decode rows' query / KV head counts ("32/8,32/4"; parse_heads_list)
   std::string decode_heads = "32/8,32/4";
   int decode_q = 1;      // cuda: query tokens per sequence of the decode rows
@@ -35,6 +37,8 @@ struct BenchOptions {
 // "32/8,32/32" -> {{32, 8}, {32, 32}}; InvalidArgument names an entry that is not Q/KV with
 // positive counts, Q a multiple of KV.
 std::vector<std::pair<int, int>> parse_heads_list(const std::string& text);
+// "64,160" -> {64, 160}; InvalidArgument names a size CUDA_FLASH builds no square head for.
+std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag);
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp
 int run_cuda_bench(const BenchOptions& options);  // bench_cuda.cpp (explains itself without CUDA)

@@ -804,7 +804,7 @@ int run_cuda_bench(const BenchOptions& o) {
         o.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 4096, 16384};
     const KvCacheDType kv =
         o.prefill_kv == "fp8_e4m3" ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16;
-    for (int d : {64, 128, 256})
+    for (int d : parse_head_sizes(o.prefill_heads, "--prefill-heads"))
       for (int s : seqs)
         for (bool causal : {false, true}) {
           if (o.prefill_image > 0 && !cuda_flash::mm_prefix_built(d, d)) continue;  // refused
