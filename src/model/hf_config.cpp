@@ -168,6 +168,8 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "falcon_h1",
                                                             "lfm2",
                                                             "minimax_text_01",
+                                                            "minicpm",
+                                                            "minicpm3",
                                                             "zamba2",
                                                             "llama4",
                                                             "llama4_text",
@@ -731,9 +733,11 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
 
   // ---- MLA (DeepSeek-V2/V3, Kimi-K2, GLM MLA models) ----
   // Their model types default kv_lora_rank (architecture_defaults); only an explicit null (or
-  // another architecture without it) means no MLA.
+  // another architecture without it) means no MLA. MiniCPM3 has the latent projections but vLLM
+  // expands them into per-head K and V (below): no latent cache.
+  const bool expanded_latent = text_type == "minicpm3";
   std::optional<MlaDims> mla;
-  if (f.has("kv_lora_rank")) {
+  if (f.has("kv_lora_rank") && !expanded_latent) {
     MlaDims m;
     m.kv_lora_rank = f.require_positive("kv_lora_rank", "for MLA");
     m.qk_nope_head_dim = f.require_positive("qk_nope_head_dim", "for MLA (kv_lora_rank is set)");
@@ -753,6 +757,11 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     // num_key_value_heads is nominal.
     kv_heads = 1;
     head_size = mla->decode_head_size();
+  } else if (expanded_latent) {
+    // vLLM's MiniCPM3Attention: K = (nope, rope) per head, V padded with zeros to that width, one
+    // KV head per query head, through plain attention (scale 1/sqrt(nope + rope)).
+    head_size = f.require_positive("qk_nope_head_dim", "for MiniCPM3's head size") +
+                f.require_positive("qk_rope_head_dim", "for MiniCPM3's head size");
   } else if (text_type == "zamba2") {
     // The shared attention block reads the mamba stream concatenated with the embeddings: 2 x
     // hidden_size wide, split over all heads (Zamba2Config's attention_head_dim, derived whatever

@@ -996,6 +996,21 @@ TEST(ModelInline, Zamba2SharedAttentionBlocksAndMamba2Mixers) {
   }
 }
 
+// MiniCPM3 states MLA's latent fields, but vLLM's MiniCPM3Attention expands the latent into
+// per-head K (nope + rope) and V (padded to that width) and runs plain attention with one KV head
+// per query head: a 96-wide MHA cache for MiniCPM3-4B, not a 288-wide latent one.
+TEST(ModelInline, MiniCpm3ExpandsItsLatentIntoHeads) {
+  const ModelSpec m = parse(
+      R"({"architectures":["MiniCPM3ForCausalLM"],"model_type":"minicpm3","hidden_size":2560,)"
+      R"("num_attention_heads":40,"num_key_value_heads":40,"num_hidden_layers":62,)"
+      R"("qk_nope_head_dim":64,"qk_rope_head_dim":32,"v_head_dim":64,"kv_lora_rank":256,)"
+      R"("q_lora_rank":768,"max_position_embeddings":32768,"torch_dtype":"bfloat16"})");
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  EXPECT_THAT(summary(m), ElementsAre("62x decoder h40/40 d96/96"));
+  EXPECT_FALSE(m.attention_layers[0].is_mla());
+  EXPECT_DOUBLE_EQ(m.attention_layers[0].scale(), 1.0 / std::sqrt(96.0));
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
