@@ -161,6 +161,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "deepseek_v3",
                                                             "deepseek_v32",
                                                             "kimi_k2",
+                                                            "kimi_linear",
                                                             "glm4_moe_lite",
                                                             "nemotron_h",
                                                             "jamba",
@@ -847,6 +848,25 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     // LFM2 configs before layer_types: attention at these indices, short convolutions elsewhere.
     kinds =
         kinds_from_attention_indices(f, "full_attn_idxs", *fi, num_layers, LayerKind::kShortConv);
+  } else if (const json* lac = f.find("linear_attn_config"); lac && text_type == "kimi_linear") {
+    // Kimi-Linear (vLLM's KimiLinearConfig.is_kda_layer): the 1-based kda_layers run Kimi Delta
+    // Attention, every other layer MLA.
+    if (!lac->is_object()) f.fail_type("linear_attn_config", *lac, "an object");
+    const ConfigFields lin(*lac, f.source(), f.name("linear_attn_config."));
+    const json* kda = lin.find("kda_layers");
+    if (!kda || !kda->is_array())
+      lin.fail("field '" + lin.name("kda_layers") + "' must list the KDA layers (1-based)");
+    kinds.assign(num_layers, LayerKind::kFull);
+    for (size_t k = 0; k < kda->size(); ++k) {
+      const json& v = (*kda)[k];
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > num_layers ||
+          kinds[v.get<int64_t>() - 1] == LayerKind::kLinear)
+        lin.fail(
+            fmt::format("field '{}[{}]' is {}; expected a 1-based layer number in 1 .. {}, "
+                        "each once",
+                        lin.name("kda_layers"), k, v.dump(), num_layers));
+      kinds[v.get<int64_t>() - 1] = LayerKind::kLinear;
+    }
   } else if (const json* at = f.find("attn_type_list")) {
     // MiniMax-Text-01 / M1 (vLLM counts its attention layers the same way): 1 softmax attention,
     // 0 lightning linear attention.
@@ -1059,6 +1079,19 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
       d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);
       s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
+    } else if (kind == LayerKind::kLinear && text_type == "kimi_linear") {
+      // vLLM kda_state_shape / kda_state_dtype: q, k and v short-convolution states of
+      // (kernel - 1) x heads x head_dim in the model dtype, and a heads x head_dim x head_dim
+      // recurrent state in float32 (the gated-delta-net layout with as many K as V heads).
+      s.kind = StateKind::kLinearAttention;
+      const ConfigFields lin(*f.find("linear_attn_config"), f.source(),
+                             f.name("linear_attn_config."));
+      model_detail::GatedDeltaNetDims d;
+      d.num_k_heads = d.num_v_heads = lin.require_positive("num_heads", why);
+      d.head_k_dim = d.head_v_dim = lin.require_positive("head_dim", why);
+      d.conv_kernel = lin.require_positive("short_conv_kernel_size", why);
+      s.state_bytes_per_request =
+          model_detail::gated_delta_net_state_bytes(d, b.dtype, DType::kFloat32);
     } else if (kind == LayerKind::kLightning) {
       // vLLM linear_attention_state_shape: num_heads x head_dim x head_dim, model dtype.
       s.kind = StateKind::kLinearAttention;

@@ -1011,6 +1011,41 @@ TEST(ModelInline, MiniCpm3ExpandsItsLatentIntoHeads) {
   EXPECT_DOUBLE_EQ(m.attention_layers[0].scale(), 1.0 / std::sqrt(96.0));
 }
 
+// Kimi-Linear (vLLM kimi_linear.py): linear_attn_config.kda_layers (1-based) run Kimi Delta
+// Attention, whose state is q, k, v short-convolution windows of (kernel - 1) x heads x head_dim
+// in the model dtype plus a heads x head_dim x head_dim float32 recurrent state; the other layers
+// are MLA (kimi_linear is one of vLLM's MLA model types). Kimi-Linear-48B-A3B's fields.
+TEST(ModelInline, KimiLinearKdaAndMlaLayers) {
+  auto config = [](const std::string& kda) {
+    return parse(
+        R"({"architectures":["KimiLinearForCausalLM"],"model_type":"kimi_linear",)"
+        R"("hidden_size":2304,"num_attention_heads":32,"num_key_value_heads":32,)"
+        R"("num_hidden_layers":27,"kv_lora_rank":512,"q_lora_rank":null,"qk_nope_head_dim":128,)"
+        R"("qk_rope_head_dim":64,"v_head_dim":128,"mla_use_nope":true,"linear_attn_config":{)"
+        R"("full_attn_layers":[4,8,12,16,20,24,27],"kda_layers":)" +
+        kda +
+        R"(,"num_heads":32,"head_dim":128,"short_conv_kernel_size":4},)"
+        R"("max_position_embeddings":1048576,"torch_dtype":"bfloat16"})");
+  };
+  std::string kda;
+  for (int n = 1; n <= 27; ++n)
+    if (n % 4 != 0 && n != 27) kda += (kda.empty() ? "" : ",") + std::to_string(n);
+  const ModelSpec m = config("[" + kda + "]");
+  EXPECT_TRUE(m.notes.empty()) << m.notes.front();
+  // conv 3 x 3 x 32 x 128 x 2 B; recurrent 32 x 128 x 128 x 4 B.
+  const int64_t state = 3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4;
+  EXPECT_THAT(summary(m), ElementsAre("7x decoder h32/1 d576/512 mla512/128/64/128/0",
+                                      "20x linear_attention " + std::to_string(state) + "B"));
+  std::vector<int> attn;
+  for (const LayerSpec& l : m.attention_layers) {
+    attn.push_back(l.layer_index);
+    EXPECT_TRUE(l.is_mla());
+  }
+  EXPECT_THAT(attn, ElementsAre(3, 7, 11, 15, 19, 23, 26));
+  for (const char* bad : {"[0]", "[28]", "[1,1]", "[\"1\"]"})
+    EXPECT_THROW(config(bad), InvalidArgument) << bad;
+}
+
 TEST(ModelInline, DeepSeekSparseAndNullQLora) {
   const ModelSpec m =
       parse(R"({"model_type":"deepseek_v32","hidden_size":7168,"num_attention_heads":128,)"
