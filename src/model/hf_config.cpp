@@ -49,6 +49,16 @@ namespace {
 //   64, v 256, 202752 positions.
 // - llama4_text (Llama4TextConfig): attention_chunk_size 8192, no_rope_layer_interval 4, 40 heads
 //   over 8 KV heads, head_dim 128, 48 layers (the chunked layers: build_standard).
+// - llama (LlamaConfig): hidden 4096, 32 heads, 32 layers, 2048 positions. llava-1.5's
+//   text_config states none of them (vicuna's are the defaults).
+// - mistral (MistralConfig): hidden 4096, 32 heads, 32 layers, 131072 positions, sliding_window
+//   4096 (an explicit null keeps it off). llava-v1.6-mistral's text_config states the KV heads
+//   and the window, not the rest.
+// - qwen2, qwen3 (Qwen2Config, Qwen3Config): hidden 4096, 32 heads, 32 layers, 32768 positions,
+//   use_sliding_window false (so a stated sliding_window stays off unless switched on; vLLM reads
+//   the attribute), max_window_layers 28; Qwen3's head_dim 128.
+// KV heads are not defaulted (Mistral's 8 and Qwen's 32 fit their 32-head defaults only): absent,
+// they mean MHA, as for Gemma.
 // - zamba2 (Zamba2Config): hidden 2560, 32 heads, 54 layers with their layers_block_type (hybrid
 //   at 6, 12, .., 42, 47, 51), 4096 positions, one shared block, and the Mamba2 fields (d_state
 //   64, d_conv 4, expand 2, one group, 8 heads).
@@ -113,8 +123,31 @@ const json* architecture_defaults(std::string_view model_type) {
                 {"mamba_ngroups", 1},
                 {"n_mamba_heads", 8}};
   }();
+  static const json kLlama = {{"hidden_size", 4096},
+                              {"num_attention_heads", 32},
+                              {"num_hidden_layers", 32},
+                              {"max_position_embeddings", 2048}};
+  static const json kMistral = {{"hidden_size", 4096},
+                                {"num_attention_heads", 32},
+                                {"num_hidden_layers", 32},
+                                {"max_position_embeddings", 131072},
+                                {"sliding_window", 4096}};
+  auto qwen = [](bool head_dim) {
+    json j = {{"hidden_size", 4096},         {"num_attention_heads", 32},
+              {"num_hidden_layers", 32},     {"max_position_embeddings", 32768},
+              {"use_sliding_window", false}, {"sliding_window", 4096},
+              {"max_window_layers", 28}};
+    if (head_dim) j["head_dim"] = 128;
+    return j;
+  };
+  static const json kQwen2 = qwen(false);
+  static const json kQwen3 = qwen(true);
   if (model_type == "llama4_text") return &kLlama4;
   if (model_type == "zamba2") return &kZamba2;
+  if (model_type == "llama") return &kLlama;
+  if (model_type == "mistral") return &kMistral;
+  if (model_type == "qwen2") return &kQwen2;
+  if (model_type == "qwen3") return &kQwen3;
   return nullptr;
 }
 

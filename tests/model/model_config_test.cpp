@@ -538,6 +538,37 @@ TEST(ModelInline, QwenWindowDisabled) {
   EXPECT_THAT(indices(m, sliding), ElementsAre());
 }
 
+// Sparse text configs take their config class's defaults, as transformers (and so vLLM) fills
+// them: llava-1.5-7b's text_config names no size (LlamaConfig: 4096 wide, 32 heads, 32 layers),
+// llava-v1.6-mistral's names the KV heads and a null window (MistralConfig's 4096 window stays off;
+// absent, it applies); a Qwen2 window is off unless use_sliding_window switches it on.
+TEST(ModelInline, TransformersDefaultsFillSparseTextConfigs) {
+  const ModelSpec llava = parse(
+      R"({"architectures":["LlavaForConditionalGeneration"],"model_type":"llava",)"
+      R"("text_config":{"architectures":["LlamaForCausalLM"],"max_position_embeddings":4096,)"
+      R"("model_type":"llama","rms_norm_eps":1e-05,"torch_dtype":"float16","vocab_size":32064},)"
+      R"("vision_config":{"hidden_size":1024,"model_type":"clip_vision_model",)"
+      R"("num_attention_heads":16,"num_hidden_layers":24},"torch_dtype":"float16"})");
+  EXPECT_THAT(summary(llava), ElementsAre("32x decoder h32/32 d128/128"));
+  EXPECT_EQ(llava.max_position_embeddings, 4096);
+  auto mistral = [](const std::string& window) {
+    return parse(
+        R"({"architectures":["LlavaNextForConditionalGeneration"],"model_type":"llava_next",)"
+        R"("text_config":{"architectures":["MistralForCausalLM"],"intermediate_size":14336,)"
+        R"("max_position_embeddings":32768,"model_type":"mistral","num_key_value_heads":8)" +
+        window + R"(,"torch_dtype":"bfloat16"},"torch_dtype":"bfloat16"})");
+  };
+  EXPECT_THAT(summary(mistral(R"(,"sliding_window":null)")),
+              ElementsAre("32x decoder h32/8 d128/128"));
+  EXPECT_THAT(summary(mistral("")), ElementsAre("32x decoder h32/8 d128/128 win4096"));
+  const std::string qwen = R"({"model_type":"qwen2","hidden_size":1024,"num_attention_heads":8,)"
+                           R"("num_hidden_layers":2,"sliding_window":256)";
+  EXPECT_THAT(indices(parse(qwen + "}"), sliding), ElementsAre());
+  EXPECT_THAT(
+      indices(parse(qwen + R"(,"use_sliding_window":true,"max_window_layers":1})"), sliding),
+      ElementsAre(1));
+}
+
 TEST(ModelInline, AlibiModels) {
   const ModelSpec mpt =
       parse(R"({"model_type":"mpt","d_model":4096,"n_heads":32,"n_layers":2,"max_seq_len":2048,)"
@@ -1434,7 +1465,8 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
     std::vector<std::string> expected;
   };
   const std::vector<Case> cases = {
-      {R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":2})",
+      // phi3: a type without transformers defaults in the reader's table (llama's fill these).
+      {R"({"model_type":"phi3","hidden_size":4096,"num_hidden_layers":2})",
        {"/tmp/bad/config.json: field 'num_attention_heads' is missing (needed for the number of "
         "query heads"}},
       {R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":"32","num_hidden_layers":2})",
@@ -1475,7 +1507,7 @@ TEST(ModelErrors, NameTheFieldAndTheFile) {
        {"/tmp/bad/config.json", "'num_hidden_layers'", "got -3"}},
       {R"({"model_type":"llama","hidden_size":4000,"num_attention_heads":48,"num_hidden_layers":2})",
        {"/tmp/bad/config.json", "'hidden_size' (4000) is not divisible by 'num_attention_heads'"}},
-      {R"({"model_type":"llama","num_attention_heads":32,"num_hidden_layers":2})",
+      {R"({"model_type":"phi3","num_attention_heads":32,"num_hidden_layers":2})",
        {"/tmp/bad/config.json", "field 'hidden_size' is missing", "head_dim"}},
       {R"({"model_type":"llama", "hidden_size": 4096,,})",
        {"/tmp/bad/config.json: not valid JSON", "line 1, column"}},
