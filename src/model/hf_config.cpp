@@ -660,8 +660,12 @@ std::pair<bool, std::string> resolve_runner(const json& root, const ConfigFields
   const json* arch = top.find("architectures");
   if (!arch || arch->is_null()) return {false, "no architectures named"};
   if (!arch->is_array()) top.fail_type("architectures", *arch, "a list of class names");
-  // Registered classes whose names the suffixes would misplace.
-  static const std::set<std::string, std::less<>> kGenerative = {"ChatGLMModel", "AquilaModel"};
+  // Registered classes whose names the suffixes would misplace (vLLM's registry generates with
+  // these *Model classes).
+  static const std::set<std::string, std::less<>> kGenerative = {
+      "AquilaModel",       "ChatGLMModel",        "H2OVLChatModel",
+      "InternVLChatModel", "MiDashengLMModel",    "NVLM_D_Model",
+      "Qwen2_5OmniModel",  "SkyworkR1VChatModel", "UltravoxModel"};
   static const std::set<std::string, std::less<>> kPooling = {"GritLM"};
   static constexpr std::pair<std::string_view, bool> kSuffixes[] = {
       {"ForCausalLM", false},

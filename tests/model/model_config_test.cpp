@@ -924,6 +924,8 @@ TEST(ModelInline, RunnerFollowsVllmDefaults) {
   EXPECT_TRUE(runner(R"(["MistralForSequenceClassification"])").first);
   EXPECT_TRUE(runner(R"(["GritLM"])").first);
   EXPECT_FALSE(runner(R"(["ChatGLMModel"])").first);  // registered generative despite *Model
+  EXPECT_FALSE(runner(R"(["InternVLChatModel"])").first);
+  EXPECT_FALSE(runner(R"(["Qwen2_5OmniModel"])").first);
   EXPECT_FALSE(runner(R"(["QWenLMHeadModel"])").first);
   EXPECT_TRUE(runner(R"(["SomethingNew","LlamaModel"])").first);  // the first one placed decides
   EXPECT_EQ(runner(""), std::make_pair(false, std::string("no architectures named")));
