@@ -639,16 +639,16 @@ std::optional<int> image_tokens(const json& root, const ConfigFields& top,
 // auto: a Sentence Transformers folder (modules.json beside the config) pools; else the first
 // architecture that vLLM's registry or its class-name suffixes (_SUFFIX_TO_DEFAULTS, in their
 // order) place decides; else generate. Encoder-only models only pool.
-std::pair<bool, std::string> resolve_runner(const json& root, const ConfigFields& top,
-                                            Runner requested, bool encoder_only) {
-  if (encoder_only) {
+std::pair<bool, std::string> resolve_runner(const ConfigFields& top, Runner requested,
+                                            std::string_view encoder_only) {
+  if (!encoder_only.empty()) {
     if (requested == Runner::kGenerate)
       throw Unsupported(fmt::format(
-          "{}: model_type '{}' is encoder-only (bidirectional, no KV cache, nothing to decode): "
+          "{}: the model is encoder-only ({}: bidirectional, no KV cache, nothing to decode): "
           "--runner generate does not apply, as vLLM refuses it for embedding models; expected "
           "--runner auto or pooling",
-          top.source(), *top.get_string("model_type")));
-    return {true, "an encoder-only model"};
+          top.source(), encoder_only));
+    return {true, fmt::format("encoder-only: {}", encoder_only)};
   }
   if (requested != Runner::kAuto)
     return {requested == Runner::kPooling, fmt::format("--runner {}", to_string(requested))};
@@ -714,6 +714,21 @@ bool baichuan_alibi(const json& root, const ConfigFields& f, std::string_view te
                     "BaichuanForCausalLM or BaiChuanForCausalLM",
                     name));
   return f.get_int("hidden_size") != 4096;
+}
+
+// A decoder config made bidirectional: use_bidirectional_attention true (Gemma embedding models;
+// Gemma 4's string "vision" is its image rule) or is_causal false (vLLM's Llama and Qwen decoder
+// layers then run encoder-only attention, as transformers' create_causal_mask does). `cfg` is the
+// config the attention fields come from (the text config of a multimodal one).
+bool bidirectional_decoder(const json& cfg) {
+  const auto bidi = cfg.find("use_bidirectional_attention");
+  if (bidi != cfg.end() && bidi->is_boolean() && bidi->get<bool>()) return true;
+  const auto causal = cfg.find("is_causal");
+  return causal != cfg.end() && causal->is_boolean() && !causal->get<bool>();
+}
+const json& attention_config(const json& root) {
+  const auto text = root.find("text_config");
+  return text != root.end() && text->is_object() ? *text : root;
 }
 
 void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
@@ -838,11 +853,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   }
 
   // ---- per-layer kinds ----
-  const bool encoder_only = [&] {
-    if (is_encoder_only_type(text_type)) return true;
-    const json* bidi = f.find("use_bidirectional_attention");  // Gemma-4: "vision" (a string)
-    return bidi && bidi->is_boolean() && bidi->get<bool>();
-  }();
+  const bool encoder_only =
+      is_encoder_only_type(text_type) || bidirectional_decoder(attention_config(root));
   std::vector<LayerKind> kinds;
   if (const json* lt = f.find("layer_types")) {
     kinds = kinds_from_layer_types(f, *lt, num_layers);
@@ -1341,8 +1353,13 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
     if (auto it = root.find(sub); it != root.end() && it->is_object())
       spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
   }
-  std::tie(spec.pooling, spec.runner_reason) =
-      resolve_runner(root, top, options.runner, is_encoder_only_type(spec.model_type));
+  std::tie(spec.pooling, spec.runner_reason) = resolve_runner(
+      top, options.runner,
+      is_encoder_only_type(spec.model_type) ? fmt::format("model_type '{}'", spec.model_type)
+      : bidirectional_decoder(attention_config(root))
+          ? "a decoder made bidirectional (is_causal false or "
+            "use_bidirectional_attention true)"
+          : "");
   if (options.dtype_rule) {
     ModelDtype d = options.dtype_rule(
         ModelDtypeQuery{spec.model_type, spec.config_dtype, spec.pooling, options.dtype});

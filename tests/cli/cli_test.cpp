@@ -427,7 +427,7 @@ TEST(CliPlan, DtypeAutoDowncastsFloat32Checkpoints) {
 TEST(CliPlan, RunnerDecidesPoolingAndItsDtype) {
   auto arctic = plan_json("--model snowflake-arctic-embed-m --device h100");
   EXPECT_EQ(arctic["model"]["runner"], "pooling");
-  EXPECT_EQ(arctic["model"]["runner_reason"], "an encoder-only model");
+  EXPECT_EQ(arctic["model"]["runner_reason"], "encoder-only: model_type 'bert'");
   auto llama = plan_json("--model llama-3.2-1b --device h100");
   EXPECT_EQ(llama["model"]["runner"], "generate");
   EXPECT_EQ(llama["model"]["runner_reason"],

@@ -943,6 +943,17 @@ TEST(ModelInline, RunnerFollowsVllmDefaults) {
   ModelLoadOptions generate;
   generate.runner = Runner::kGenerate;
   EXPECT_THROW(parse(bert, generate), Unsupported);
+  // A decoder config made bidirectional (gte-Qwen2's is_causal false: vLLM's Qwen2 layers run
+  // encoder-only attention) is an encoder-only model: it pools, and its layers take no cache.
+  const std::string gte =
+      R"({"architectures":["Qwen2ForCausalLM"],"model_type":"qwen2","hidden_size":3584,)"
+      R"("num_attention_heads":28,"num_key_value_heads":4,"num_hidden_layers":2,)"
+      R"("max_position_embeddings":32768,"is_causal":false})";
+  const ModelSpec bidirectional = parse(gte);
+  EXPECT_TRUE(bidirectional.pooling);
+  EXPECT_THAT(bidirectional.runner_reason, HasSubstr("encoder-only: a decoder made bidirectional"));
+  EXPECT_EQ(bidirectional.attention_layers[0].attn_type, AttentionType::kEncoderOnly);
+  EXPECT_THROW(parse(gte, generate), Unsupported);
 
   // A Sentence Transformers folder (Qwen3-Embedding's: a *ForCausalLM class) pools, and the dtype
   // rule is told so.
