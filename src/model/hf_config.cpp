@@ -56,9 +56,8 @@ namespace {
 //   and the window, not the rest.
 // - qwen2, qwen3 (Qwen2Config, Qwen3Config): hidden 4096, 32 heads, 32 layers, 32768 positions,
 //   use_sliding_window false (so a stated sliding_window stays off unless switched on; vLLM reads
-//   the attribute), max_window_layers 28; Qwen3's head_dim 128.
-// KV heads are not defaulted (Mistral's 8 and Qwen's 32 fit their 32-head defaults only): absent,
-// they mean MHA, as for Gemma.
+//   the attribute), max_window_layers 28; Qwen3's head_dim 128. Their KV heads are not defaulted
+//   (Mistral's 8 and Qwen's 32 fit their 32-head defaults only): absent, they mean MHA.
 // - zamba2 (Zamba2Config): hidden 2560, 32 heads, 54 layers with their layers_block_type (hybrid
 //   at 6, 12, .., 42, 47, 51), 4096 positions, one shared block, and the Mamba2 fields (d_state
 //   64, d_conv 4, expand 2, one group, 8 heads).
