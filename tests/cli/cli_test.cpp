@@ -463,6 +463,28 @@ TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
   std::filesystem::remove(path);
 }
 
+// Zamba2-2.7B's heads of 160: the native stack has no GPU kernel for them (CUDA_FLASH builds 64,
+// 80, 96, 128, 192, 256, 512), so the plan fails with each backend's reason and exit 3; the vllm
+// stack plans FLASH_ATTN (any multiple of 8 up to 256); the CPU backends run them.
+TEST(CliPlan, Zamba2HeadsOf160) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("attnkit_cli_zamba2_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path)
+      << R"({"architectures":["Zamba2ForCausalLM"],"model_type":"zamba2","hidden_size":2560,)"
+         R"("num_attention_heads":32,"num_hidden_layers":54,"n_mamba_heads":80,"mamba_d_state":64,)"
+         R"("mamba_d_conv":4,"mamba_expand":2,"mamba_ngroups":1,"num_mem_blocks":2,)"
+         R"("max_position_embeddings":4096,"torch_dtype":"bfloat16"})";
+  CliResult r = run_cli("plan --model " + path.string() + " --device h100");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_THAT(r.err, HasSubstr("CUDA_FLASH: [head_size not supported (head sizes [64, 80, 96, "
+                               "128, 192, 256, 512])"));
+  const auto vllm = plan_json("--model " + path.string() + " --device h100 --stack vllm");
+  EXPECT_EQ(vllm["groups"][0]["backend"], "FLASH_ATTN");
+  EXPECT_EQ(plan_json("--model " + path.string() + " --device cpu")["groups"][0]["backend"],
+            "CPU_FLASH");
+  std::filesystem::remove(path);
+}
+
 TEST(CliPlan, StateLayersAreCounted) {
   const auto j = plan_json("--model nemotron-3-nano-30b-a3b --device h100");
   EXPECT_GT(j["state_layers"].size(), 0u);
