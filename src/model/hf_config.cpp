@@ -280,7 +280,8 @@ struct CheckpointKv {
 struct Builder {
   const ModelLoadOptions& options;
   DType dtype;
-  CheckpointKv kv;  // every attention layer's cache format
+  CheckpointKv kv;    // every attention layer's cache format
+  bool encoder_only;  // encoder_only_reason: bidirectional layers over their own K/V
 
   LayerSpec base(int index, AttentionType type) const {
     LayerSpec l;
@@ -725,9 +726,26 @@ bool bidirectional_decoder(const json& cfg) {
   const auto causal = cfg.find("is_causal");
   return causal != cfg.end() && causal->is_boolean() && !causal->get<bool>();
 }
-const json& attention_config(const json& root) {
+
+// The model type of the config the attention fields come from: text_config's own, else the
+// composite class's default text type; the top level's without a text_config.
+std::string text_model_type(const json& root, const std::string& model_type) {
   const auto text = root.find("text_config");
-  return text != root.end() && text->is_object() ? *text : root;
+  if (text == root.end() || !text->is_object()) return model_type;
+  const auto t = text->find("model_type");
+  return t != text->end() && t->is_string() ? t->get<std::string>()
+                                            : default_text_model_type(model_type);
+}
+
+// Why the model's attention is encoder-only (bidirectional, no cache; empty: it is not), decided
+// once for the runner and the layers.
+std::string encoder_only_reason(const json& root, const std::string& model_type) {
+  const std::string text_type = text_model_type(root, model_type);
+  if (is_encoder_only_type(text_type)) return fmt::format("model_type '{}'", text_type);
+  const auto text = root.find("text_config");
+  if (bidirectional_decoder(text != root.end() && text->is_object() ? *text : root))
+    return "a decoder made bidirectional (is_causal false or use_bidirectional_attention true)";
+  return "";
 }
 
 void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
@@ -736,12 +754,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
     if (!it->is_object()) top.fail_type("text_config", *it, "an object");
     text = &*it;
   }
-  std::string text_type = spec.model_type;
-  if (text) {
-    auto t = text->find("model_type");
-    text_type = (t != text->end() && t->is_string()) ? t->get<std::string>()
-                                                     : default_text_model_type(spec.model_type);
-  }
+  const std::string text_type = text_model_type(root, spec.model_type);
   if (!is_known_decoder_type(text_type) && !is_encoder_only_type(text_type)) {
     // vLLM-like engines take new llama-like architectures as they come: read it, but say so.
     const bool own = text && text->contains("model_type");
@@ -852,8 +865,7 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   }
 
   // ---- per-layer kinds ----
-  const bool encoder_only =
-      is_encoder_only_type(text_type) || bidirectional_decoder(attention_config(root));
+  const bool encoder_only = b.encoder_only;
   std::vector<LayerKind> kinds;
   if (const json* lt = f.find("layer_types")) {
     kinds = kinds_from_layer_types(f, *lt, num_layers);
@@ -1087,43 +1099,32 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
       d.state_size = f.require_positive("mamba_d_state", why);
       d.conv_kernel = f.require_positive("mamba_d_conv", why);
       s.state_bytes_per_request = model_detail::mamba1_state_bytes(d, b.dtype, ssm);
-    } else if (kind == LayerKind::kMamba && text_type == "zamba2") {
-      // Zamba2Config: mamba_expand x hidden_size channels over n_mamba_heads heads (its
-      // mamba_headdim is derived from them), mamba_ngroups groups.
-      s.kind = StateKind::kMamba;
-      model_detail::Mamba2Dims d;
-      d.intermediate =
-          int64_t(f.require_positive("mamba_expand", why)) * f.require_positive("hidden_size", why);
-      d.num_heads = f.require_positive("n_mamba_heads", why);
-      if (d.intermediate % d.num_heads != 0)
-        f.fail(
-            fmt::format("'{}' x '{}' ({}) is not divisible by '{}' ({}): Zamba2's mamba heads "
-                        "split those channels",
-                        f.name("mamba_expand"), f.name("hidden_size"), d.intermediate,
-                        f.name("n_mamba_heads"), d.num_heads));
-      d.head_dim = int(d.intermediate / d.num_heads);
-      d.n_groups = f.require_positive("mamba_ngroups", why);
-      d.state_size = f.require_positive("mamba_d_state", why);
-      d.conv_kernel = f.require_positive("mamba_d_conv", why);
-      s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
     } else if (kind == LayerKind::kMamba) {
       s.kind = StateKind::kMamba;
       model_detail::Mamba2Dims d;
-      d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads"}, why);
-      // Bamba's and Falcon-H1's conv channels are mamba_expand * hidden_size (vLLM's
-      // intermediate_size; Falcon-H1's mamba_d_ssm where set), and Bamba's mamba_d_head "auto"
-      // means those channels per head (transformers' BambaConfig).
+      d.num_heads = f.require_positive({"mamba_num_heads", "mamba_n_heads", "n_mamba_heads"}, why);
+      // Bamba's, Falcon-H1's and Zamba2's conv channels are mamba_expand * hidden_size (vLLM's
+      // intermediate_size; Falcon-H1's mamba_d_ssm where set). Bamba's mamba_d_head "auto" means
+      // those channels per head (transformers' BambaConfig), and so does Zamba2's head size
+      // always (Zamba2Config derives mamba_headdim).
       const std::optional<int> d_ssm = f.get_positive("mamba_d_ssm");
       if (text_type == "falcon_h1" && d_ssm)
         d.intermediate = *d_ssm;
-      else if (text_type == "bamba" || text_type == "falcon_h1")
+      else if (text_type == "bamba" || text_type == "falcon_h1" || text_type == "zamba2")
         d.intermediate = int64_t(f.require_positive("mamba_expand", why)) *
                          f.require_positive("hidden_size", why);
       const json* d_head = f.find("mamba_d_head");
-      d.head_dim = d.intermediate && d_head && *d_head == "auto"
-                       ? int(d.intermediate / d.num_heads)
-                       : f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
-      d.n_groups = f.require_positive({"n_groups", "mamba_n_groups"}, why);
+      if (d.intermediate && (text_type == "zamba2" || (d_head && *d_head == "auto"))) {
+        if (d.intermediate % d.num_heads != 0)
+          f.fail(
+              fmt::format("the mamba channels ({}) are not divisible by the {} mamba heads: "
+                          "their head size is channels / heads",
+                          d.intermediate, d.num_heads));
+        d.head_dim = int(d.intermediate / d.num_heads);
+      } else {
+        d.head_dim = f.require_positive({"mamba_head_dim", "mamba_d_head"}, why);
+      }
+      d.n_groups = f.require_positive({"n_groups", "mamba_n_groups", "mamba_ngroups"}, why);
       d.state_size = f.require_positive({"ssm_state_size", "mamba_d_state"}, why);
       d.conv_kernel = f.require_positive({"conv_kernel", "mamba_d_conv"}, why);
       s.state_bytes_per_request = model_detail::mamba2_state_bytes(d, b.dtype, ssm);
@@ -1228,11 +1229,8 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
   // mixer num_layers + i (its modules need distinct indices), and so does this reader.
   if (text_type == "falcon_h1")
     for (int i = 0; i < num_layers; ++i) state_layer(num_layers + i, LayerKind::kMamba);
-  if (zamba2) {
+  if (zamba2)
     for (int i = 0; i < num_layers; ++i) state_layer(hybrids + i, LayerKind::kMamba);
-    std::sort(spec.attention_layers.begin(), spec.attention_layers.end(),
-              [](const LayerSpec& x, const LayerSpec& y) { return x.layer_index < y.layer_index; });
-  }
   spec.num_layers = num_layers;
 }
 
@@ -1352,13 +1350,8 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
     if (auto it = root.find(sub); it != root.end() && it->is_object())
       spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
   }
-  std::tie(spec.pooling, spec.runner_reason) = resolve_runner(
-      top, options.runner,
-      is_encoder_only_type(spec.model_type) ? fmt::format("model_type '{}'", spec.model_type)
-      : bidirectional_decoder(attention_config(root))
-          ? "a decoder made bidirectional (is_causal false or "
-            "use_bidirectional_attention true)"
-          : "");
+  const std::string encoder_only = encoder_only_reason(root, spec.model_type);
+  std::tie(spec.pooling, spec.runner_reason) = resolve_runner(top, options.runner, encoder_only);
   if (options.dtype_rule) {
     ModelDtype d = options.dtype_rule(
         ModelDtypeQuery{spec.model_type, spec.config_dtype, spec.pooling, options.dtype});
@@ -1392,7 +1385,7 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
                          ? ScaleGranularity::kPerHead
                          : def;
   }
-  const Builder b{options, spec.dtype, kv};
+  const Builder b{options, spec.dtype, kv, !encoder_only.empty()};
 
   const bool t5 = is_t5_type(spec.model_type);
   if (t5 || is_bart_type(spec.model_type)) {

@@ -24,6 +24,20 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// A config file in the temp folder, written at construction and removed with the object (also
+// when an assertion ends the test early).
+struct TempConfig {
+  std::filesystem::path path;
+  TempConfig(const std::string& name, const std::string& text)
+      : path(std::filesystem::temp_directory_path() /
+             ("attnkit_cli_" + name + "_" + std::to_string(::getpid()) + ".json")) {
+    std::ofstream(path) << text;
+  }
+  ~TempConfig() { std::filesystem::remove(path); }
+  TempConfig(const TempConfig&) = delete;
+  TempConfig& operator=(const TempConfig&) = delete;
+};
+
 // Runs the CLI binary with `args` (shell words), without the user's backend override; with
 // timeout_s > 0 a run still going after that many seconds is stopped (rc 124).
 inline CliResult run_cli(const std::string& args, int timeout_s = 0) {

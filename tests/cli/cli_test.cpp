@@ -20,6 +20,7 @@ namespace {
 using attnkit_cli_test::CliResult;
 using attnkit_cli_test::run_cli;
 using attnkit_cli_test::slurp;
+using attnkit_cli_test::TempConfig;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -88,11 +89,8 @@ TEST(CliPlan, DeepSeekV3WithoutMlaKeysIsStillMla) {
   for (const char* k :
        {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
     cfg.erase(k);
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("attnkit_cli_ds_no_mla_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(path) << cfg.dump();
-  const auto j = plan_json("--model " + path.string() + " --device h100");
-  std::filesystem::remove(path);
+  const TempConfig file("ds_no_mla", cfg.dump());
+  const auto j = plan_json("--model " + file.path.string() + " --device h100");
   ASSERT_EQ(j["groups"].size(), 1u);
   const auto& g = j["groups"][0];
   EXPECT_EQ(g["num_kv_heads"], 1);
@@ -446,43 +444,39 @@ TEST(CliPlan, RunnerDecidesPoolingAndItsDtype) {
 
 // A model_type the reader does not know is planned the llama way, and the plan says so.
 TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("attnkit_cli_unknown_type_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(path)
-      << R"({"model_type":"brand_new_lm","hidden_size":2048,"torch_dtype":"bfloat16",)"
-         R"("num_attention_heads":16,"num_key_value_heads":4,"num_hidden_layers":2,)"
-         R"("max_position_embeddings":4096})";
-  CliResult r = run_cli("plan --model " + path.string() + " --device h100");
+  const TempConfig file(
+      "unknown_type", R"({"model_type":"brand_new_lm","hidden_size":2048,"torch_dtype":"bfloat16",)"
+                      R"("num_attention_heads":16,"num_key_value_heads":4,"num_hidden_layers":2,)"
+                      R"("max_position_embeddings":4096})");
+  const std::string path = file.path;
+  CliResult r = run_cli("plan --model " + path + " --device h100");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("model_type 'brand_new_lm' is not a model type attnkit knows"));
   EXPECT_THAT(r.err, HasSubstr("WARNING"));
-  const auto j = plan_json("--model " + path.string() + " --device h100");
+  const auto j = plan_json("--model " + path + " --device h100");
   ASSERT_EQ(j["model"]["notes"].size(), 1u);
   EXPECT_THAT(j["model"]["notes"][0].get<std::string>(), HasSubstr("read the llama way"));
   EXPECT_TRUE(plan_json("--model llama-3.2-1b --device h100")["model"]["notes"].empty());
-  std::filesystem::remove(path);
 }
 
 // Zamba2-2.7B's heads of 160: the native stack has no GPU kernel for them (CUDA_FLASH builds 64,
 // 80, 96, 128, 192, 256, 512), so the plan fails with each backend's reason and exit 3; the vllm
 // stack plans FLASH_ATTN (any multiple of 8 up to 256); the CPU backends run them.
 TEST(CliPlan, Zamba2HeadsOf160) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("attnkit_cli_zamba2_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(path)
-      << R"({"architectures":["Zamba2ForCausalLM"],"model_type":"zamba2","hidden_size":2560,)"
-         R"("num_attention_heads":32,"num_hidden_layers":54,"n_mamba_heads":80,"mamba_d_state":64,)"
-         R"("mamba_d_conv":4,"mamba_expand":2,"mamba_ngroups":1,"num_mem_blocks":2,)"
-         R"("max_position_embeddings":4096,"torch_dtype":"bfloat16"})";
-  CliResult r = run_cli("plan --model " + path.string() + " --device h100");
+  const TempConfig file(
+      "zamba2",
+      R"({"architectures":["Zamba2ForCausalLM"],"model_type":"zamba2","hidden_size":2560,)"
+      R"("num_attention_heads":32,"num_hidden_layers":54,"n_mamba_heads":80,"mamba_d_state":64,)"
+      R"("mamba_d_conv":4,"mamba_expand":2,"mamba_ngroups":1,"num_mem_blocks":2,)"
+      R"("max_position_embeddings":4096,"torch_dtype":"bfloat16"})");
+  const std::string path = file.path;
+  CliResult r = run_cli("plan --model " + path + " --device h100");
   EXPECT_EQ(r.rc, 3);
   EXPECT_THAT(r.err, HasSubstr("CUDA_FLASH: [head_size not supported (head sizes [64, 80, 96, "
                                "128, 192, 256, 512])"));
-  const auto vllm = plan_json("--model " + path.string() + " --device h100 --stack vllm");
+  const auto vllm = plan_json("--model " + path + " --device h100 --stack vllm");
   EXPECT_EQ(vllm["groups"][0]["backend"], "FLASH_ATTN");
-  EXPECT_EQ(plan_json("--model " + path.string() + " --device cpu")["groups"][0]["backend"],
-            "CPU_FLASH");
-  std::filesystem::remove(path);
+  EXPECT_EQ(plan_json("--model " + path + " --device cpu")["groups"][0]["backend"], "CPU_FLASH");
 }
 
 TEST(CliPlan, StateLayersAreCounted) {
