@@ -214,6 +214,7 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "baichuan",
                                                             "olmo2",
                                                             "olmo3",
+                                                            "internlm2",
                                                             "qwen2_vl",
                                                             "qwen2_vl_text",
                                                             "qwen2_5_vl",
@@ -727,10 +728,17 @@ bool bidirectional_decoder(const json& cfg) {
   return causal != cfg.end() && causal->is_boolean() && !causal->get<bool>();
 }
 
-// The model type of the config the attention fields come from: text_config's own, else the
-// composite class's default text type; the top level's without a text_config.
+// Where a multimodal config keeps its language model: text_config, else llm_config (InternVL,
+// NVLM-D; vLLM's _CONFIG_ATTRS_MAPPING remaps llm_config to text_config when that is absent).
+std::string text_config_key(const json& root) {
+  return !root.contains("text_config") && root.contains("llm_config") ? "llm_config"
+                                                                      : "text_config";
+}
+
+// The model type of the config the attention fields come from: the text config's own, else the
+// composite class's default text type; the top level's without a text config.
 std::string text_model_type(const json& root, const std::string& model_type) {
-  const auto text = root.find("text_config");
+  const auto text = root.find(text_config_key(root));
   if (text == root.end() || !text->is_object()) return model_type;
   const auto t = text->find("model_type");
   return t != text->end() && t->is_string() ? t->get<std::string>()
@@ -742,7 +750,7 @@ std::string text_model_type(const json& root, const std::string& model_type) {
 std::string encoder_only_reason(const json& root, const std::string& model_type) {
   const std::string text_type = text_model_type(root, model_type);
   if (is_encoder_only_type(text_type)) return fmt::format("model_type '{}'", text_type);
-  const auto text = root.find("text_config");
+  const auto text = root.find(text_config_key(root));
   if (bidirectional_decoder(text != root.end() && text->is_object() ? *text : root))
     return "a decoder made bidirectional (is_causal false or use_bidirectional_attention true)";
   return "";
@@ -750,8 +758,9 @@ std::string encoder_only_reason(const json& root, const std::string& model_type)
 
 void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
   const json* text = nullptr;
-  if (auto it = root.find("text_config"); it != root.end() && !it->is_null()) {
-    if (!it->is_object()) top.fail_type("text_config", *it, "an object");
+  const std::string text_key = text_config_key(root);
+  if (auto it = root.find(text_key); it != root.end() && !it->is_null()) {
+    if (!it->is_object()) top.fail_type(text_key, *it, "an object");
     text = &*it;
   }
   const std::string text_type = text_model_type(root, spec.model_type);
@@ -762,12 +771,12 @@ void build_standard(const json& root, const ConfigFields& top, const Builder& b,
         "{}: {} '{}' is not a model type attnkit knows; its attention was read the llama way "
         "(num_attention_heads, num_key_value_heads, head_dim or hidden_size / heads, "
         "sliding_window, layer_types): check the plan against the model's attention code",
-        top.source(), own ? "text_config.model_type" : "model_type", text_type);
+        top.source(), own ? text_key + ".model_type" : "model_type", text_type);
     log(LogLevel::kWarning, note);
     spec.notes.push_back(std::move(note));
   }
   const json* defaults = architecture_defaults(text_type);
-  const ConfigFields f = text ? ConfigFields(*text, top.source(), "text_config.", defaults)
+  const ConfigFields f = text ? ConfigFields(*text, top.source(), text_key + ".", defaults)
                               : ConfigFields(root, top.source(), "", defaults);
   std::optional<ConfigFields> attn_config;
   if (const json* ac = f.find("attn_config")) {
@@ -1345,10 +1354,11 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   // float32 default under a float16 top level). The model runs in what the stack's rule makes of
   // it on the device; without a rule, in the override, else in it, else in bf16.
   spec.config_dtype = read_any_dtype(top);
-  for (const char* sub : {"text_config", "vision_config", "encoder_config"}) {
+  for (const std::string& sub :
+       {text_config_key(root), std::string("vision_config"), std::string("encoder_config")}) {
     if (spec.config_dtype) break;
     if (auto it = root.find(sub); it != root.end() && it->is_object())
-      spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
+      spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), sub + "."));
   }
   const std::string encoder_only = encoder_only_reason(root, spec.model_type);
   std::tie(spec.pooling, spec.runner_reason) = resolve_runner(top, options.runner, encoder_only);

@@ -569,6 +569,45 @@ TEST(ModelInline, TransformersDefaultsFillSparseTextConfigs) {
       ElementsAre(1));
 }
 
+// InternVL keeps its language model under llm_config, which vLLM remaps to text_config when the
+// config has none (_CONFIG_ATTRS_MAPPING): InternVL2.5-8B's InternLM2 (GQA 32/8, d128),
+// InternVL3-8B's Qwen2 (28/4, d128); the InternViT tower's heads are not the language model's.
+// Its dtype and errors come from llm_config too; a text_config, where present, wins.
+TEST(ModelInline, InternVlReadsItsLlmConfig) {
+  const std::string vision = R"("vision_config":{"architectures":["InternVisionModel"],)"
+                             R"("hidden_size":1024,"num_attention_heads":16,)"
+                             R"("num_hidden_layers":24,"model_type":"intern_vit_6b"})";
+  const ModelSpec v25 =
+      parse(R"({"architectures":["InternVLChatModel"],"model_type":"internvl_chat",)" + vision +
+            R"(,"llm_config":{"architectures":["InternLM2ForCausalLM"],"model_type":"internlm2",)"
+            R"("hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,)"
+            R"("num_hidden_layers":32,"max_position_embeddings":32768,"torch_dtype":"float16"}})");
+  EXPECT_THAT(summary(v25), ElementsAre("32x decoder h32/8 d128/128"));
+  EXPECT_EQ(v25.max_position_embeddings, 32768);
+  EXPECT_EQ(v25.config_dtype, DType::kFloat16);
+  EXPECT_FALSE(v25.pooling);  // InternVLChatModel generates (vLLM's registry)
+  EXPECT_TRUE(v25.notes.empty()) << v25.notes.front();
+  const ModelSpec v3 =
+      parse(R"({"architectures":["InternVLChatModel"],"model_type":"internvl_chat",)" + vision +
+            R"(,"llm_config":{"architectures":["Qwen2ForCausalLM"],"model_type":"qwen2",)"
+            R"("hidden_size":3584,"num_attention_heads":28,"num_key_value_heads":4,)"
+            R"("num_hidden_layers":28,"max_position_embeddings":32768,"sliding_window":131072,)"
+            R"("use_sliding_window":false},"torch_dtype":"bfloat16"})");
+  EXPECT_THAT(summary(v3), ElementsAre("28x decoder h28/4 d128/128"));
+  try {
+    parse(
+        R"({"model_type":"internvl_chat","llm_config":{"model_type":"internlm2","hidden_size":64}})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("llm_config.num_hidden_layers"));
+  }
+  const ModelSpec both =
+      parse(R"({"model_type":"x","llm_config":{"hidden_size":64,"num_attention_heads":1,)"
+            R"("num_hidden_layers":1},"text_config":{"model_type":"llama","hidden_size":1024,)"
+            R"("num_attention_heads":8,"num_hidden_layers":2}})");
+  EXPECT_THAT(summary(both), ElementsAre("2x decoder h8/8 d128/128"));
+}
+
 TEST(ModelInline, AlibiModels) {
   const ModelSpec mpt =
       parse(R"({"model_type":"mpt","d_model":4096,"n_heads":32,"n_layers":2,"max_seq_len":2048,)"
