@@ -37,6 +37,10 @@ sdist="$cache/llama_cpp_python-$version.tar.gz"
 src="$cache/llama_cpp_python-$version/vendor/llama.cpp"
 mkdir -p "$cache"
 if [[ ! -f "$sdist" ]]; then
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "peers_cpu.sh: fetching llama.cpp's source needs pip (apt-get install python3-pip)" >&2
+    exit 2
+  fi
   python3 -m pip download "llama-cpp-python==$version" --no-deps --no-binary :all: -d "$cache"
 fi
 echo "$sha  $sdist" | sha256sum -c --quiet -
