@@ -215,6 +215,8 @@ bool is_known_decoder_type(std::string_view t) {
                                                             "olmo2",
                                                             "olmo3",
                                                             "internlm2",
+                                                            "qwen2_5_omni_text",
+                                                            "qwen3_omni_moe_text",
                                                             "qwen2_vl",
                                                             "qwen2_vl_text",
                                                             "qwen2_5_vl",
@@ -728,18 +730,30 @@ bool bidirectional_decoder(const json& cfg) {
   return causal != cfg.end() && causal->is_boolean() && !causal->get<bool>();
 }
 
-// Where a multimodal config keeps its language model: text_config, else llm_config (InternVL,
-// NVLM-D; vLLM's _CONFIG_ATTRS_MAPPING remaps llm_config to text_config when that is absent).
-std::string text_config_key(const json& root) {
-  return !root.contains("text_config") && root.contains("llm_config") ? "llm_config"
-                                                                      : "text_config";
+// Where a multimodal config keeps its language model, as vLLM finds it (transformers'
+// get_text_config): text_config; else llm_config (InternVL, NVLM-D: vLLM's
+// _CONFIG_ATTRS_MAPPING remaps it to text_config); else the thinker's text_config (Qwen2.5-Omni,
+// Qwen3-Omni, Qwen3-ASR: their get_text_config returns the thinker's). `value` is null without
+// one (the top level holds the fields); `name` prefixes the fields in messages.
+struct TextConfig {
+  const json* value = nullptr;
+  std::string name;
+};
+
+TextConfig find_text_config(const json& root) {
+  for (const char* key : {"text_config", "llm_config"})
+    if (auto it = root.find(key); it != root.end() && !it->is_null()) return {&*it, key};
+  if (auto th = root.find("thinker_config"); th != root.end() && th->is_object())
+    if (auto it = th->find("text_config"); it != th->end() && !it->is_null())
+      return {&*it, "thinker_config.text_config"};
+  return {};
 }
 
 // The model type of the config the attention fields come from: the text config's own, else the
 // composite class's default text type; the top level's without a text config.
 std::string text_model_type(const json& root, const std::string& model_type) {
-  const auto text = root.find(text_config_key(root));
-  if (text == root.end() || !text->is_object()) return model_type;
+  const json* text = find_text_config(root).value;
+  if (!text || !text->is_object()) return model_type;
   const auto t = text->find("model_type");
   return t != text->end() && t->is_string() ? t->get<std::string>()
                                             : default_text_model_type(model_type);
@@ -750,19 +764,15 @@ std::string text_model_type(const json& root, const std::string& model_type) {
 std::string encoder_only_reason(const json& root, const std::string& model_type) {
   const std::string text_type = text_model_type(root, model_type);
   if (is_encoder_only_type(text_type)) return fmt::format("model_type '{}'", text_type);
-  const auto text = root.find(text_config_key(root));
-  if (bidirectional_decoder(text != root.end() && text->is_object() ? *text : root))
+  const json* text = find_text_config(root).value;
+  if (bidirectional_decoder(text && text->is_object() ? *text : root))
     return "a decoder made bidirectional (is_causal false or use_bidirectional_attention true)";
   return "";
 }
 
 void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
-  const json* text = nullptr;
-  const std::string text_key = text_config_key(root);
-  if (auto it = root.find(text_key); it != root.end() && !it->is_null()) {
-    if (!it->is_object()) top.fail_type(text_key, *it, "an object");
-    text = &*it;
-  }
+  const auto [text, text_key] = find_text_config(root);
+  if (text && !text->is_object()) top.fail_type(text_key, *text, "an object");
   const std::string text_type = text_model_type(root, spec.model_type);
   if (!is_known_decoder_type(text_type) && !is_encoder_only_type(text_type)) {
     // vLLM-like engines take new llama-like architectures as they come: read it, but say so.
@@ -1354,11 +1364,13 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   // float32 default under a float16 top level). The model runs in what the stack's rule makes of
   // it on the device; without a rule, in the override, else in it, else in bf16.
   spec.config_dtype = read_any_dtype(top);
-  for (const std::string& sub :
-       {text_config_key(root), std::string("vision_config"), std::string("encoder_config")}) {
+  if (const auto [text, name] = find_text_config(root);
+      !spec.config_dtype && text && text->is_object())
+    spec.config_dtype = read_any_dtype(ConfigFields(*text, top.source(), name + "."));
+  for (const char* sub : {"vision_config", "encoder_config"}) {
     if (spec.config_dtype) break;
     if (auto it = root.find(sub); it != root.end() && it->is_object())
-      spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), sub + "."));
+      spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
   }
   const std::string encoder_only = encoder_only_reason(root, spec.model_type);
   std::tie(spec.pooling, spec.runner_reason) = resolve_runner(top, options.runner, encoder_only);

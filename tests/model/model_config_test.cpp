@@ -608,6 +608,38 @@ TEST(ModelInline, InternVlReadsItsLlmConfig) {
   EXPECT_THAT(summary(both), ElementsAre("2x decoder h8/8 d128/128"));
 }
 
+// Qwen2.5-Omni and Qwen3-Omni keep the language model in the thinker (their get_text_config
+// returns thinker_config.text_config, which is what vLLM plans); the talker and the audio and
+// vision encoders are not it. Qwen2.5-Omni-7B: Qwen2.5-7B's 28/4 at d128, its window off.
+TEST(ModelInline, QwenOmniReadsItsThinkersTextConfig) {
+  const ModelSpec omni =
+      parse(R"({"architectures":["Qwen2_5OmniModel"],"model_type":"qwen2_5_omni",)"
+            R"("thinker_config":{"model_type":"qwen2_5_omni_thinker",)"
+            R"("audio_config":{"encoder_layers":32,"encoder_attention_heads":20,"d_model":1280},)"
+            R"("text_config":{"model_type":"qwen2_5_omni_text","hidden_size":3584,)"
+            R"("num_attention_heads":28,"num_key_value_heads":4,"num_hidden_layers":28,)"
+            R"("max_position_embeddings":32768,"sliding_window":32768,"use_sliding_window":false,)"
+            R"("torch_dtype":"float16"}},"talker_config":{"hidden_size":896,)"
+            R"("num_attention_heads":12,"num_key_value_heads":4,"num_hidden_layers":24}})");
+  EXPECT_THAT(summary(omni), ElementsAre("28x decoder h28/4 d128/128"));
+  EXPECT_EQ(omni.config_dtype, DType::kFloat16);
+  EXPECT_FALSE(omni.pooling);
+  EXPECT_TRUE(omni.notes.empty()) << omni.notes.front();
+  const ModelSpec omni3 =
+      parse(R"({"architectures":["Qwen3OmniMoeForConditionalGeneration"],)"
+            R"("model_type":"qwen3_omni_moe","thinker_config":{"text_config":{)"
+            R"("model_type":"qwen3_omni_moe_text","hidden_size":2048,"num_attention_heads":32,)"
+            R"("num_key_value_heads":4,"head_dim":128,"num_hidden_layers":48,)"
+            R"("max_position_embeddings":65536}}})");
+  EXPECT_THAT(summary(omni3), ElementsAre("48x decoder h32/4 d128/128"));
+  try {
+    parse(R"({"model_type":"qwen2_5_omni","thinker_config":{"text_config":{"hidden_size":64}}})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("thinker_config.text_config.num_hidden_layers"));
+  }
+}
+
 TEST(ModelInline, AlibiModels) {
   const ModelSpec mpt =
       parse(R"({"model_type":"mpt","d_model":4096,"n_heads":32,"n_layers":2,"max_seq_len":2048,)"
