@@ -302,15 +302,15 @@ struct Builder {
 // compressed-tensors' (and flat ModelOpt's) kv_cache_scheme of 8-bit floats is fp8 e4m3 with
 // per-tensor scales, or per KV head with strategy attn_head (llm-compressor's per-head
 // calibration); ModelOpt's kv_cache_quant_algo FP8 or NVFP4. Any other scheme is refused by name.
-// None without one.
+// None without one. `top` is the top level, or a multimodal config's text config.
 std::optional<CheckpointKv> checkpoint_kv_cache(const ConfigFields& top) {
   const json* q = top.find("quantization_config");
   if (!q) return std::nullopt;
   if (!q->is_object()) top.fail_type("quantization_config", *q, "an object");
-  const ConfigFields qc(*q, top.source(), "quantization_config.");
+  const ConfigFields qc(*q, top.source(), top.name("quantization_config."));
   if (const json* s = qc.find("kv_cache_scheme")) {
     if (!s->is_object()) qc.fail_type("kv_cache_scheme", *s, "an object or null");
-    const ConfigFields kv(*s, top.source(), "quantization_config.kv_cache_scheme.");
+    const ConfigFields kv(*s, top.source(), qc.name("kv_cache_scheme."));
     const auto bits = kv.get_int("num_bits");
     const auto type = kv.get_string("type");
     if (bits != 8 || type != "float")
@@ -330,7 +330,7 @@ std::optional<CheckpointKv> checkpoint_kv_cache(const ConfigFields& top) {
   const ConfigFields* algo_src = &qc;
   std::optional<ConfigFields> nested;  // ModelOpt's hf_quant_config layout, copied inline
   if (const json* n = qc.find("quantization"); n && n->is_object()) {
-    nested.emplace(*n, top.source(), "quantization_config.quantization.");
+    nested.emplace(*n, top.source(), qc.name("quantization."));
     algo_src = &*nested;
   }
   const auto algo = algo_src->get_string("kv_cache_quant_algo");
@@ -1388,7 +1388,13 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   }
   // The cache format: the user's choice wins; else the checkpoint's (quantization_config), else
   // the model dtype's. A user's fp8 over a checkpoint calibrated per head keeps per-head scales.
-  const std::optional<CheckpointKv> ckpt = checkpoint_kv_cache(top);
+  // vLLM also looks in a multimodal config's text_config (llm_config, after its remap) when the
+  // top level has none; not in a thinker's.
+  std::optional<CheckpointKv> ckpt = checkpoint_kv_cache(top);
+  const TextConfig text = find_text_config(root);
+  if (!top.find("quantization_config") && text.value && text.value->is_object() &&
+      text.name != "thinker_config.text_config")
+    ckpt = checkpoint_kv_cache(ConfigFields(*text.value, top.source(), text.name + "."));
   CheckpointKv kv = ckpt.value_or(CheckpointKv{});
   if (ckpt && !options.kv_cache_dtype) {
     std::string note = fmt::format(

@@ -1426,6 +1426,26 @@ TEST(ModelInline, CheckpointKvCacheScheme) {
   EXPECT_THAT(m.notes[0], HasSubstr("quantization_config calibrates the KV cache for fp8_e4m3"));
   o.kv_cache_dtype = KvCacheDType::kFp8E4M3;
   EXPECT_TRUE(parse("{" + body + R"("quantization_config":)" + head + "}", o).notes.empty());
+  // A multimodal checkpoint's text config may state it (vLLM looks there when the top level has
+  // none; llm_config after vLLM's remap); errors name the nesting.
+  auto mm = [&](const std::string& key, const std::string& quant) {
+    return parse(R"({"model_type":"llava",")" + key + R"(":{)" + body +
+                 R"("quantization_config":)" + quant + "}}")
+        .attention_layers.at(1);
+  };
+  for (const char* key : {"text_config", "llm_config"}) {
+    const LayerSpec l = mm(key, head);
+    EXPECT_EQ(P(l.kv_cache_dtype, l.kv_scale_granularity),
+              P(KvCacheDType::kFp8E4M3, ScaleGranularity::kPerHead))
+        << key;
+  }
+  try {
+    mm("text_config", R"({"kv_cache_scheme":{"num_bits":8,"type":"float","strategy":"x"}})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("field 'text_config.quantization_config.kv_cache_scheme.strategy'"));
+  }
 }
 
 // EXAONE 4 states its pattern as a string ("LLLG": three sliding layers, then a full one);
