@@ -2,6 +2,9 @@
 # llama.cpp's CPU flash attention beside attnkit's CPU bench, in one command:
 #
 #   bash bench/peers_cpu.sh [--out DIR] [--quick] [--suite prefill|decode|all]
+#                           [--decode-grid G] [--decode-heads H] [--decode-head D] [--decode-q Q]
+#
+# (the --decode-* options pass to `attnkit bench`: the decode rows take those shapes)
 #
 # 1. Fetches llama.cpp's ggml: the source vendored in the llama-cpp-python 0.3.36 sdist on PyPI
 #    (ggml 0.25.3, llama.cpp 0c1e570; sha256 pinned below), cached in $ATTNKIT_PEER_CACHE
@@ -23,8 +26,10 @@ while (($#)); do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --quick) bench_args+=(--quick); shift ;;
-    --suite) bench_args+=(--suite "$2"); shift 2 ;;
-    *) echo "peers_cpu.sh: unknown argument '$1' (expected --out DIR, --quick, --suite S)" >&2
+    --suite|--decode-grid|--decode-heads|--decode-head|--decode-q)
+      bench_args+=("$1" "$2"); shift 2 ;;
+    *) echo "peers_cpu.sh: unknown argument '$1' (expected --out DIR, --quick, --suite S," \
+         "--decode-grid G, --decode-heads H, --decode-head D, --decode-q Q)" >&2
        exit 2 ;;
   esac
 done

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <fmt/format.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -148,7 +149,7 @@ TEST(CliPlan, BadInputExitsTwo) {
         "plan --model llama-3.1-8b --device h100 --block-size 0",
         "plan --model no-such-model --device h100", "plan --device h100",
         "plan --model llama-3.1-8b --bogus", "frobnicate", "bench --device cpu --splits 4",
-        "bench --device cpu --decode-grid 1x32768"}) {
+        "bench --device cpu --decode-head 100"}) {
     CliResult r = run_cli(args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.err;
     EXPECT_THAT(r.err, testing::StartsWith("error: ")) << args;
@@ -264,6 +265,44 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   r = run_cli("bench --device cpu --suite ENCODER");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--suite encoder benchmarks CUDA kernels"));
+}
+
+// --decode-grid, --decode-heads, --decode-head and --decode-q shape the CPU bench's decode rows
+// too: each shape over a bf16 and an fp8 cache, ragged batches included, every row verified
+// against the reference; head sizes CPU_FLASH does not run, and the prefill suite, are refused.
+TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
+  const CliResult r = run_cli(
+      "bench --device cpu --suite decode --quick --decode-grid 2x300,1x97+2x54 "
+      "--decode-heads 8/2,6/6 --decode-head 96 --decode-q 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["kind"] == "ceiling" || j["kind"] == "probe") continue;
+    EXPECT_EQ(j["kind"], "decode");
+    EXPECT_EQ(j["q_len"], 2);
+    EXPECT_EQ(j["head_size"], 96);
+    EXPECT_TRUE(j["verified"].get<bool>()) << line;
+    rows.push_back(fmt::format("{}x{}{} {}/{} {}", j["batch"].get<int>(), j["kv_len"].get<int>(),
+                               j.value("batch_lens", std::string()), j["heads"].get<int>(),
+                               j["kv_heads"].get<int>(), j["kv_dtype"].get<std::string>()));
+  }
+  EXPECT_THAT(rows,
+              testing::ElementsAre("2x300 8/2 bfloat16", "2x300 8/2 fp8_e4m3", "2x300 6/6 bfloat16",
+                                   "2x300 6/6 fp8_e4m3", "3x971x97+2x54 8/2 bfloat16",
+                                   "3x971x97+2x54 8/2 fp8_e4m3", "3x971x97+2x54 6/6 bfloat16",
+                                   "3x971x97+2x54 6/6 fp8_e4m3"));
+  CliResult bad = run_cli("bench --device cpu --suite decode --decode-head 100");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--decode-head on the cpu takes the head sizes CPU_FLASH runs "
+                                 "(16..576 step 16); got 100"));
+  bad = run_cli("bench --device cpu --suite prefill --decode-q 2");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--suite prefill runs none"));
+  bad = run_cli("bench --device cpu --decode-grid 2x");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("'2x' is not BATCHxCONTEXT"));
 }
 
 // The CPU bench shuffles its block tables by default; --sequential-blocks (CPU only) keeps each

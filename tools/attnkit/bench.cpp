@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attnkit/error.hpp"
+#include "backends/cpu_flash/capabilities.hpp"
 #include "backends/cuda_flash/manifest.hpp"
 #include "commands.hpp"
 #include "core/strings.hpp"
@@ -54,6 +55,41 @@ std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag
   return out;
 }
 
+std::vector<DecodeBatch> parse_decode_grid(const std::string& text) {
+  std::vector<DecodeBatch> out;
+  auto parts = [](const std::string& s, char sep) {
+    std::vector<std::string> v;
+    for (size_t pos = 0; pos <= s.size();) {
+      const size_t end = std::min(s.find(sep, pos), s.size());
+      v.push_back(s.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return v;
+  };
+  for (const std::string& item : parts(text, ',')) {
+    DecodeBatch d{item, {}};
+    for (const std::string& part : parts(item, '+')) {
+      int b = 0, ctx = 0;
+      char tail = 0;
+      if (std::sscanf(part.c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 || ctx <= 0 ||
+          d.lens.size() + size_t(b) > 65535)
+        throw InvalidArgument(
+            fmt::format("bench --decode-grid: '{}' is not BATCHxCONTEXT with positive numbers "
+                        "(e.g. 1x32768), or such parts joined by '+' (1x65536+63x1024)",
+                        part));
+      d.lens.insert(d.lens.end(), size_t(b), ctx);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+bool custom_decode_rows(const BenchOptions& o) {
+  const BenchOptions d;
+  return !o.decode_grid.empty() || o.decode_heads != d.decode_heads ||
+         o.decode_head != d.decode_head || o.decode_q != d.decode_q;
+}
+
 void add_bench_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "bench",
@@ -80,21 +116,23 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                 "cuda: one split-KV count for every sequence of a decode batch, never a count "
                 "per sequence (the ragged plan's A/B)");
   cmd->add_option("--decode-grid", opts->decode_grid,
-                  "cuda: decode and MLA shapes as batch x context, e.g. 1x32768,16x8192; '+' "
-                  "joins a ragged batch's parts, e.g. 1x65536+63x1024");
+                  "decode shapes (cuda: and MLA's) as batch x context, e.g. 1x32768,16x8192; '+' "
+                  "joins a ragged batch's parts, e.g. 1x65536+63x1024 (cpu: replaces its own "
+                  "decode rows, as the other --decode options do; each shape over bf16 and fp8 "
+                  "caches)");
   cmd->add_option("--decode-q", opts->decode_q,
-                  "cuda: query tokens per sequence of the decode rows (speculative decoding "
+                  "query tokens per sequence of the decode rows (speculative decoding "
                   "verifies 1 + k tokens a step)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--decode-head", opts->decode_head, "cuda: head size of the decode rows")
+  cmd->add_option("--decode-head", opts->decode_head, "head size of the decode rows")
       ->capture_default_str();
   cmd->add_option("--prefill-heads", opts->prefill_heads,
                   "cuda: head sizes of the prefill rows, comma-separated (2048 / head query "
                   "heads each)")
       ->capture_default_str();
   cmd->add_option("--decode-heads", opts->decode_heads,
-                  "cuda: the decode rows' query / KV head counts, comma-separated (MHA: "
+                  "the decode rows' query / KV head counts, comma-separated (MHA: "
                   "32/32; Whisper: 20/20)")
       ->capture_default_str();
   cmd->add_option("--decode-chunk", opts->decode_chunk,
@@ -140,23 +178,34 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                 "block tables take them in a shuffled order, as the cuda bench's do)");
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
-        (opts->splits > 0 || opts->uniform_splits || !opts->decode_grid.empty() ||
-         opts->decode_head != 128 || opts->decode_q != 1 || opts->decode_chunk > 0 ||
-         opts->decode_heads != BenchOptions{}.decode_heads || opts->mla_form != "auto" ||
-         opts->variant != "auto" || opts->decode_occupancy != "auto" ||
+        (opts->splits > 0 || opts->uniform_splits || opts->decode_chunk > 0 ||
+         opts->mla_form != "auto" || opts->variant != "auto" || opts->decode_occupancy != "auto" ||
          opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
          opts->prefill_window > 0 || opts->prefill_heads != BenchOptions{}.prefill_heads))
       throw InvalidArgument(
-          "bench: --splits, --uniform-splits, --decode-grid, --decode-head, --decode-heads, "
-          "--decode-q, --decode-chunk, --mla-form, --decode-occupancy, "
+          "bench: --splits, --uniform-splits, --decode-chunk, --mla-form, --decode-occupancy, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv, --prefill-image and "
           "--prefill-heads apply to --device cuda only (the CPU suite has its own grid)");
     if (opts->device == "cuda" && opts->sequential_blocks)
       throw InvalidArgument(
           "bench: --sequential-blocks applies to --device cpu only (the cuda bench always "
           "shuffles its block tables)");
-    parse_heads_list(opts->decode_heads);  // refused here, before any device work
-    parse_head_sizes(std::to_string(opts->decode_head), "--decode-head");
+    // Refused here, before any device work.
+    parse_heads_list(opts->decode_heads);
+    if (!opts->decode_grid.empty()) parse_decode_grid(opts->decode_grid);
+    if (opts->device == "cuda") {
+      parse_head_sizes(std::to_string(opts->decode_head), "--decode-head");
+    } else if (const HeadSizeRule& rule = cpu_flash_capabilities().head_sizes;
+               !rule.accepts(opts->decode_head)) {
+      throw InvalidArgument(
+          fmt::format("bench: --decode-head on the cpu takes the head sizes CPU_FLASH runs ({}); "
+                      "got {}",
+                      rule.describe(), opts->decode_head));
+    }
+    if (opts->device != "cuda" && custom_decode_rows(*opts) && opts->suite == "prefill")
+      throw InvalidArgument(
+          "bench: --decode-grid, --decode-heads, --decode-head and --decode-q shape the decode "
+          "rows; --suite prefill runs none");
     parse_head_sizes(opts->prefill_heads, "--prefill-heads");
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(

@@ -2,6 +2,8 @@
 // beside the ceilings measured in the same run.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,18 +13,18 @@
 namespace attnkit::cli {
 
 struct BenchOptions {
-  std::string device = "cpu";                // cpu | cuda
-  std::string suite = "all";                 // prefill | decode | mla | encoder | mixed | all
-  bool quick = false;                        // a small grid (smoke runs, CI)
-  std::optional<std::string> out_path;       // also write the rows to this file
-  int splits = 0;                            // cuda: > 0 forces this split-KV count (sweeps)
-  bool uniform_splits = false;               // cuda: one split count for every decode sequence
-  std::string decode_grid;                   // cuda: "BxCTX,..." replaces the decode and MLA grids
-  int decode_head = 128;                     // cuda: head size of the decode rows
+  std::string device = "cpu";           // cpu | cuda
+  std::string suite = "all";            // prefill | decode | mla | encoder | mixed | all
+  bool quick = false;                   // a small grid (smoke runs, CI)
+  std::optional<std::string> out_path;  // also write the rows to this file
+  int splits = 0;                       // cuda: > 0 forces this split-KV count (sweeps)
+  bool uniform_splits = false;          // cuda: one split count for every decode sequence
+  std::string decode_grid;              // "BxCTX,..." replaces the decode (cuda: and MLA) grids
+  int decode_head = 128;                // head size of the decode rows
   std::string prefill_heads = "64,128,256";  // cuda: head sizes of the prefill rows
-  // cuda: the decode rows' query / KV head counts ("32/8,32/4"; parse_heads_list)
+  // the decode rows' query / KV head counts ("32/8,32/4"; parse_heads_list)
   std::string decode_heads = "32/8,32/4";
-  int decode_q = 1;      // cuda: query tokens per sequence of the decode rows
+  int decode_q = 1;      // query tokens per sequence of the decode rows
   int decode_chunk = 0;  // cuda: the decode rows' attention_chunk_size (chunked local; 0: none)
   std::string mla_form = "auto";          // cuda: CUDA_MLA's kernel form, auto | wide | hopper
   std::string variant = "auto";           // cuda: CUDA_FLASH's generation, auto | v2 | v3
@@ -39,6 +41,22 @@ struct BenchOptions {
 std::vector<std::pair<int, int>> parse_heads_list(const std::string& text);
 // "64,160" -> {64, 160}; InvalidArgument names a size CUDA_FLASH builds no square head for.
 std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag);
+// The CPU bench's decode rows follow --decode-grid / --decode-heads / --decode-head / --decode-q
+// (instead of its own grid) when any of them is given.
+bool custom_decode_rows(const BenchOptions& o);
+
+// One decode batch of the grid: "16x8192" (16 sequences of 8192 keys), or a ragged one whose
+// parts follow each other, "1x65536+63x1024" (one sequence of 64k keys, then 63 of 1k).
+struct DecodeBatch {
+  std::string text;
+  std::vector<int> lens;
+  bool ragged() const {
+    return std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) != lens.end();
+  }
+  int longest() const { return *std::max_element(lens.begin(), lens.end()); }
+};
+// "1x32768,1x65536+63x1024" -> its batches; InvalidArgument names a part that is not BxCTX.
+std::vector<DecodeBatch> parse_decode_grid(const std::string& text);
 
 int run_cpu_bench(const BenchOptions& options);   // bench_cpu.cpp
 int run_cuda_bench(const BenchOptions& options);  // bench_cuda.cpp (explains itself without CUDA)

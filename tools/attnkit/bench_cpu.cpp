@@ -589,46 +589,64 @@ int run_cpu_bench(const BenchOptions& o) {
     const int kv_len = o.quick ? 2048 : 8192;
     const int64_t cache = Shape{"decode", 16, 1, kv_len, 32, 8, 128, bf, kbf, true}.cache_bytes();
     const int b = o.quick ? 4 : int(std::max<int64_t>(16, (dram + cache - 1) / cache * 16));
-    shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
-    if (!o.quick)  // longer contiguous (block, head) runs: what a larger block size buys
-      for (int page : {64, 128})
-        shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true, page});
-    shapes.push_back({"decode", b / 4, 1, kv_len, 32, 32, 128, bf, kbf, true});
-    shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
-    // fp8 items of 8 rows (GQA 8): where AMX is present, staged to bf16 rows for its tiles; four
-    // times the sequences, so as many cache bytes as the bf16 rows.
-    shapes.push_back({"decode", b * 4, 1, kv_len, 32, 4, 128, bf, KvCacheDType::kFp8E4M3, true});
-    shapes.push_back(
-        {"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
-    // Speculative decoding: 4 query tokens per sequence with GQA 8, 32 rows per work item (two
-    // 16-row blocks on the AMX direct path); half the KV heads, so twice the sequences.
-    shapes.push_back({"decode", b * 2, 4, kv_len, 32, 4, 128, bf, kbf, true});
-    // Split-KV: one sequence, one KV head, as many cache bytes as the GQA rows (above L3; at
-    // 4 x kv_len it fitted in L3 and was no DRAM row).
-    const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;
-    shapes.push_back({"decode", 1, 1, split_len, 16, 1, 128, bf, kbf, true});
-    // A ragged serving batch (perf-anchors' load-balance case, one 64k + 63 x 1k): a long
-    // sequence's items are longer than a thread's share once there are many threads. Where its
-    // 266 MB are less than `dram`, every length doubles until they are not.
-    {
-      Shape r{"decode", 64, 1, o.quick ? 16384 : 65536, 32, 4, 128, bf, kbf, true};
-      for (;; r.kv_len *= 2) {
-        r.lens.assign(64, r.kv_len / 64);
-        r.lens[0] = r.kv_len;
-        if (o.quick || r.cache_bytes() >= dram) break;
+    if (custom_decode_rows(o)) {
+      // The user's shapes instead (the grid defaults to the first row's batch x context), each
+      // over a bf16 and an fp8 cache, as the cuda bench's grid runs them.
+      const std::string grid =
+          o.decode_grid.empty() ? fmt::format("{}x{}", b, kv_len) : o.decode_grid;
+      for (const DecodeBatch& d : parse_decode_grid(grid))
+        for (const auto& [hq, hkv] : parse_heads_list(o.decode_heads))
+          for (KvCacheDType kv : {kbf, KvCacheDType::kFp8E4M3}) {
+            Shape s{"decode", int(d.lens.size()), o.decode_q, d.longest(), hq,
+                    hkv,      o.decode_head,      bf,         kv,          true};
+            if (d.ragged()) {
+              s.lens = d.lens;
+              s.lens_text = d.text;
+            }
+            shapes.push_back(std::move(s));
+          }
+    } else {
+      shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
+      if (!o.quick)  // longer contiguous (block, head) runs: what a larger block size buys
+        for (int page : {64, 128})
+          shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true, page});
+      shapes.push_back({"decode", b / 4, 1, kv_len, 32, 32, 128, bf, kbf, true});
+      shapes.push_back({"decode", b * 2, 1, kv_len, 32, 8, 128, bf, KvCacheDType::kFp8E4M3, true});
+      // fp8 items of 8 rows (GQA 8): where AMX is present, staged to bf16 rows for its tiles; four
+      // times the sequences, so as many cache bytes as the bf16 rows.
+      shapes.push_back({"decode", b * 4, 1, kv_len, 32, 4, 128, bf, KvCacheDType::kFp8E4M3, true});
+      shapes.push_back(
+          {"decode", b, 1, kv_len, 32, 8, 128, DType::kFloat16, KvCacheDType::kFloat16, true});
+      // Speculative decoding: 4 query tokens per sequence with GQA 8, 32 rows per work item (two
+      // 16-row blocks on the AMX direct path); half the KV heads, so twice the sequences.
+      shapes.push_back({"decode", b * 2, 4, kv_len, 32, 4, 128, bf, kbf, true});
+      // Split-KV: one sequence, one KV head, as many cache bytes as the GQA rows (above L3; at
+      // 4 x kv_len it fitted in L3 and was no DRAM row).
+      const int split_len = o.quick ? kv_len * 4 : b * kv_len * 8;
+      shapes.push_back({"decode", 1, 1, split_len, 16, 1, 128, bf, kbf, true});
+      // A ragged serving batch (perf-anchors' load-balance case, one 64k + 63 x 1k): a long
+      // sequence's items are longer than a thread's share once there are many threads. Where its
+      // 266 MB are less than `dram`, every length doubles until they are not.
+      {
+        Shape r{"decode", 64, 1, o.quick ? 16384 : 65536, 32, 4, 128, bf, kbf, true};
+        for (;; r.kv_len *= 2) {
+          r.lens.assign(64, r.kv_len / 64);
+          r.lens[0] = r.kv_len;
+          if (o.quick || r.cache_bytes() >= dram) break;
+        }
+        r.lens_text = fmt::format("1x{}+63x{}", r.kv_len, r.kv_len / 64);
+        shapes.push_back(r);
       }
-      r.lens_text = fmt::format("1x{}+63x{}", r.kv_len, r.kv_len / 64);
-      shapes.push_back(r);
+      // The arithmetic alone: one thread over a 1 MB cache (one KV head, GQA 4) that stays in its
+      // L2. On a machine whose cores fetch from DRAM no faster than they compute, the DRAM rows
+      // hide changes in here (bench/NOTES.md, CPU s10).
+      shapes.push_back({"decode_l2", 1, 1, 2048, 4, 1, 128, bf, kbf, true});
+      shapes.push_back({"decode_l2", 1, 1, 4096, 4, 1, 128, bf, KvCacheDType::kFp8E4M3, true});
+      // The same for the rows AMX tiles take: 8 rows (GQA 8), 16 (16/1) and 32 (4 tokens, GQA 8).
+      shapes.push_back({"decode_l2", 1, 1, 512, 32, 4, 128, bf, kbf, true});
+      shapes.push_back({"decode_l2", 1, 1, 2048, 16, 1, 128, bf, kbf, true});
+      shapes.push_back({"decode_l2", 1, 4, 2048, 8, 1, 128, bf, kbf, true});
     }
-    // The arithmetic alone: one thread over a 1 MB cache (one KV head, GQA 4) that stays in its
-    // L2. On a machine whose cores fetch from DRAM no faster than they compute, the DRAM rows
-    // hide changes in here (bench/NOTES.md, CPU s10).
-    shapes.push_back({"decode_l2", 1, 1, 2048, 4, 1, 128, bf, kbf, true});
-    shapes.push_back({"decode_l2", 1, 1, 4096, 4, 1, 128, bf, KvCacheDType::kFp8E4M3, true});
-    // The same for the rows AMX tiles take: 8 rows (GQA 8), 16 (16/1) and 32 (4 tokens, GQA 8).
-    shapes.push_back({"decode_l2", 1, 1, 512, 32, 4, 128, bf, kbf, true});
-    shapes.push_back({"decode_l2", 1, 1, 2048, 16, 1, 128, bf, kbf, true});
-    shapes.push_back({"decode_l2", 1, 4, 2048, 8, 1, 128, bf, kbf, true});
   }
 
   auto backend = make_cpu_flash_backend();

@@ -655,45 +655,6 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
   return row;
 }
 
-// One decode batch of the grid: "16x8192" (16 sequences of 8192 keys), or a ragged one whose
-// parts follow each other, "1x65536+63x1024" (one sequence of 64k keys, then 63 of 1k).
-struct DecodeBatch {
-  std::string text;
-  std::vector<int> lens;
-  bool ragged() const {
-    return std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) != lens.end();
-  }
-  int longest() const { return *std::max_element(lens.begin(), lens.end()); }
-};
-std::vector<DecodeBatch> parse_decode_grid(const std::string& text) {
-  std::vector<DecodeBatch> out;
-  auto parts = [](const std::string& s, char sep) {
-    std::vector<std::string> v;
-    for (size_t pos = 0; pos <= s.size();) {
-      const size_t end = std::min(s.find(sep, pos), s.size());
-      v.push_back(s.substr(pos, end - pos));
-      pos = end + 1;
-    }
-    return v;
-  };
-  for (const std::string& item : parts(text, ',')) {
-    DecodeBatch d{item, {}};
-    for (const std::string& part : parts(item, '+')) {
-      int b = 0, ctx = 0;
-      char tail = 0;
-      if (std::sscanf(part.c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 || ctx <= 0 ||
-          d.lens.size() + size_t(b) > 65535)
-        throw InvalidArgument(
-            fmt::format("bench --decode-grid: '{}' is not BATCHxCONTEXT with positive numbers "
-                        "(e.g. 1x32768), or such parts joined by '+' (1x65536+63x1024)",
-                        part));
-      d.lens.insert(d.lens.end(), size_t(b), ctx);
-    }
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
 json ceilings(Timer& T) {
   const size_t bytes = size_t(4) << 30;
   Buf x(bytes), y(bytes), sink(kProbeCtas * 4);
