@@ -41,15 +41,16 @@ sha=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 sdist="$cache/llama_cpp_python-$version.tar.gz"
 src="$cache/llama_cpp_python-$version/vendor/llama.cpp"
 mkdir -p "$cache"
-if [[ ! -f "$sdist" ]]; then
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    echo "peers_cpu.sh: fetching llama.cpp's source needs pip (apt-get install python3-pip)" >&2
-    exit 2
-  fi
-  python3 -m pip download "llama-cpp-python==$version" --no-deps --no-binary :all: -d "$cache"
-fi
-echo "$sha  $sdist" | sha256sum -c --quiet -
+# A machine without network (the GPU host) takes a copy of $src made elsewhere.
 if [[ ! -d "$src/ggml" ]]; then
+  if [[ ! -f "$sdist" ]]; then
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+      echo "peers_cpu.sh: fetching llama.cpp's source needs pip (apt-get install python3-pip)" >&2
+      exit 2
+    fi
+    python3 -m pip download "llama-cpp-python==$version" --no-deps --no-binary :all: -d "$cache"
+  fi
+  echo "$sha  $sdist" | sha256sum -c --quiet -
   tar xzf "$sdist" -C "$cache" "llama_cpp_python-$version/vendor/llama.cpp"
 fi
 build="$cache/ggml-build"
