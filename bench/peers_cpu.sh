@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp's CPU flash attention beside attnkit's CPU bench, in one command:
 #
-#   bash bench/peers_cpu.sh [--out DIR] [--quick] [--suite prefill|decode|all]
+#   bash bench/peers_cpu.sh [--out DIR] [--quick] [--suite prefill|decode|mla|all]
 #                           [--decode-grid G] [--decode-heads H] [--decode-head D] [--decode-q Q]
 #
 # (the --decode-* options pass to `attnkit bench`: the decode rows take those shapes)
@@ -12,8 +12,8 @@
 #    as llama.cpp builds its CPU backend).
 # 2. Builds bench/peers_cpu/ggml_fa_peer.cpp against it.
 # 3. Runs `attnkit bench --device cpu` ($ATTNKIT, else build/cpu's, built if absent), then the
-#    peer on each of its prefill and decode rows' shapes (ragged batches and the one-thread L2
-#    rows aside), then prints the rows side by side.
+#    peer on each of its prefill, decode and MLA decode rows' shapes (ragged batches and the
+#    one-thread L2 rows aside), then prints the rows side by side.
 # The peer keeps K/V contiguous per sequence and unpaged, in llama.cpp's default f16 cache (bf16
 # caches also in bf16; fp8 rows in q8_0, ggml's 8-bit cache; float32 models over f32), with as
 # many threads as attnkit's bench used. DIR (default bench/results/cpu_peers-<date>) receives
@@ -89,11 +89,14 @@ exec(open(sys.argv[2]).read())
 seen = []
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    if r.get("kind") not in ("prefill", "decode") or "batch_lens" in r:
+    if r.get("kind") not in ("prefill", "decode", "mla_decode") or "batch_lens" in r:
         continue
+    d = str(r["head_size"])
+    if r.get("head_size_v", r["head_size"]) != r["head_size"]:
+        d += f'/{r["head_size_v"]}'
     for kv in peer_kv(r):
         s = f'{r["kind"]},{r["batch"]},{r["q_len"]},{r["kv_len"]},{r["heads"]},{r["kv_heads"]},' \
-            f'{r["head_size"]},{kv},{int(r["causal"])}'
+            f'{d},{kv},{int(r["causal"])}'
         if s not in seen:
             seen.append(s)
 print("\n".join(seen))
@@ -120,14 +123,14 @@ def key(r):
     return (r["kind"], r["batch"], r["q_len"], r["kv_len"], r["heads"], r["kv_heads"],
             r["head_size"], bool(r["causal"]))
 for r in a:
-    if r.get("kind") not in ("prefill", "decode") or "batch_lens" in r:
+    if r.get("kind") not in ("prefill", "decode", "mla_decode") or "batch_lens" in r:
         continue
-    unit = "gflops" if r["kind"] == "prefill" else "gbs"
+    unit = "gbs" if r["kind"] == "decode" else "gflops"  # MLA decode is bound by arithmetic
     peers = [p for p in g if key(p) == key(r) and p["kv_type"] in peer_kv(r)]
     cells = ", ".join(f'{p["kv_type"]} {p[unit]:.1f}{"" if p["verified"] else " (unverified)"}'
                       f' ({r[unit] / p[unit]:.2f}x)' for p in peers)
-    print(f'{r["kind"]:7} {r["dtype"]:8}/{r["kv_dtype"]:8} B{r["batch"]} Q{r["q_len"]} '
-          f'K{r["kv_len"]} {r["heads"]}/{r["kv_heads"]} d{r["head_size"]} '
+    print(f'{r["kind"]:10} {r["dtype"]:8}/{r["kv_dtype"]:8} B{r["batch"]} Q{r["q_len"]} '
+          f'K{r["kv_len"]} {r["heads"]}/{r["kv_heads"]} d{r["head_size"]}/{r["head_size_v"]} '
           f'{"causal" if r["causal"] else "full"} page {r.get("page", "-")}: '
           f'attnkit {r[unit]:.1f} {unit}; llama.cpp {cells}')
 EOF

@@ -4,12 +4,13 @@
 //
 //   ggml_fa_peer [--threads N] [--repeats N] kind,B,Q,K,H,HKV,D,kv_type,causal ...
 //
-// kind: prefill | decode; kv_type: f16 | bf16 | f32 | q8_0 (ggml has no fp8: q8_0, 8.5 bits an
-// element, is its 8-bit cache). K and V are contiguous per sequence ([D, K, HKV, B], ggml's
-// layout; no paging), as llama.cpp keeps them. Q is fp32, as llama.cpp passes it; the
-// accumulation precision is F32, as llama.cpp sets it.
-// Figures: FLOPs 4*B*H*Q*K*D (halved for causal prefill), decode bytes the K and V bytes read
-// (B*K*HKV*2*row bytes), median of the timed runs. Before a row counts, sampled output rows (the
+// kind: prefill | decode | mla_decode (D is DK/DV, e.g. 576/512: V is a view of the first DV
+// elements of each K row, MLA's latent cache as llama.cpp reads it); kv_type: f16 | bf16 | f32 |
+// q8_0 (ggml has no fp8: q8_0, 8.5 bits an element, is its 8-bit cache). K and V are contiguous
+// per sequence ([D, K, HKV, B], ggml's layout; no paging), as llama.cpp keeps them. Q is fp32, as
+// llama.cpp passes it; the accumulation precision is F32, as llama.cpp sets it.
+// Figures: FLOPs 2*B*H*Q*K*(DK+DV) (halved for causal prefill), decode bytes the K and V bytes
+// read (MLA: K only), median of the timed runs. Before a row counts, sampled output rows (the
 // first and last sequence, head and query) are checked against an fp64 computation over the
 // K/V values ggml holds (`rel_err`: max |err| / max |ref| over those rows; `verified` < 5e-2,
 // since ggml sums f16 V rows in f16).
@@ -33,7 +34,7 @@ namespace {
 
 struct Shape {
   std::string kind;
-  int64_t b, q, k, h, hkv, d;
+  int64_t b, q, k, h, hkv, d, dv;  // dv < d: V is the first dv elements of each K row (MLA)
   std::string kv;
   bool causal;
 };
@@ -47,20 +48,27 @@ Shape parse_shape(const std::string& text) {
   if (f.size() != 9)
     throw std::invalid_argument("shape '" + text +
                                 "': expected kind,B,Q,K,H,HKV,D,kv_type,causal (9 fields)");
+  const size_t slash = f[6].find('/');
+  const int64_t d = std::stoll(f[6].substr(0, slash));
+  const int64_t dv = slash == std::string::npos ? d : std::stoll(f[6].substr(slash + 1));
   Shape s{f[0],
           std::stoll(f[1]),
           std::stoll(f[2]),
           std::stoll(f[3]),
           std::stoll(f[4]),
           std::stoll(f[5]),
-          std::stoll(f[6]),
+          d,
+          dv,
           f[7],
           f[8] == "1"};
-  if (s.kind != "prefill" && s.kind != "decode")
-    throw std::invalid_argument("shape '" + text + "': kind must be prefill or decode");
+  if (s.kind != "prefill" && s.kind != "decode" && s.kind != "mla_decode")
+    throw std::invalid_argument("shape '" + text + "': kind must be prefill, decode or mla_decode");
   if (s.b < 1 || s.q < 1 || s.k < s.q || s.h < 1 || s.hkv < 1 || s.h % s.hkv != 0 || s.d < 1)
     throw std::invalid_argument("shape '" + text +
                                 "': need B, Q, H, HKV, D >= 1, K >= Q and H a multiple of HKV");
+  if ((s.kind == "mla_decode") != (s.dv < s.d) || s.dv < 1)
+    throw std::invalid_argument("shape '" + text +
+                                "': mla_decode takes DK/DV with 1 <= DV < DK; the others one D");
   return s;
 }
 
@@ -129,6 +137,7 @@ void run_shape(const Shape& s, int threads, int repeats, ggml_threadpool* pool) 
   const ggml_type kt = kv_type(s.kv);
   const bool masked = s.causal && s.q > 1;
   const size_t kv_bytes = ggml_row_size(kt, s.d) * size_t(s.k * s.hkv * s.b);
+  const bool latent = s.dv < s.d;
   const size_t data = size_t(s.d * s.q * s.h * s.b) * 8 /* q and out */ + 2 * kv_bytes +
                       (masked ? size_t(s.k * s.q) * 2 : 0);
   const size_t mem = data + 16 * ggml_tensor_overhead() + ggml_graph_overhead() + (64u << 20);
@@ -143,14 +152,16 @@ void run_shape(const Shape& s, int threads, int repeats, ggml_threadpool* pool) 
 
   ggml_tensor* q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, s.d, s.q, s.h, s.b);
   ggml_tensor* k = ggml_new_tensor_4d(ctx, kt, s.d, s.k, s.hkv, s.b);
-  ggml_tensor* v = ggml_new_tensor_4d(ctx, kt, s.d, s.k, s.hkv, s.b);
+  ggml_tensor* v =
+      latent ? ggml_view_4d(ctx, k, s.dv, s.k, s.hkv, s.b, k->nb[1], k->nb[2], k->nb[3], 0)
+             : ggml_new_tensor_4d(ctx, kt, s.d, s.k, s.hkv, s.b);
   ggml_tensor* mask = masked ? ggml_new_tensor_2d(ctx, GGML_TYPE_F16, s.k, s.q) : nullptr;
   Rng rng{0x9E3779B97F4A7C15ULL ^ uint64_t(s.b * 131 + s.k * 7 + s.h)};
   // Q x 4 over K in [-1, 1): scores with a spread of ~1.3 after the 1/sqrt(D) scale, so the
   // softmax is not uniform and a wrong row or key shows.
   fill_rows(q, s.q * s.h * s.b, s.d, 4.0f, rng);
   fill_rows(k, s.k * s.hkv * s.b, s.d, 1.0f, rng);
-  fill_rows(v, s.k * s.hkv * s.b, s.d, 1.0f, rng);
+  if (!latent) fill_rows(v, s.k * s.hkv * s.b, s.d, 1.0f, rng);
   if (mask) {  // bottom-right aligned causal: query i sees keys j <= i + K - Q
     auto* m = static_cast<ggml_fp16_t*>(mask->data);
     for (int64_t i = 0; i < s.q; ++i)
@@ -180,7 +191,7 @@ void run_shape(const Shape& s, int threads, int repeats, ggml_threadpool* pool) 
   const int64_t group = s.h / s.hkv;
   double max_err = 0, max_ref = 0;
   bool finite = true;
-  std::vector<float> qr(size_t(s.d)), kr(size_t(s.d)), vr(size_t(s.d));
+  std::vector<float> qr(size_t(s.d)), kr(size_t(s.d)), vr(size_t(s.d));  // V: its first dv
   for (int64_t b : {int64_t(0), s.b - 1})
     for (int64_t h : {int64_t(0), s.h - 1})
       for (int64_t i : {int64_t(0), s.q - 1}) {
@@ -200,12 +211,12 @@ void run_shape(const Shape& s, int threads, int repeats, ggml_threadpool* pool) 
         for (int64_t j = 0; j < visible; ++j) {
           const double p = std::exp(sc[size_t(j)] - mx);
           sum += p;
-          row_f32(v, (b * s.hkv + kvh) * s.k + j, vr);
-          for (int64_t c = 0; c < s.d; ++c) acc[size_t(c)] += p * vr[size_t(c)];
+          row_f32(latent ? k : v, (b * s.hkv + kvh) * s.k + j, vr);
+          for (int64_t c = 0; c < s.dv; ++c) acc[size_t(c)] += p * vr[size_t(c)];
         }
         const float* o = reinterpret_cast<const float*>(
             static_cast<const char*>(out->data) + h * out->nb[1] + i * out->nb[2] + b * out->nb[3]);
-        for (int64_t c = 0; c < s.d; ++c) {
+        for (int64_t c = 0; c < s.dv; ++c) {
           const double ref = acc[size_t(c)] / sum;
           finite = finite && std::isfinite(o[c]);
           max_err = std::max(max_err, std::fabs(double(o[c]) - ref));
@@ -215,16 +226,18 @@ void run_shape(const Shape& s, int threads, int repeats, ggml_threadpool* pool) 
   const double rel = finite ? max_err / max_ref : INFINITY;
 
   const double t = median(ms);
-  double flops = 4.0 * double(s.b * s.h * s.q * s.k * s.d);
+  const size_t read_bytes = latent ? kv_bytes : 2 * kv_bytes;
+  double flops = 2.0 * double(s.b * s.h * s.q * s.k) * double(s.d + s.dv);
   if (s.causal && s.q > 1) flops *= 0.5;
   std::printf(
       "{\"peer\":\"llama.cpp ggml_flash_attn_ext\",\"kind\":\"%s\",\"batch\":%lld,\"q_len\":%lld,"
-      "\"kv_len\":%lld,\"heads\":%lld,\"kv_heads\":%lld,\"head_size\":%lld,\"kv_type\":\"%s\","
+      "\"kv_len\":%lld,\"heads\":%lld,\"kv_heads\":%lld,\"head_size\":%lld,\"head_size_v\":%lld,"
+      "\"kv_type\":\"%s\","
       "\"causal\":%s,\"threads\":%d,\"repeats\":%d,\"time_ms\":%.4f,\"gflops\":%.3f,"
       "\"kv_bytes\":%zu,\"gbs\":%.3f,\"rel_err\":%.3g,\"verified\":%s}\n",
       s.kind.c_str(), (long long)s.b, (long long)s.q, (long long)s.k, (long long)s.h,
-      (long long)s.hkv, (long long)s.d, s.kv.c_str(), s.causal ? "true" : "false", threads, repeats,
-      t, flops / t * 1e-6, 2 * kv_bytes, 2 * double(kv_bytes) / t * 1e-6, rel,
+      (long long)s.hkv, (long long)s.d, (long long)s.dv, s.kv.c_str(), s.causal ? "true" : "false",
+      threads, repeats, t, flops / t * 1e-6, read_bytes, double(read_bytes) / t * 1e-6, rel,
       rel < 5e-2 ? "true" : "false");
   std::fflush(stdout);
   ggml_free(ctx);

@@ -223,22 +223,22 @@ TEST(CliRun, BlockSizeRangeIsPlans) {
 
 // bench's choices match any case and reach the command as their canonical spelling: a CPU run
 // that names a CUDA-only option in capitals is refused like the lower-case one, and "--device
-// CPU --suite MLA" reaches the MLA rule (before, "CUDA" passed the check and then ran the CPU
+// CPU --suite MIXED" reaches the mixed rule (before, "CUDA" passed the check and then ran the CPU
 // suite, and "FP8_E4M3" benchmarked a bf16 cache).
 // --splits 0 is the plan's own count (the default), so a sweep can list it; 129 is out of range.
 TEST(CliBench, SplitsZeroIsThePlansCount) {
-  CliResult r = run_cli("bench --device cpu --suite mla --splits 0");
+  CliResult r = run_cli("bench --device cpu --suite mixed --splits 0");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));  // parsed, then this rule
+  EXPECT_THAT(r.err, HasSubstr("--suite mixed benchmarks CUDA kernels"));  // parsed, then this
   r = run_cli("bench --device cuda --splits 129");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--splits"));
 }
 
 TEST(CliBench, ChoicesAreCaseInsensitive) {
-  CliResult r = run_cli("bench --device CPU --suite MLA");
+  CliResult r = run_cli("bench --device CPU --suite MIXED");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));
+  EXPECT_THAT(r.err, HasSubstr("--suite mixed benchmarks CUDA kernels"));
   r = run_cli("bench --device cpu --suite prefill --prefill-kv FP8_E4M3");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--prefill-kv, --prefill-image and --prefill-heads apply to "
@@ -259,9 +259,9 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   r = run_cli("bench --device cpu --suite decode --decode-occupancy OWN");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--mla-form, --decode-occupancy"));
-  r = run_cli("bench --device cpu --suite MLA --prefill-kv BFLOAT16 --variant AUTO");
+  r = run_cli("bench --device cpu --suite MIXED --prefill-kv BFLOAT16 --variant AUTO");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--suite mla benchmarks CUDA kernels"));
+  EXPECT_THAT(r.err, HasSubstr("--suite mixed benchmarks CUDA kernels"));
   r = run_cli("bench --device cpu --suite ENCODER");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--suite encoder benchmarks CUDA kernels"));
@@ -303,6 +303,30 @@ TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
   bad = run_cli("bench --device cpu --decode-grid 2x");
   EXPECT_EQ(bad.rc, 2);
   EXPECT_THAT(bad.err, HasSubstr("'2x' is not BATCHxCONTEXT"));
+}
+
+// --suite mla on the cpu: CPU_FLASH's MLA decode over a DeepSeek-V3 latent cache (576/512, V
+// read from the K rows), 128 and 16 heads over bf16 and fp8 latents, ragged grids included,
+// every row verified against the reference and held to the GEMM rate.
+TEST(CliBench, CpuMlaRows) {
+  const CliResult r = run_cli("bench --device cpu --suite mla --quick --decode-grid 1x97+1x5");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["kind"] == "ceiling" || j["kind"] == "probe") continue;
+    EXPECT_EQ(j["kind"], "mla_decode");
+    EXPECT_EQ(j["head_size"], 576);
+    EXPECT_EQ(j["head_size_v"], 512);
+    EXPECT_EQ(j["kv_heads"], 1);
+    EXPECT_EQ(j["batch_lens"], "1x97+1x5");
+    EXPECT_TRUE(j["verified"].get<bool>()) << line;
+    EXPECT_TRUE(j.contains("fraction_of_gemm")) << line;
+    rows.push_back(fmt::format("{} {}", j["heads"].get<int>(), j["kv_dtype"].get<std::string>()));
+  }
+  EXPECT_THAT(rows,
+              testing::ElementsAre("128 bfloat16", "16 bfloat16", "128 fp8_e4m3", "16 fp8_e4m3"));
 }
 
 // The CPU bench shuffles its block tables by default; --sequential-blocks (CPU only) keeps each

@@ -100,7 +100,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->transform(CLI::IsMember({"cpu", "cuda"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--suite", opts->suite,
-                  "prefill, decode, mla (cuda: CUDA_MLA decode), encoder (cuda: encoder-only "
+                  "prefill, decode, mla (MLA decode: CUDA_MLA, or CPU_FLASH on the cpu), "
+                  "encoder (cuda: encoder-only "
                   "layers over contiguous K/V), mixed (cuda: chunked-prefill steps, decodes and "
                   "a prefill chunk in one batch, CUDA_FLASH and CUDA_MLA) or all")
       ->transform(
@@ -210,8 +211,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(
           "bench: --prefill-window and --prefill-image do not combine (one mask change a run)");
-    if (opts->device != "cuda" &&
-        (opts->suite == "mla" || opts->suite == "encoder" || opts->suite == "mixed"))
+    if (opts->device != "cuda" && (opts->suite == "encoder" || opts->suite == "mixed"))
       throw InvalidArgument(
           fmt::format("bench: --suite {} benchmarks CUDA kernels and applies to --device cuda only",
                       opts->suite));

@@ -285,7 +285,7 @@ struct ReadCeiling {
 // ---- attention configurations ----------------------------------------------------------------
 
 struct Shape {
-  const char* kind;  // prefill | decode | decode_l2 (one thread, the cache in its L2)
+  const char* kind;  // prefill | decode | decode_l2 (one thread, the cache in its L2) | mla_decode
   int batch, q_len, kv_len, heads, kv_heads, head_size;
   DType dtype;
   KvCacheDType kv_dtype;
@@ -293,15 +293,18 @@ struct Shape {
   int page = 16;  // KV block size (tokens); each (block, KV head) is one contiguous run
   std::vector<int> lens = {};  // a ragged batch: each sequence's keys (kv_len is the longest)
   std::string lens_text = {};  // ... as "1x65536+63x1024", the row's batch_lens
+  int head_size_v = 0;         // MLA (> 0): V is the first head_size_v elements of each K row
   int len(int seq) const { return lens.empty() ? kv_len : lens[size_t(seq)]; }
+  int dv() const { return head_size_v ? head_size_v : head_size; }
   int64_t total_keys() const {
     int64_t n = 0;
     for (int b = 0; b < batch; ++b) n += len(b);
     return n;
   }
-  // K and V bytes of every sequence's keys.
+  // K and V bytes of every sequence's keys (MLA: the latent rows only).
   int64_t cache_bytes() const {
-    return total_keys() * kv_heads * 2 * kv_bytes_per_head_vector(kv_dtype, dtype, head_size);
+    return total_keys() * kv_heads * (head_size_v ? 1 : 2) *
+           kv_bytes_per_head_vector(kv_dtype, dtype, head_size);
   }
 };
 
@@ -333,13 +336,14 @@ void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
   kv.num_blocks = nb;
   kv.block_size = bs;
   kv.num_kv_heads = s.kv_heads;
-  kv.head_size = kv.head_size_v = s.head_size;
+  kv.head_size = s.head_size;
+  kv.head_size_v = s.dv();
   kv.stride_token = kv.v_stride_token = row;
   kv.stride_head = kv.v_stride_head = row * bs;
   kv.stride_block = kv.v_stride_block = row * bs * s.kv_heads;
   const size_t bytes = size_t(kv.stride_block) * nb;
   r.kbuf.resize(bytes);
-  r.vbuf.resize(bytes);
+  if (!s.head_size_v) r.vbuf.resize(bytes);  // MLA reads V from the K rows
   Rng rng;
   const bool fp8 = s.kv_dtype == KvCacheDType::kFp8E4M3 || s.kv_dtype == KvCacheDType::kFp8E5M2;
   auto fill = [&](BigBuffer& b) {
@@ -357,7 +361,7 @@ void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
   fill(r.kbuf);
   fill(r.vbuf);
   kv.k = r.kbuf.data();
-  kv.v = r.vbuf.data();
+  kv.v = s.head_size_v ? nullptr : r.vbuf.data();
   if (fp8) {
     r.kscale = {0.25f};
     r.vscale = {0.3f};
@@ -379,7 +383,7 @@ void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
   }
   const int total_q = r.cu.back(), esz = dtype_bytes(s.dtype);
   r.q.resize(size_t(total_q) * s.heads * s.head_size * esz);
-  r.out.resize(size_t(total_q) * s.heads * s.head_size * esz);
+  r.out.resize(size_t(total_q) * s.heads * s.dv() * esz);
   for (int64_t i = 0; i < int64_t(r.q.size()) / esz; ++i) {
     const float v = rng.next() * 2;
     if (s.dtype == DType::kFloat32)
@@ -393,8 +397,8 @@ void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
   a.q_stride_token = int64_t(s.heads) * s.head_size;
   a.q_stride_head = s.head_size;
   a.out = r.out.data();
-  a.out_stride_token = a.q_stride_token;
-  a.out_stride_head = s.head_size;
+  a.out_stride_token = int64_t(s.heads) * s.dv();
+  a.out_stride_head = s.dv();
   a.batch.num_seqs = s.batch;
   a.batch.total_q = total_q;
   a.batch.max_seqlen_q = s.q_len;
@@ -406,7 +410,8 @@ void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
   AttentionLayerParams& L = a.layer;
   L.num_heads = s.heads;
   L.num_kv_heads = s.kv_heads;
-  L.head_size = L.head_size_v = s.head_size;
+  L.head_size = s.head_size;
+  L.head_size_v = s.dv();
   L.dtype = s.dtype;
   L.scale = 1.f / std::sqrt(float(s.head_size));
   L.causal = s.causal;
@@ -416,8 +421,8 @@ void build(const Shape& s, BenchRun& r, bool sequential, uint32_t seed) {
 // first/last head). Returns the max abs error.
 double sampled_error(const Shape& s, const BenchRun& r) {
   const AttentionArgs& a = r.a;
-  const int g = s.heads / s.kv_heads, d = s.head_size;
-  std::vector<float> k(static_cast<size_t>(d)), v(static_cast<size_t>(d));
+  const int g = s.heads / s.kv_heads, d = s.head_size, dv = s.dv();
+  std::vector<float> k(static_cast<size_t>(d)), v(static_cast<size_t>(dv));
   double err = 0;
   for (int b : {0, s.batch - 1})
     for (int i : {0, s.q_len - 1})
@@ -440,19 +445,19 @@ double sampled_error(const Shape& s, const BenchRun& r) {
         double m = -INFINITY, z = 0;
         for (double xv : x) m = std::max(m, xv);
         for (double xv : x) z += std::exp(xv - m);
-        std::vector<double> o(static_cast<size_t>(d), 0.0);
+        std::vector<double> o(static_cast<size_t>(dv), 0.0);
         for (int j = 0; j <= hi; ++j) {
           const int64_t slot =
               int64_t(r.table[size_t(b) * a.batch.block_table_stride + j / s.page]) * s.page +
               j % s.page;
           read_kv_cpu(a.kv, slot, kh, true, v.data());
           const double w = std::exp(x[size_t(j)] - m) / z;
-          for (int e = 0; e < d; ++e) o[size_t(e)] += w * v[size_t(e)];
+          for (int e = 0; e < dv; ++e) o[size_t(e)] += w * v[size_t(e)];
         }
-        for (int e = 0; e < d; ++e)
+        for (int e = 0; e < dv; ++e)
           err = std::max(
               err, std::abs(double(act_to_float(r.out.data(), s.dtype,
-                                                int64_t(t) * a.out_stride_token + h * d + e)) -
+                                                int64_t(t) * a.out_stride_token + h * dv + e)) -
                             o[size_t(e)]));
       }
   return err;
@@ -568,7 +573,9 @@ int run_cpu_bench(const BenchOptions& o) {
           {"bf16_products", cpu_flash::bf16_dots_pay() ? "vdpbf16ps" : "fp32 fma"}});
 
   std::vector<Shape> shapes;
-  const bool pre = o.suite != "decode", dec = o.suite != "prefill";
+  const bool pre = o.suite == "prefill" || o.suite == "all",
+             dec = o.suite == "decode" || o.suite == "all",
+             mla = o.suite == "mla" || o.suite == "all";
   const auto bf = DType::kBFloat16;
   const auto kbf = KvCacheDType::kBFloat16;
   if (pre) {
@@ -649,6 +656,27 @@ int run_cpu_bench(const BenchOptions& o) {
     }
   }
 
+  if (mla) {
+    // MLA decode over a DeepSeek-V3 latent cache (576 = 512 latent + 64 rope; V the first 512 of
+    // each K row), as the cuda bench's MLA rows: 128 heads (one device) and 16 (8-way tensor
+    // parallelism). Each key's row meets every head, so these rows are held to the GEMM rate.
+    const std::string grid = !o.decode_grid.empty() ? o.decode_grid
+                             : o.quick              ? "2x2048"
+                                                    : "16x8192";
+    for (KvCacheDType kv : {kbf, KvCacheDType::kFp8E4M3})
+      for (int hq : {128, 16})
+        for (const DecodeBatch& d : parse_decode_grid(grid)) {
+          Shape s{"mla_decode", int(d.lens.size()), o.decode_q, d.longest(), hq, 1, 576, bf, kv,
+                  true};
+          s.head_size_v = 512;
+          if (d.ragged()) {
+            s.lens = d.lens;
+            s.lens_text = d.text;
+          }
+          shapes.push_back(std::move(s));
+        }
+  }
+
   auto backend = make_cpu_flash_backend();
   CpuFlashOptions one_thread;
   one_thread.num_threads = 1;
@@ -687,8 +715,9 @@ int run_cpu_bench(const BenchOptions& o) {
       t.push_back(now_s() - t0);
     }
     const double sec = median(t);
-    const double flops = 4.0 * s.heads * double(s.q_len) * double(s.total_keys()) * s.head_size *
-                         (s.causal && s.q_len > 1 ? 0.5 : 1.0);
+    // Q.K over head_size, P.V over head_size_v (the same for all but MLA).
+    const double flops = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
+                         (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
     const double kv_bytes = double(r.kbuf.size() + r.vbuf.size());
     json row{{"kind", s.kind},
              {"backend", "CPU_FLASH"},
@@ -700,6 +729,7 @@ int run_cpu_bench(const BenchOptions& o) {
              {"heads", s.heads},
              {"kv_heads", s.kv_heads},
              {"head_size", s.head_size},
+             {"head_size_v", s.dv()},
              {"dtype", to_string(s.dtype)},
              {"kv_dtype",
               s.kv_dtype == KvCacheDType::kAuto ? "float32" : std::string(to_string(s.kv_dtype))},
@@ -717,10 +747,11 @@ int run_cpu_bench(const BenchOptions& o) {
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
     // Over 4 KiB pages every (block, KV head) run costs a page walk (src/kv/storage.cpp).
     const auto kh = huge_page_fraction(r.kbuf.data(), r.kbuf.size());
-    const auto vh = huge_page_fraction(r.vbuf.data(), r.vbuf.size());
+    const auto vh = s.head_size_v ? kh : huge_page_fraction(r.vbuf.data(), r.vbuf.size());
     if (kh && vh) row["kv_huge_page_fraction"] = (*kh + *vh) / 2;
     // The ceiling a kind is held to: prefill the GEMM rate, decode the read bandwidth.
-    if (ok && s.kind[0] == 'p' && gemm) row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
+    if (ok && (s.kind[0] == 'p' || s.head_size_v) && gemm)
+      row["fraction_of_gemm"] = flops / sec * 1e-9 / *gemm;
     if (ok && std::string_view(s.kind) == "decode") {
       // KV heads an item takes (the planner's rule; a decode row's sequences are one item a KV
       // head each wherever that rule groups them) and how such items fetch their tiles.
