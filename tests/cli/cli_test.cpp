@@ -307,7 +307,8 @@ TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
 
 // --suite mla on the cpu: CPU_FLASH's MLA decode over a DeepSeek-V3 latent cache (576/512, V
 // read from the K rows), 128 and 16 heads over bf16 and fp8 latents, ragged grids included,
-// every row verified against the reference and held to the GEMM rate.
+// every row verified against the reference and held to the GEMM rate; the options that shape
+// the decode rows are refused there.
 TEST(CliBench, CpuMlaRows) {
   const CliResult r = run_cli("bench --device cpu --suite mla --quick --decode-grid 1x97+1x5");
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -327,6 +328,11 @@ TEST(CliBench, CpuMlaRows) {
   }
   EXPECT_THAT(rows,
               testing::ElementsAre("128 bfloat16", "16 bfloat16", "128 fp8_e4m3", "16 fp8_e4m3"));
+  for (const char* opt : {"--decode-heads 32/8", "--decode-head 64", "--decode-q 2"}) {
+    const CliResult bad = run_cli(std::string("bench --device cpu --suite mla ") + opt);
+    EXPECT_EQ(bad.rc, 2) << opt;
+    EXPECT_THAT(bad.err, HasSubstr("the MLA rows are DeepSeek-V3's")) << opt;
+  }
 }
 
 // The CPU bench shuffles its block tables by default; --sequential-blocks (CPU only) keeps each

@@ -207,6 +207,13 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       throw InvalidArgument(
           "bench: --decode-grid, --decode-heads, --decode-head and --decode-q shape the decode "
           "rows; --suite prefill runs none");
+    if (const BenchOptions d; opts->suite == "mla" &&
+                              (opts->decode_heads != d.decode_heads ||
+                               opts->decode_head != d.decode_head || opts->decode_q != d.decode_q))
+      throw InvalidArgument(
+          "bench: --decode-heads, --decode-head and --decode-q shape the decode rows; the MLA "
+          "rows are DeepSeek-V3's (128 and 16 heads of 576/512, one query token; --decode-grid "
+          "sets their batches)");
     parse_head_sizes(opts->prefill_heads, "--prefill-heads");
     if (opts->prefill_window > 0 && opts->prefill_image > 0)
       throw InvalidArgument(

@@ -666,8 +666,7 @@ int run_cpu_bench(const BenchOptions& o) {
     for (KvCacheDType kv : {kbf, KvCacheDType::kFp8E4M3})
       for (int hq : {128, 16})
         for (const DecodeBatch& d : parse_decode_grid(grid)) {
-          Shape s{"mla_decode", int(d.lens.size()), o.decode_q, d.longest(), hq, 1, 576, bf, kv,
-                  true};
+          Shape s{"mla_decode", int(d.lens.size()), 1, d.longest(), hq, 1, 576, bf, kv, true};
           s.head_size_v = 512;
           if (d.ragged()) {
             s.lens = d.lens;
