@@ -733,47 +733,53 @@ bool bidirectional_decoder(const json& cfg) {
 // Where a multimodal config keeps its language model, as vLLM finds it (transformers'
 // get_text_config): text_config; else llm_config (InternVL, NVLM-D: vLLM's
 // _CONFIG_ATTRS_MAPPING remaps it to text_config); else the thinker's text_config (Qwen2.5-Omni,
-// Qwen3-Omni, Qwen3-ASR: their get_text_config returns the thinker's). `value` is null without
-// one (the top level holds the fields); `name` prefixes the fields in messages.
+// Qwen3-Omni, Qwen3-ASR: their get_text_config returns the thinker's). Found once per config.
 struct TextConfig {
-  const json* value = nullptr;
-  std::string name;
+  const json* value = nullptr;  // an object; null: the top level holds the fields
+  std::string name;             // its key path: the prefix of its fields in messages
+  bool top_level_key = false;   // text_config or llm_config: vLLM's hf_config.text_config
+  // The type its fields follow: its own model_type, else the composite class's default text
+  // type; the top level's without a text config.
+  std::string model_type;
 };
 
-TextConfig find_text_config(const json& root) {
+TextConfig find_text_config(const json& root, const ConfigFields& top,
+                            const std::string& model_type) {
+  TextConfig t;
+  t.model_type = model_type;
   for (const char* key : {"text_config", "llm_config"})
-    if (auto it = root.find(key); it != root.end() && !it->is_null()) return {&*it, key};
-  if (auto th = root.find("thinker_config"); th != root.end() && th->is_object())
-    if (auto it = th->find("text_config"); it != th->end() && !it->is_null())
-      return {&*it, "thinker_config.text_config"};
-  return {};
-}
-
-// The model type of the config the attention fields come from: the text config's own, else the
-// composite class's default text type; the top level's without a text config.
-std::string text_model_type(const json& root, const std::string& model_type) {
-  const json* text = find_text_config(root).value;
-  if (!text || !text->is_object()) return model_type;
-  const auto t = text->find("model_type");
-  return t != text->end() && t->is_string() ? t->get<std::string>()
-                                            : default_text_model_type(model_type);
+    if (auto it = root.find(key); !t.value && it != root.end() && !it->is_null()) {
+      t.value = &*it;
+      t.name = key;
+      t.top_level_key = true;
+    }
+  if (auto th = root.find("thinker_config"); !t.value && th != root.end() && th->is_object())
+    if (auto it = th->find("text_config"); it != th->end() && !it->is_null()) {
+      t.value = &*it;
+      t.name = "thinker_config.text_config";
+    }
+  if (!t.value) return t;
+  if (!t.value->is_object()) top.fail_type(t.name, *t.value, "an object");
+  const auto own = t.value->find("model_type");
+  t.model_type = own != t.value->end() && own->is_string() ? own->get<std::string>()
+                                                           : default_text_model_type(model_type);
+  return t;
 }
 
 // Why the model's attention is encoder-only (bidirectional, no cache; empty: it is not), decided
 // once for the runner and the layers.
-std::string encoder_only_reason(const json& root, const std::string& model_type) {
-  const std::string text_type = text_model_type(root, model_type);
-  if (is_encoder_only_type(text_type)) return fmt::format("model_type '{}'", text_type);
-  const json* text = find_text_config(root).value;
-  if (bidirectional_decoder(text && text->is_object() ? *text : root))
+std::string encoder_only_reason(const json& root, const TextConfig& text) {
+  if (is_encoder_only_type(text.model_type)) return fmt::format("model_type '{}'", text.model_type);
+  if (bidirectional_decoder(text.value ? *text.value : root))
     return "a decoder made bidirectional (is_causal false or use_bidirectional_attention true)";
   return "";
 }
 
-void build_standard(const json& root, const ConfigFields& top, const Builder& b, ModelSpec& spec) {
-  const auto [text, text_key] = find_text_config(root);
-  if (text && !text->is_object()) top.fail_type(text_key, *text, "an object");
-  const std::string text_type = text_model_type(root, spec.model_type);
+void build_standard(const json& root, const TextConfig& tc, const ConfigFields& top,
+                    const Builder& b, ModelSpec& spec) {
+  const json* text = tc.value;
+  const std::string& text_key = tc.name;
+  const std::string& text_type = tc.model_type;
   if (!is_known_decoder_type(text_type) && !is_encoder_only_type(text_type)) {
     // vLLM-like engines take new llama-like architectures as they come: read it, but say so.
     const bool own = text && text->contains("model_type");
@@ -1363,16 +1369,16 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   // vision or encoder sub-config's (a multimodal config's text_config may keep transformers'
   // float32 default under a float16 top level). The model runs in what the stack's rule makes of
   // it on the device; without a rule, in the override, else in it, else in bf16.
+  const TextConfig text = find_text_config(root, top, spec.model_type);
   spec.config_dtype = read_any_dtype(top);
-  if (const auto [text, name] = find_text_config(root);
-      !spec.config_dtype && text && text->is_object())
-    spec.config_dtype = read_any_dtype(ConfigFields(*text, top.source(), name + "."));
+  if (!spec.config_dtype && text.value)
+    spec.config_dtype = read_any_dtype(ConfigFields(*text.value, top.source(), text.name + "."));
   for (const char* sub : {"vision_config", "encoder_config"}) {
     if (spec.config_dtype) break;
     if (auto it = root.find(sub); it != root.end() && it->is_object())
       spec.config_dtype = read_any_dtype(ConfigFields(*it, top.source(), std::string(sub) + "."));
   }
-  const std::string encoder_only = encoder_only_reason(root, spec.model_type);
+  const std::string encoder_only = encoder_only_reason(root, text);
   std::tie(spec.pooling, spec.runner_reason) = resolve_runner(top, options.runner, encoder_only);
   if (options.dtype_rule) {
     ModelDtype d = options.dtype_rule(
@@ -1391,9 +1397,7 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
   // vLLM also looks in a multimodal config's text_config (llm_config, after its remap) when the
   // top level has none; not in a thinker's.
   std::optional<CheckpointKv> ckpt = checkpoint_kv_cache(top);
-  const TextConfig text = find_text_config(root);
-  if (!top.find("quantization_config") && text.value && text.value->is_object() &&
-      text.name != "thinker_config.text_config")
+  if (!top.find("quantization_config") && text.top_level_key)
     ckpt = checkpoint_kv_cache(ConfigFields(*text.value, top.source(), text.name + "."));
   CheckpointKv kv = ckpt.value_or(CheckpointKv{});
   if (ckpt && !options.kv_cache_dtype) {
@@ -1425,7 +1429,7 @@ ModelSpec parse_model_config(std::string_view json_text, std::string_view source
                     "marian, pegasus, whisper, ...) config",
                     spec.model_type));
   } else {
-    build_standard(root, top, b, spec);
+    build_standard(root, text, top, b, spec);
   }
   std::stable_sort(
       spec.attention_layers.begin(), spec.attention_layers.end(),

@@ -32,6 +32,19 @@ nlohmann::json plan_json(const std::string& args) {
   return nlohmann::json::parse(r.out);
 }
 
+// The attention rows `bench --device cpu <args>` prints (its ceiling and probe rows left out).
+std::vector<nlohmann::json> cpu_bench_rows(const std::string& args) {
+  const CliResult r = run_cli("bench --device cpu " + args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  std::vector<nlohmann::json> rows;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["kind"] != "ceiling" && j["kind"] != "probe") rows.push_back(std::move(j));
+  }
+  return rows;
+}
+
 TEST(CliPlan, Gemma2HasTwoGroupsOfTwentyOneLayers) {
   const auto j = plan_json("--model gemma-2-9b --device h100");
   ASSERT_EQ(j["groups"].size(), 2u);
@@ -271,19 +284,13 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
 // too: each shape over a bf16 and an fp8 cache, ragged batches included, every row verified
 // against the reference; head sizes CPU_FLASH does not run, and the prefill suite, are refused.
 TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
-  const CliResult r = run_cli(
-      "bench --device cpu --suite decode --quick --decode-grid 2x300,1x97+2x54 "
-      "--decode-heads 8/2,6/6 --decode-head 96 --decode-q 2");
-  ASSERT_EQ(r.rc, 0) << r.err;
   std::vector<std::string> rows;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    const auto j = nlohmann::json::parse(line);
-    if (j["kind"] == "ceiling" || j["kind"] == "probe") continue;
+  for (const auto& j : cpu_bench_rows("--suite decode --quick --decode-grid 2x300,1x97+2x54 "
+                                      "--decode-heads 8/2,6/6 --decode-head 96 --decode-q 2")) {
     EXPECT_EQ(j["kind"], "decode");
     EXPECT_EQ(j["q_len"], 2);
     EXPECT_EQ(j["head_size"], 96);
-    EXPECT_TRUE(j["verified"].get<bool>()) << line;
+    EXPECT_TRUE(j["verified"].get<bool>()) << j.dump();
     rows.push_back(fmt::format("{}x{}{} {}/{} {}", j["batch"].get<int>(), j["kv_len"].get<int>(),
                                j.value("batch_lens", std::string()), j["heads"].get<int>(),
                                j["kv_heads"].get<int>(), j["kv_dtype"].get<std::string>()));
@@ -310,20 +317,15 @@ TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
 // every row verified against the reference and held to the GEMM rate; the options that shape
 // the decode rows are refused there.
 TEST(CliBench, CpuMlaRows) {
-  const CliResult r = run_cli("bench --device cpu --suite mla --quick --decode-grid 1x97+1x5");
-  ASSERT_EQ(r.rc, 0) << r.err;
   std::vector<std::string> rows;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    const auto j = nlohmann::json::parse(line);
-    if (j["kind"] == "ceiling" || j["kind"] == "probe") continue;
+  for (const auto& j : cpu_bench_rows("--suite mla --quick --decode-grid 1x97+1x5")) {
     EXPECT_EQ(j["kind"], "mla_decode");
     EXPECT_EQ(j["head_size"], 576);
     EXPECT_EQ(j["head_size_v"], 512);
     EXPECT_EQ(j["kv_heads"], 1);
     EXPECT_EQ(j["batch_lens"], "1x97+1x5");
-    EXPECT_TRUE(j["verified"].get<bool>()) << line;
-    EXPECT_TRUE(j.contains("fraction_of_gemm")) << line;
+    EXPECT_TRUE(j["verified"].get<bool>()) << j.dump();
+    EXPECT_TRUE(j.contains("fraction_of_gemm")) << j.dump();
     rows.push_back(fmt::format("{} {}", j["heads"].get<int>(), j["kv_dtype"].get<std::string>()));
   }
   EXPECT_THAT(rows,

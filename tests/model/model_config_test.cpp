@@ -601,6 +601,12 @@ TEST(ModelInline, InternVlReadsItsLlmConfig) {
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.what(), HasSubstr("llm_config.num_hidden_layers"));
   }
+  try {
+    parse(R"({"model_type":"internvl_chat","llm_config":5})");
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field 'llm_config' must be an object"));
+  }
   const ModelSpec both =
       parse(R"({"model_type":"x","llm_config":{"hidden_size":64,"num_attention_heads":1,)"
             R"("num_hidden_layers":1},"text_config":{"model_type":"llama","hidden_size":1024,)"

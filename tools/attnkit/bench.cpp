@@ -57,22 +57,13 @@ std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag
 
 std::vector<DecodeBatch> parse_decode_grid(const std::string& text) {
   std::vector<DecodeBatch> out;
-  auto parts = [](const std::string& s, char sep) {
-    std::vector<std::string> v;
-    for (size_t pos = 0; pos <= s.size();) {
-      const size_t end = std::min(s.find(sep, pos), s.size());
-      v.push_back(s.substr(pos, end - pos));
-      pos = end + 1;
-    }
-    return v;
-  };
-  for (const std::string& item : parts(text, ',')) {
-    DecodeBatch d{item, {}};
-    for (const std::string& part : parts(item, '+')) {
+  for (std::string_view item : split(text)) {
+    DecodeBatch d{std::string(item), {}};
+    for (std::string_view part : split(item, '+')) {
       int b = 0, ctx = 0;
       char tail = 0;
-      if (std::sscanf(part.c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 || ctx <= 0 ||
-          d.lens.size() + size_t(b) > 65535)
+      if (std::sscanf(std::string(part).c_str(), "%dx%d%c", &b, &ctx, &tail) != 2 || b <= 0 ||
+          ctx <= 0 || d.lens.size() + size_t(b) > 65535)
         throw InvalidArgument(
             fmt::format("bench --decode-grid: '{}' is not BATCHxCONTEXT with positive numbers "
                         "(e.g. 1x32768), or such parts joined by '+' (1x65536+63x1024)",
@@ -117,10 +108,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                 "cuda: one split-KV count for every sequence of a decode batch, never a count "
                 "per sequence (the ragged plan's A/B)");
   cmd->add_option("--decode-grid", opts->decode_grid,
-                  "decode shapes (cuda: and MLA's) as batch x context, e.g. 1x32768,16x8192; '+' "
-                  "joins a ragged batch's parts, e.g. 1x65536+63x1024 (cpu: replaces its own "
-                  "decode rows, as the other --decode options do; each shape over bf16 and fp8 "
-                  "caches)");
+                  "decode and MLA shapes as batch x context, e.g. 1x32768,16x8192; '+' joins a "
+                  "ragged batch's parts, e.g. 1x65536+63x1024 (cpu: replaces its own decode "
+                  "rows, as the other --decode options do, each shape over bf16 and fp8 caches, "
+                  "and its MLA grid)");
   cmd->add_option("--decode-q", opts->decode_q,
                   "query tokens per sequence of the decode rows (speculative decoding "
                   "verifies 1 + k tokens a step)")

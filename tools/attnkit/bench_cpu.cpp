@@ -296,6 +296,17 @@ struct Shape {
   int head_size_v = 0;         // MLA (> 0): V is the first head_size_v elements of each K row
   int len(int seq) const { return lens.empty() ? kv_len : lens[size_t(seq)]; }
   int dv() const { return head_size_v ? head_size_v : head_size; }
+  // A --decode-grid batch's shape: its sequences' lengths, and the ragged ones' text.
+  static Shape from_grid(const char* kind, const DecodeBatch& d, int q_len, int heads, int kv_heads,
+                         int head_size, KvCacheDType kv_dtype) {
+    Shape s{kind,      int(d.lens.size()), q_len,    d.longest(), heads, kv_heads,
+            head_size, DType::kBFloat16,   kv_dtype, true};
+    if (d.ragged()) {
+      s.lens = d.lens;
+      s.lens_text = d.text;
+    }
+    return s;
+  }
   int64_t total_keys() const {
     int64_t n = 0;
     for (int b = 0; b < batch; ++b) n += len(b);
@@ -603,15 +614,8 @@ int run_cpu_bench(const BenchOptions& o) {
           o.decode_grid.empty() ? fmt::format("{}x{}", b, kv_len) : o.decode_grid;
       for (const DecodeBatch& d : parse_decode_grid(grid))
         for (const auto& [hq, hkv] : parse_heads_list(o.decode_heads))
-          for (KvCacheDType kv : {kbf, KvCacheDType::kFp8E4M3}) {
-            Shape s{"decode", int(d.lens.size()), o.decode_q, d.longest(), hq,
-                    hkv,      o.decode_head,      bf,         kv,          true};
-            if (d.ragged()) {
-              s.lens = d.lens;
-              s.lens_text = d.text;
-            }
-            shapes.push_back(std::move(s));
-          }
+          for (KvCacheDType kv : {kbf, KvCacheDType::kFp8E4M3})
+            shapes.push_back(Shape::from_grid("decode", d, o.decode_q, hq, hkv, o.decode_head, kv));
     } else {
       shapes.push_back({"decode", b, 1, kv_len, 32, 8, 128, bf, kbf, true});
       if (!o.quick)  // longer contiguous (block, head) runs: what a larger block size buys
@@ -666,12 +670,8 @@ int run_cpu_bench(const BenchOptions& o) {
     for (KvCacheDType kv : {kbf, KvCacheDType::kFp8E4M3})
       for (int hq : {128, 16})
         for (const DecodeBatch& d : parse_decode_grid(grid)) {
-          Shape s{"mla_decode", int(d.lens.size()), 1, d.longest(), hq, 1, 576, bf, kv, true};
+          Shape s = Shape::from_grid("mla_decode", d, 1, hq, 1, 576, kv);
           s.head_size_v = 512;
-          if (d.ragged()) {
-            s.lens = d.lens;
-            s.lens_text = d.text;
-          }
           shapes.push_back(std::move(s));
         }
   }
