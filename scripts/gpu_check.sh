@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the GPU machine: builds the CUDA preset, runs the CUDA_FLASH and CUDA_MLA GPU
 # tests, the generated conformance suite (every declared CUDA_FLASH and CUDA_MLA cell against
-# CPU_REFERENCE), verified
+# CPU_REFERENCE, and the randomized layers of fuzz_test.cpp), verified
 # `attnkit run --device cuda` workloads, the compute-sanitizer suite (memcheck, racecheck,
 # synccheck, initcheck on the small-shape tests), attnkit's CUDA benchmark and the peer script
 # (cuDNN and FlashAttention-2 through torch SDPA, plus the copy/read/matmul ceilings), all in one
@@ -51,7 +51,7 @@ if [ "$tests" = 1 ]; then
   grep -q '^\[  FAILED' "$out/tests.log" && status=1
   echo "== conformance (CUDA_FLASH and CUDA_MLA cells against CPU_REFERENCE)"
   "$CONF_BIN" >"$out/conformance.log" 2>&1 || status=1
-  grep -E '^conformance: CUDA|FAILED' "$out/conformance.log" | head -n 20
+  grep -E '^(conformance|fuzz): CUDA|FAILED' "$out/conformance.log" | head -n 20
   echo "== attnkit run --device cuda --verify"
   for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
     "--model gpt-oss-20b --requests 2 --prompt-len 200" \

@@ -20,8 +20,9 @@ namespace attnkit {
 // addressed through byte strides so other layouts can be described too.
 // fp8: one byte per element. nvfp4: two e2m1 values per byte (low nibble = even element); its
 //   e4m3 block scales, one per 16 elements, sit at
-//   k_block_scales + block*sb_block + head*sb_head + token*sb_token + group (same for V), and
-//   the per-tensor k_scale/v_scale multiplies on top.
+//   k_block_scales + block*sb_block + head*sb_head + token*sb_token + group, and V's at
+//   v_block_scales through v_sb_* (a V row of head_size_v elements has head_size_v / 16 of them,
+//   a K row head_size / 16); the per-tensor k_scale/v_scale multiplies on top.
 // MLA: K holds the latent rows [num_blocks, 1, block_size, kv_lora_rank + rope]; v == nullptr
 //   means V is the first head_size_v elements of each K row.
 struct KvCacheView {
@@ -42,10 +43,11 @@ struct KvCacheView {
   ScaleGranularity scale_granularity = ScaleGranularity::kNone;
   const float* k_scale = nullptr;
   const float* v_scale = nullptr;
-  // nvfp4 block scales (e4m3) and their byte strides.
+  // nvfp4 block scales (e4m3) and their byte strides, K's and V's.
   uint8_t* k_block_scales = nullptr;
   uint8_t* v_block_scales = nullptr;
   int64_t sb_block = 0, sb_head = 0, sb_token = 0;
+  int64_t v_sb_block = 0, v_sb_head = 0, v_sb_token = 0;
 };
 
 // Per-step batch metadata (varlen). Query tokens of sequence i are rows

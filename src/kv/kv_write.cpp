@@ -170,8 +170,8 @@ void write_kv_cpu(const KvWriteArgs& a) {
                     off * (is_v ? c.v_stride_token : c.stride_token);
         uint8_t* bs = nullptr;
         if (c.dtype == KvCacheDType::kNvfp4)
-          bs = (is_v ? c.v_block_scales : c.k_block_scales) + blk * c.sb_block + h * c.sb_head +
-               off * c.sb_token;
+          bs = is_v ? c.v_block_scales + blk * c.v_sb_block + h * c.v_sb_head + off * c.v_sb_token
+                    : c.k_block_scales + blk * c.sb_block + h * c.sb_head + off * c.sb_token;
         store_vector(row.data(), n, c.dtype,
                      scale_of(is_v ? c.v_scale : c.k_scale, c.scale_granularity, h), dst, bs);
       }
@@ -195,8 +195,8 @@ void read_kv_cpu(const KvCacheView& c, int64_t slot, int head, bool value, float
                     off * (from_v ? c.v_stride_token : c.stride_token);
   const uint8_t* bs = nullptr;
   if (c.dtype == KvCacheDType::kNvfp4)
-    bs = (from_v ? c.v_block_scales : c.k_block_scales) + blk * c.sb_block + head * c.sb_head +
-         off * c.sb_token;
+    bs = from_v ? c.v_block_scales + blk * c.v_sb_block + head * c.v_sb_head + off * c.v_sb_token
+                : c.k_block_scales + blk * c.sb_block + head * c.sb_head + off * c.sb_token;
   const float* scales = from_v ? c.v_scale : c.k_scale;
   load_vector(src, bs, n, c.dtype, scale_of(scales, c.scale_granularity, head), out);
 }

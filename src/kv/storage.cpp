@@ -75,13 +75,6 @@ KvCacheStorage::KvCacheStorage(const KvPlan& plan, int64_t num_blocks, KvAllocat
   if (num_blocks < 2)
     throw InvalidArgument(fmt::format(
         "KvCacheStorage: need at least 2 blocks (block 0 is the null block), got {}", num_blocks));
-  for (const KvGroupPlan& g : plan_.groups)
-    if (g.spec.dtype == KvCacheDType::kNvfp4 && g.spec.head_size_v != g.spec.head_size &&
-        g.kind != KvSpecKind::kMlaLatent)
-      throw Unsupported(fmt::format(
-          "nvfp4 KV storage needs head_size == head_size_v (one block-scale stride), layers {} "
-          "have {}/{}",
-          g.layers.front(), g.spec.head_size, g.spec.head_size_v));
 
   // Places and scale offsets.
   size_t scale_values = 0;
@@ -150,6 +143,7 @@ KvCacheView KvCacheStorage::view(int layer_index) const {
   const bool mla = s.kind == KvSpecKind::kMlaLatent;
   const int64_t vd = mla ? 0 : kv_bytes_per_head_vector(s.dtype, s.model_dtype, s.head_size_v);
   const int64_t ks = kv_block_scale_bytes_per_head_vector(s.dtype, s.head_size);
+  const int64_t vs = mla ? 0 : kv_block_scale_bytes_per_head_vector(s.dtype, s.head_size_v);
   auto* base = static_cast<uint8_t*>(tensors_[size_t(p.tensor)]);
 
   KvCacheView v;
@@ -176,10 +170,15 @@ KvCacheView KvCacheStorage::view(int layer_index) const {
   }
   if (ks) {
     v.k_block_scales = base + H * kb * (kd + vd);
-    if (!mla) v.v_block_scales = v.k_block_scales + H * kb * ks;
     v.sb_block = g.kernel_page_stride;
     v.sb_head = kb * ks;
     v.sb_token = ks;
+    if (!mla) {
+      v.v_block_scales = v.k_block_scales + H * kb * ks;
+      v.v_sb_block = g.kernel_page_stride;
+      v.v_sb_head = kb * vs;
+      v.v_sb_token = vs;
+    }
   }
   return v;
 }
@@ -195,6 +194,7 @@ KvCacheView contiguous_kv_view(KvCacheDType dtype, DType model_dtype, int total_
   const int64_t kd = kv_bytes_per_head_vector(dtype, model_dtype, head_size);
   const int64_t vd = kv_bytes_per_head_vector(dtype, model_dtype, head_size_v);
   const int64_t ks = kv_block_scale_bytes_per_head_vector(dtype, head_size);
+  const int64_t vs = kv_block_scale_bytes_per_head_vector(dtype, head_size_v);
   KvCacheView v;
   v.dtype = dtype;
   v.num_blocks = std::max(total_k, 1);
@@ -209,6 +209,8 @@ KvCacheView contiguous_kv_view(KvCacheDType dtype, DType model_dtype, int total_
   if (ks) {
     v.sb_head = ks;
     v.sb_token = v.sb_block = ks * num_kv_heads;
+    v.v_sb_head = vs;
+    v.v_sb_token = v.v_sb_block = vs * num_kv_heads;
   }
   return v;
 }

@@ -236,14 +236,20 @@ ShadowCache build_shadow_cache(const ShadowKv& rows, const std::vector<size_t>& 
     v.v = c.v.data();
   }
   if (dt == KvCacheDType::kNvfp4) {
-    const int64_t g = kv_block_scale_bytes_per_head_vector(dt, s.head_size);
-    v.sb_token = g;
-    v.sb_head = g * bs;
-    v.sb_block = g * bs * H;
+    const int64_t gk = kv_block_scale_bytes_per_head_vector(dt, s.head_size);
+    v.sb_token = gk;
+    v.sb_head = gk * bs;
+    v.sb_block = gk * bs * H;
     c.k_block_scales.assign(size_t(v.sb_block * n), 0);
-    c.v_block_scales.assign(size_t(v.sb_block * n), 0);
     v.k_block_scales = c.k_block_scales.data();
-    v.v_block_scales = c.v_block_scales.data();
+    if (!s.is_mla()) {
+      const int64_t gv = kv_block_scale_bytes_per_head_vector(dt, s.head_size_v);
+      v.v_sb_token = gv;
+      v.v_sb_head = gv * bs;
+      v.v_sb_block = gv * bs * H;
+      c.v_block_scales.assign(size_t(v.v_sb_block * n), 0);
+      v.v_block_scales = c.v_block_scales.data();
+    }
   }
   v.scale_granularity = granularity;
   c.k_scales = std::move(k_scales);
@@ -536,7 +542,8 @@ struct ContiguousPass {
         continue;
       const KvCacheView v = contiguous_kv_view(s.resolved_kv_dtype(), s.dtype, int(max_tokens),
                                                s.num_kv_heads, s.head_size, s.head_size_v, 1);
-      max_kv = std::max(max_kv, size_t(v.stride_token + v.v_stride_token + 2 * v.sb_token));
+      max_kv =
+          std::max(max_kv, size_t(v.stride_token + v.v_stride_token + v.sb_token + v.v_sb_token));
     }
     kv_dev = Buffer(mem, max_tokens * max_kv);
     cu_dev = Buffer(mem, (size_t(max_seqs) + 1) * 4);
@@ -637,8 +644,8 @@ void run_contiguous_layer(LayerRun& lr, SigGroup& g, const AttentionBatch& hb, C
   for (int p = 0; p < L; ++p)
     pairs += (wr >= 0 ? std::min(L - 1, p + wr) : L - 1) - (wl >= 0 ? std::max(0, p - wl) : 0) + 1;
   g.report.flops += 2.0 * s.num_heads * (s.head_size + s.head_size_v) * pairs * n;
-  g.report.kv_bytes +=
-      double(nq) * double(view.stride_token + view.v_stride_token + 2 * view.sb_token);
+  g.report.kv_bytes += double(nq) * double(view.stride_token + view.v_stride_token + view.sb_token +
+                                           view.v_sb_token);
 
   if (!verify) return;
   // The reference reads the same rows as a plain cache of one block per request, written by the

@@ -159,8 +159,11 @@ Result run_case(const Case& c, Isa isa, int threads, std::optional<bool> bf16_do
     kv.sb_token = c.d / 16;
     kv.sb_head = kv.sb_token * c.block;
     kv.sb_block = kv.sb_head * hkv;
+    kv.v_sb_token = c.dv / 16;
+    kv.v_sb_head = kv.v_sb_token * c.block;
+    kv.v_sb_block = kv.v_sb_head * hkv;
     kbs.emplace(size_t(kv.sb_block * nb), 0x7f, size_t(kv.sb_block * base));
-    vbs.emplace(size_t(kv.sb_block * nb), 0x7f, size_t(kv.sb_block * base));
+    vbs.emplace(size_t(kv.v_sb_block * nb), 0x7f, size_t(kv.v_sb_block * base));
     kv.k_block_scales = kbs->data();
     kv.v_block_scales = c.mla ? nullptr : vbs->data();
   }

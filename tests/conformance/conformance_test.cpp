@@ -386,8 +386,10 @@ TEST_P(Conformance, WriteKvMatchesTheQuantizer) {
                              g * (is_v ? view.v_stride_head : view.stride_head) +
                              o * (is_v ? view.v_stride_token : view.stride_token);
               uint8_t* bsp = rk == KvCacheDType::kNvfp4
-                                 ? (is_v ? view.v_block_scales : view.k_block_scales) +
-                                       blk * view.sb_block + g * view.sb_head + o * view.sb_token
+                                 ? is_v ? view.v_block_scales + blk * view.v_sb_block +
+                                              g * view.v_sb_head + o * view.v_sb_token
+                                        : view.k_block_scales + blk * view.sb_block +
+                                              g * view.sb_head + o * view.sb_token
                                  : nullptr;
               const std::vector<float>& sc = is_v ? want.v_scale : want.k_scale;
               encode_kv_row(rk, x.data(), n, sc[per_head ? g : 0], row, bsp);

@@ -386,5 +386,55 @@ TEST(KvStorage, MlaLatentSingleTensorAndNvfp4BlockScales) {
   for (float x : o2) EXPECT_EQ(x, 0.f);
 }
 
+// nvfp4 layers whose V rows are wider or narrower than K's (head_size_v != head_size): V's block
+// scales take their own rows (head_size_v / 16 bytes). With K's strides for both, a V row's scales
+// overlapped the next row's (wider V) or ran past the layer's page into the next one (narrower V).
+TEST(KvStorage, Nvfp4VScaleRowsFollowHeadSizeV) {
+  for (auto [head, head_v] : {std::pair{32, 64}, std::pair{64, 32}}) {
+    SCOPED_TRACE(fmt::format("head {} / head_size_v {}", head, head_v));
+    ModelSpec m;
+    m.name = "t";
+    m.max_position_embeddings = 1 << 16;
+    LayerSpec l = attn_layer(0, 4, 2, head, KvCacheDType::kNvfp4, DType::kFloat32);
+    l.head_size_v = head_v;
+    m.attention_layers.push_back(l);
+    KvPlanOptions o;
+    o.block_size = 4;
+    const KvPlan plan = plan_kv_cache(m, {}, o);
+    KvCacheStorage storage(plan, 6);
+    const KvCacheView v = storage.view(0);
+    EXPECT_EQ(v.sb_token, head / 16);
+    EXPECT_EQ(v.v_sb_token, head_v / 16);
+    EXPECT_EQ(v.v_sb_head, 4 * head_v / 16);
+    // Every slot of blocks 1..4 written with its own rows, then read back: a row's scales must
+    // survive its neighbours' writes, and blocks 0 and 5 (the pages around them) stay zero.
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    std::vector<std::vector<float>> first(16 * 2);
+    for (int64_t slot = 4; slot < 20; ++slot) {
+      std::vector<float> k(size_t(2 * head)), val(size_t(2 * head_v));
+      for (float& x : k) x = nd(rng);
+      for (float& x : val) x = nd(rng) * 8.f;
+      write_kv_cpu(args_for(v, k, val, {slot}));
+      for (int h = 0; h < 2; ++h) {
+        auto& got = first[size_t((slot - 4) * 2 + h)];
+        got.resize(size_t(head_v));
+        read_kv_cpu(v, slot, h, /*value=*/true, got.data());
+      }
+    }
+    for (int64_t slot = 4; slot < 20; ++slot)
+      for (int h = 0; h < 2; ++h) {
+        std::vector<float> again(static_cast<size_t>(head_v));
+        read_kv_cpu(v, slot, h, /*value=*/true, again.data());
+        EXPECT_EQ(again, first[size_t((slot - 4) * 2 + h)]) << "slot " << slot << " head " << h;
+      }
+    const auto* base = static_cast<const uint8_t*>(storage.tensor(0));
+    const int64_t page = plan.page_bytes;
+    for (int64_t b : {int64_t(0), int64_t(5)})
+      for (int64_t i = 0; i < page; ++i)
+        ASSERT_EQ(base[b * page + i], 0) << "block " << b << " byte " << i << " was written";
+  }
+}
+
 }  // namespace
 }  // namespace attnkit

@@ -578,9 +578,9 @@ bool run_item_t(const AttentionArgs& a, const WorkItem& w, float* scratch, float
                                      kv.v_stride_head,
                                      kv.v_stride_token,
                                      kv.v_block_scales,
-                                     kv.sb_block,
-                                     kv.sb_head,
-                                     kv.sb_token,
+                                     kv.v_sb_block,
+                                     kv.v_sb_head,
+                                     kv.v_sb_token,
                                      table,
                                      kv.block_size,
                                      w.kv_head}

@@ -136,9 +136,9 @@ KvReader v_reader(const KvCacheView& kv) {
           kv.v_scale,
           kv.scale_granularity == ScaleGranularity::kPerHead,
           kv.v_block_scales,
-          kv.sb_block,
-          kv.sb_head,
-          kv.sb_token};
+          kv.v_sb_block,
+          kv.v_sb_head,
+          kv.v_sb_token};
 }
 
 class CpuReferenceBackend final : public AttentionBackend {
