@@ -168,6 +168,13 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
          a.kv.dtype = KvCacheDType::kNvfp4;
          a.kv.scale_granularity = ScaleGranularity::kPerBlock16;
        }},
+      {"needs block-scale strides for K (sb_*) and V (v_sb_*), got sb 4/2/1 and v_sb 0/0/0",
+       [](AttentionArgs& a) {
+         a.kv.dtype = KvCacheDType::kNvfp4;
+         a.kv.scale_granularity = ScaleGranularity::kPerBlock16;
+         a.kv.k_block_scales = a.kv.v_block_scales = block_scales;
+         a.kv.sb_block = 4, a.kv.sb_head = 2, a.kv.sb_token = 1;
+       }},
   };
   for (const Backend& b : kBackends) {
     SCOPED_TRACE(b.name);

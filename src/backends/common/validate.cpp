@@ -46,6 +46,16 @@ void check_cache_view(std::string_view who, const KvCacheView& kv, DType model, 
   if (is_quantized(kv.dtype)) {
     if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
       fail(who, "nvfp4 cache needs k_block_scales and v_block_scales (got null)");
+    // Zero strides would give every block one row of scales (V's took K's strides before
+    // v_sb_* existed: a caller still setting only sb_* is refused, not misread).
+    auto no_strides = [](int64_t b, int64_t h, int64_t t) { return b == 0 && h == 0 && t == 0; };
+    if (kv.dtype == KvCacheDType::kNvfp4 && kv.num_blocks > 1 &&
+        (no_strides(kv.sb_block, kv.sb_head, kv.sb_token) ||
+         (kv.v && no_strides(kv.v_sb_block, kv.v_sb_head, kv.v_sb_token))))
+      fail(who, fmt::format("nvfp4 cache of {} blocks needs block-scale strides for K (sb_*) and "
+                            "V (v_sb_*), got sb {}/{}/{} and v_sb {}/{}/{} (block/head/token)",
+                            kv.num_blocks, kv.sb_block, kv.sb_head, kv.sb_token, kv.v_sb_block,
+                            kv.v_sb_head, kv.v_sb_token));
   } else if (kv.scale_granularity != ScaleGranularity::kNone || kv.k_scale || kv.v_scale) {
     fail(who, fmt::format("scales are only valid for quantized storage (got {} storage with scale "
                           "granularity {}{})",
