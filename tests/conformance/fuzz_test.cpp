@@ -305,6 +305,23 @@ TEST_P(Fuzz, RandomLayersMatchTheOracle) {
   if (!worst_case.empty()) std::cout << "  worst: " << worst_case << std::endl;
 }
 
+// The draws mostly land inside each declaration, GPU backends' included (checked on any machine,
+// so a GPU run spends its time on layers, not on redraws).
+TEST_P(Fuzz, DrawsMostlyLandInsideTheDeclaration) {
+  const BackendEntry& entry = GetParam();
+  const Capabilities& caps = entry.capabilities();
+  const DeviceInfo dev = entry.device();
+  int refused = 0;
+  constexpr int kDraws = 400;
+  for (int i = 0; i < kDraws; ++i) {
+    Rng rng(uint64_t(i) * 7919 + 1);
+    if (!invalid_reasons(caps, draw(caps, rng, 2e7).spec, dev).empty()) ++refused;
+  }
+  EXPECT_LE(refused, kDraws / 2) << entry.name;
+  std::cout << "fuzz: " << entry.name << " " << refused << " of " << kDraws
+            << " draws refused by the declaration on " << dev.name << std::endl;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Fuzz, ::testing::ValuesIn(backends_under_test()),
                          [](const auto& info) { return info.param.name; });
 
