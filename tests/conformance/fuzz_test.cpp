@@ -219,7 +219,12 @@ Draw draw(const Capabilities& caps, Rng& rng, double work_budget) {
   c.alibi = s.alibi;
   c.sinks = s.sinks;
   c.mm_prefix = s.mm_prefix;
-  c.q_gain = rng.chance(0.5) ? 1.f : float(rng.between(2, 8)) / 2.f;
+  // Mostly moderate logits; a few layers with logits in the hundreds (row maxima far from the
+  // rest, exp underflow), where the bound widens with the gain.
+  c.q_gain = rng.chance(0.5)   ? 1.f
+             : rng.chance(0.1) ? float(rng.pick(std::vector<int>{12, 30}))
+                               : float(rng.between(2, 8)) / 2.f;
+  if (c.q_gain > 4) d.features.push_back("large logits");
   c.shuffle_blocks = rng.chance(0.85);
   c.padded_strides = rng.chance(0.5);
   c.with_lse = rng.chance(0.8);

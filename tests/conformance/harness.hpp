@@ -871,8 +871,8 @@ inline RunOutput naive_attention(const HostCase& c) {
 // ~ sqrt(D) |x| u32; the denominator sums n_k exp() values (a random walk of 2 sqrt(n) u32); 16 u32
 // covers the exp/log evaluations and 4 (1 + |lse|) u32 the final roundings (a log2 and a multiply
 // on GPUs). Both terms were written for a typical logit and element (2g; 4 sqrt(max(D, n_k)) for
-// out) until the randomized test (fuzz_test.cpp) drew fp32 layers past them: about one in 400, by
-// up to 17%, on every CPU_FLASH ISA (bench/NOTES.md, session 50).
+// out) until the randomized test (fuzz_test.cpp) drew fp32 layers past them: about one fp32 layer
+// in 400, by up to 17%, on every CPU_FLASH ISA (bench/NOTES.md, session 50).
 // Rows whose reference LSE is -inf must be -inf exactly. NaN never passes. `factor` is 1 unless a
 // backend entry states otherwise.
 struct Tolerance {
