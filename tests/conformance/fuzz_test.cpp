@@ -228,6 +228,11 @@ Draw draw(const Capabilities& caps, Rng& rng, double work_budget) {
   c.shuffle_blocks = rng.chance(0.85);
   c.padded_strides = rng.chance(0.5);
   c.with_lse = rng.chance(0.8);
+  if (rng.chance(0.2)) {
+    c.extra_max_seqlen_q = rng.log_between(1, 64);
+    c.extra_max_seqlen_k = rng.log_between(1, 4096);
+    d.features.push_back("loose max_seqlen");
+  }
   c.seed = rng.bits();
   c.seqs.clear();
   const int n = rng.chance(0.3) ? 1 : rng.between(2, 6);

@@ -262,6 +262,9 @@ struct CaseConfig {
   bool shuffle_blocks = true;    // false: blocks in order (the "contiguous" layout)
   bool padded_strides = true;    // q/out/cache strides larger than packed
   bool with_lse = true;          // false: run with lse == nullptr (the output is still checked)
+  // Added to the batch's max_seqlen_q / max_seqlen_k: upper bounds are all the API asks for (a
+  // CUDA-graph batch may pass the model's longest), so a backend must not size reads by them.
+  int extra_max_seqlen_q = 0, extra_max_seqlen_k = 0;
   uint64_t seed = 1;
   std::string describe() const {
     std::ostringstream o;
@@ -279,6 +282,8 @@ struct CaseConfig {
     if (mm_prefix) o << " mm-prefix";
     if (attention_chunk_size > 0) o << " chunk" << attention_chunk_size;
     if (!with_lse) o << " no-lse";
+    if (extra_max_seqlen_q || extra_max_seqlen_k)
+      o << " max_seqlen+" << extra_max_seqlen_q << "/+" << extra_max_seqlen_k;
     o << " seqs[";
     for (size_t i = 0; i < seqs.size(); ++i)
       o << (i ? "," : "") << seqs[i].q_len << "x" << seqs[i].k_len;
@@ -319,6 +324,8 @@ struct HostCase {
       b.max_seqlen_q = std::max(b.max_seqlen_q, s.q_len);
       b.max_seqlen_k = std::max(b.max_seqlen_k, s.k_len);
     }
+    b.max_seqlen_q += cfg.extra_max_seqlen_q;
+    b.max_seqlen_k += cfg.extra_max_seqlen_k;
     b.cu_seqlens_q = cu_seqlens_q.data();
     b.seqused_k = seqused_k.data();
     b.block_table = block_table.data();
