@@ -112,6 +112,16 @@ struct LayerSpec {
   // Decoder and cross attention take the paged cache with seqused_k metadata; encoder_only
   // layers are non-causal over their own contiguous K/V.
   bool causal() const { return attn_type == AttentionType::kDecoder; }
+  // The kernels' window for sliding_window w (docs/semantics.md §3): w - 1 keys to the left, and to
+  // the right w - 1 for encoder self-attention (a symmetric local window), 0 otherwise; -1 (no
+  // bound) without a window.
+  int window_left() const { return sliding_window ? *sliding_window - 1 : -1; }
+  int window_right() const {
+    if (!sliding_window) return -1;
+    const bool encoder =
+        attn_type == AttentionType::kEncoderOnly || attn_type == AttentionType::kEncoder;
+    return encoder ? *sliding_window - 1 : 0;
+  }
   double default_scale() const;
   double scale() const { return softmax_scale ? *softmax_scale : default_scale(); }
   KvCacheDType resolved_kv_dtype() const { return resolve_kv_dtype(kv_cache_dtype, dtype); }

@@ -235,21 +235,20 @@ ShadowCache build_shadow_cache(const ShadowKv& rows, const std::vector<size_t>& 
     c.v.assign(size_t(v.v_stride_block * n), 0);
     v.v = c.v.data();
   }
+  // nvfp4 scale rows of a K or V head vector of `size` elements, laid out like its data rows.
+  auto scale_rows = [&](int size, int64_t& block, int64_t& head, int64_t& token,
+                        std::vector<uint8_t>& buf) {
+    token = kv_block_scale_bytes_per_head_vector(dt, size);
+    head = token * bs;
+    block = head * H;
+    buf.assign(size_t(block * n), 0);
+    return buf.data();
+  };
   if (dt == KvCacheDType::kNvfp4) {
-    const int64_t gk = kv_block_scale_bytes_per_head_vector(dt, s.head_size);
-    v.sb_token = gk;
-    v.sb_head = gk * bs;
-    v.sb_block = gk * bs * H;
-    c.k_block_scales.assign(size_t(v.sb_block * n), 0);
-    v.k_block_scales = c.k_block_scales.data();
-    if (!s.is_mla()) {
-      const int64_t gv = kv_block_scale_bytes_per_head_vector(dt, s.head_size_v);
-      v.v_sb_token = gv;
-      v.v_sb_head = gv * bs;
-      v.v_sb_block = gv * bs * H;
-      c.v_block_scales.assign(size_t(v.v_sb_block * n), 0);
-      v.v_block_scales = c.v_block_scales.data();
-    }
+    v.k_block_scales = scale_rows(s.head_size, v.sb_block, v.sb_head, v.sb_token, c.k_block_scales);
+    if (!s.is_mla())
+      v.v_block_scales =
+          scale_rows(s.head_size_v, v.v_sb_block, v.v_sb_head, v.v_sb_token, c.v_block_scales);
   }
   v.scale_granularity = granularity;
   c.k_scales = std::move(k_scales);
@@ -297,11 +296,9 @@ void init_layer_params(LayerRun& L, RunMemory& mem, std::mt19937_64& rng,
   p.dtype = s.dtype;
   p.scale = float(s.scale());
   // Only decoder self-attention is causal; an encoder's local window is symmetric (semantics §3).
-  const bool encoder =
-      s.attn_type == AttentionType::kEncoderOnly || s.attn_type == AttentionType::kEncoder;
   p.causal = s.causal();
-  p.window_left = s.sliding_window ? *s.sliding_window - 1 : -1;
-  p.window_right = s.sliding_window ? (encoder ? *s.sliding_window - 1 : 0) : -1;
+  p.window_left = s.window_left();
+  p.window_right = s.window_right();
   p.attention_chunk_size = s.attention_chunk_size.value_or(0);
   p.logits_soft_cap = float(s.logits_soft_cap);
   if (s.alibi) {

@@ -343,13 +343,6 @@ double tolerance(const Case& c, Isa isa) {
   return t;
 }
 
-std::vector<Isa> isas() {
-  std::vector<Isa> r;
-  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Bf16, Isa::kAmxBf16})
-    if (cpu_flash::isa_supported(i)) r.push_back(i);
-  return r;
-}
-
 std::vector<Case> cases() {
   std::vector<Case> v;
   Case prefill{"prefill_gqa_causal"};
@@ -442,7 +435,7 @@ std::vector<Case> cases() {
 // Variants with AVX512_BF16 run bf16 items above decode size on vdpbf16ps or on the fp32 path by
 // a measured rate (bf16_dots_pay): both ways are checked on any such CPU.
 TEST(CpuFlash, MatchesFp64LoopOnEveryIsa) {
-  for (Isa isa : isas())
+  for (Isa isa : cpu_flash::supported_isas())
     for (const bool dots : {false, true}) {
       if (dots && isa < Isa::kAvx512Bf16) continue;
       for (const Case& c : cases()) {
@@ -506,7 +499,7 @@ TEST(CpuFlash, BlocksPastFourGiB) {
       expect_same(run_case(c, Isa::kScalar, 1, {}, true), run_case(far, Isa::kScalar, 1, {}, true),
                   tolerance(c, Isa::kScalar));
     }
-    for (Isa isa : isas()) {
+    for (Isa isa : cpu_flash::supported_isas()) {
       SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
       expect_same(run_case(c, isa, 2), run_case(far, isa, 2), tolerance(c, isa));
     }
@@ -545,7 +538,7 @@ TEST(CpuFlash, LockstepHeadsMatchOneHeadAnItem) {
   e5.kv = KvCacheDType::kFp8E5M2, e5.gran = ScaleGranularity::kPerHead, e5.sinks = true;
   e5.hq = 16, e5.hkv = 4, e5.d = e5.dv = 128, e5.seqs = {{1, 6000}, {1, 33}, {1, 70}, {1, 5}};
   v.push_back(e5);
-  for (Isa isa : isas())
+  for (Isa isa : cpu_flash::supported_isas())
     for (Case c : v) {
       SCOPED_TRACE(std::string(cpu_flash::to_string(isa)) + " " + c.name);
       const Result lock = run_case(c, isa, 1);
@@ -766,7 +759,7 @@ TEST(CpuFlash, Fp8NanCodeInAVisibleSlotPropagatesLikeTheReference) {
     const int nan_rows =
         int(std::count_if(want.lse.begin(), want.lse.end(), [](float x) { return std::isnan(x); }));
     EXPECT_EQ(nan_rows, 3 * 2) << "the reference should give NaN rows for K's NaN";
-    for (Isa isa : isas()) {
+    for (Isa isa : cpu_flash::supported_isas()) {
       SCOPED_TRACE(std::string(cpu_flash::to_string(isa)));
       CpuFlashOptions opt;
       opt.isa = isa;
@@ -847,7 +840,7 @@ TEST(CpuFlash, EveryFiniteFp8CodeDequantizesExactly) {
         a.layer.scale = 0.125f;
         a.layer.causal = true;
         a.layer.window_left = 0;  // each query sees its own key only
-        for (Isa isa : isas()) {
+        for (Isa isa : cpu_flash::supported_isas()) {
           SCOPED_TRACE("d " + std::to_string(d) + " " + std::string(to_string(kd)) + " " +
                        std::string(to_string(dt)) + " " + std::string(cpu_flash::to_string(isa)));
           CpuFlashOptions opt;

@@ -202,12 +202,8 @@ Draw draw(const Capabilities& caps, Rng& rng, double work_budget) {
   c.block_size = *s.block_size;
   c.mla = mla;
   c.causal = s.causal();
-  // As a serving engine passes a layer's window (runtime/serving.cpp): w - 1 to the left, and
-  // to the right w - 1 for encoders, 0 for the rest.
-  if (s.sliding_window) {
-    c.window_left = *s.sliding_window - 1;
-    c.window_right = encoder ? *s.sliding_window - 1 : 0;
-  }
+  c.window_left = s.window_left();  // as serving passes a layer's window
+  c.window_right = s.window_right();
   if (caps.sliding_window && !mla && rng.chance(0.15)) {
     d.raw_window = true;
     c.window_left = rng.chance(0.3) ? -1 : rng.log_between(0, 300);

@@ -94,10 +94,7 @@ inline const std::vector<BackendEntry>& backends_under_test() {
       e.capabilities = []() -> const Capabilities& { return cpu_flash_capabilities(); };
       e.factory = [] { return make_cpu_flash_backend(); };
       e.variant = [](uint64_t pick, std::string* what) {
-        std::vector<cpu_flash::Isa> isas;
-        for (auto i : {cpu_flash::Isa::kScalar, cpu_flash::Isa::kAvx2, cpu_flash::Isa::kAvx512,
-                       cpu_flash::Isa::kAvx512Bf16, cpu_flash::Isa::kAmxBf16})
-          if (cpu_flash::isa_supported(i)) isas.push_back(i);
+        const std::vector<cpu_flash::Isa> isas = cpu_flash::supported_isas();
         CpuFlashOptions o;
         o.isa = isas[pick % isas.size()];
         pick /= isas.size();

@@ -213,13 +213,13 @@ std::string window_text(const LayerSpec& s) {
     return fmt::format("chunks of {} tokens (chunked local: a query sees its own chunk's keys)",
                        *s.attention_chunk_size);
   if (!s.sliding_window) return "full";
-  if (s.attn_type == AttentionType::kEncoderOnly)
+  if (s.window_right() > 0)
     return fmt::format(
         "{} keys on either side (symmetric; kernels get window_left = "
         "window_right = {})",
-        *s.sliding_window - 1, *s.sliding_window - 1);
+        s.window_left(), s.window_right());
   return fmt::format("{} tokens (sliding; kernels get window_left {})", *s.sliding_window,
-                     *s.sliding_window - 1);
+                     s.window_left());
 }
 
 std::string heads_text(const LayerSpec& s) {

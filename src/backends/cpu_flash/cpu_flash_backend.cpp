@@ -92,11 +92,14 @@ bool isa_supported(Isa isa) {
 #endif
 }
 
-Isa detect_isa() {
-  for (Isa i : {Isa::kAmxBf16, Isa::kAvx512Bf16, Isa::kAvx512, Isa::kAvx2})
-    if (isa_supported(i)) return i;
-  return Isa::kScalar;
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> r;
+  for (Isa i : kIsas)
+    if (isa_supported(i)) r.push_back(i);
+  return r;
 }
+
+Isa detect_isa() { return supported_isas().back(); }
 
 std::optional<double> bf16_dot_issue_ratio() {
   if (!isa_supported(Isa::kAvx512Bf16)) return std::nullopt;
@@ -243,8 +246,7 @@ bool same_mm_prefix(const std::vector<int32_t>& kept, const AttentionBatch& b) {
 std::optional<cpu_flash::Isa> isa_from_env() {
   const char* e = std::getenv("ATTNKIT_CPU_ISA");
   if (!e || !*e) return std::nullopt;
-  for (auto i : {cpu_flash::Isa::kScalar, cpu_flash::Isa::kAvx2, cpu_flash::Isa::kAvx512,
-                 cpu_flash::Isa::kAvx512Bf16, cpu_flash::Isa::kAmxBf16})
+  for (auto i : cpu_flash::kIsas)
     if (cpu_flash::to_string(i) == e) return i;
   throw InvalidArgument(
       fmt::format("ATTNKIT_CPU_ISA={} is not a CPU_FLASH variant (expected scalar, avx2, avx512, "

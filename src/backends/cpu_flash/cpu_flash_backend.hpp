@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "attnkit/attention.hpp"
 
@@ -14,6 +15,8 @@ namespace attnkit {
 
 namespace cpu_flash {
 enum class Isa { kScalar, kAvx2, kAvx512, kAvx512Bf16, kAmxBf16 };
+inline constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Bf16,
+                                Isa::kAmxBf16};  // slowest first
 std::string_view to_string(Isa isa);
 // Best variant this CPU and OS support: AVX-512 needs F/BW/VL/DQ (+AVX512_BF16 for the bf16
 // variant), AVX2 needs AVX2/FMA/F16C; AMX needs AMX-TILE/AMX-BF16 and AVX512_VBMI (fp8 staging)
@@ -21,6 +24,7 @@ std::string_view to_string(Isa isa);
 // process).
 Isa detect_isa();
 bool isa_supported(Isa isa);
+std::vector<Isa> supported_isas();  // every variant isa_supported() allows, slowest first
 // Where AVX512_BF16 runs: vdpbf16ps's issue rate over vfmadd231ps's on this core, measured once
 // per process (it does twice an FMA's multiply-adds).
 std::optional<double> bf16_dot_issue_ratio();
