@@ -28,6 +28,7 @@
 #include "cells.hpp"
 #include "harness.hpp"
 #include "registry.hpp"
+#include "write_kv_check.hpp"
 
 namespace attnkit::conformance {
 namespace {
@@ -326,6 +327,82 @@ TEST_P(Fuzz, RandomLayersMatchTheOracle) {
   for (const auto& [f, n] : seen) std::cout << " " << f << " " << n << ";";
   std::cout << std::endl;
   if (!worst_case.empty()) std::cout << "  worst: " << worst_case << std::endl;
+}
+
+// write_kv at random from the declaration: model and KV dtypes, per-head scales, head pairs (MLA's
+// latent row), 1-8 KV heads, block sizes, 1-4000 tokens with padding slots, input rows in padded
+// or fused-QKV strides, and fp8/nvfp4 scales that saturate or underflow as well as fit.
+TEST_P(Fuzz, WriteKvMatchesTheQuantizer) {
+  const BackendEntry& entry = GetParam();
+  if (!entry.runnable()) GTEST_SKIP() << entry.name << " needs a GPU; none present";
+  const uint64_t campaign = env_u64("ATTNKIT_FUZZ_SEED", 20261205);
+  const int cases = int(env_u64("ATTNKIT_FUZZ_CASES", 120));
+  const std::optional<int> only = std::getenv("ATTNKIT_FUZZ_ONLY")
+                                      ? std::optional(int(env_u64("ATTNKIT_FUZZ_ONLY", 0)))
+                                      : std::nullopt;
+  const bool verbose = std::getenv("ATTNKIT_FUZZ_VERBOSE") != nullptr;
+  const Capabilities& caps = entry.capabilities();
+  const DeviceInfo dev = entry.device();
+  auto memory = entry.make_memory();
+  auto backend = entry.factory();
+  int failed = 0, run = 0, refused = 0;
+  std::map<std::string, int> seen;
+  for (int i = only.value_or(0); i < (only ? *only + 1 : cases); ++i) {
+    Rng rng((campaign ^ 0x5851F42D4C957F2Dull) * 0x9E3779B97F4A7C15ull + uint64_t(i) * 1000003ull);
+    // The layer: attention's draw, refused draws drawn again.
+    Draw d = draw(caps, rng, 2e7);
+    for (int tries = 0; !invalid_reasons(caps, d.spec, dev).empty(); ++tries) {
+      ++refused;
+      ASSERT_LT(tries, 1000) << entry.name << ": the declaration refuses every draw";
+      d = draw(caps, rng, 2e7);
+    }
+    const LayerSpec& s = d.spec;
+    WriteKvCase w;
+    w.dtype = s.dtype;
+    w.kv_dtype = s.resolved_kv_dtype();
+    w.per_head = s.kv_scale_granularity == ScaleGranularity::kPerHead;
+    w.mla = s.mla.has_value();
+    w.num_kv_heads = w.mla ? 1 : rng.between(1, 8);
+    w.head_size = s.head_size;
+    w.head_size_v = s.head_size_v;
+    w.block_size = *s.block_size;
+    w.num_tokens = rng.chance(0.1) ? rng.between(0, 2) : rng.log_between(1, 4000);
+    w.skip = rng.pick(std::vector<double>{0, 0, 0.1, 0.5, 0.95});
+    if (rng.chance(0.5)) w.pad_head = rng.pick(std::vector<int>{1, 3, 8, 64});
+    if (rng.chance(0.5))  // a K or V slice of a fused QKV row: the other heads sit between tokens
+      w.pad_token = rng.chance(0.5) ? rng.between(1, 9) : w.head_size * rng.between(2, 40);
+    auto elements = [&] {
+      return double(w.num_tokens) *
+             (double(w.num_kv_heads) * (std::max(w.head_size, w.head_size_v) + w.pad_head) +
+              w.pad_token);
+    };
+    while (elements() > 2e6) w.num_tokens /= 2;
+    w.padded_cache = rng.chance(0.5);
+    w.gain = rng.pick(std::vector<float>{1, 1, 0.01f, 40, 1000});
+    w.fill = rng.pick(std::vector<float>{0.45f, 0.45f, 0.9f, 1.f, 3.f, 1e-3f});
+    w.spare_blocks = rng.between(0, 3);
+    w.seed = rng.bits();
+    const std::string problem = check_write_kv(*backend, *memory, w);
+    ++run;
+    ++seen[w.kv_dtype == KvCacheDType::kAuto ? "kv:fp32"
+                                             : "kv:" + std::string(to_string(w.kv_dtype))];
+    if (w.fill > 1) ++seen["saturating"];
+    if (w.pad_token) ++seen["token-padded input"];
+    if (w.mla) ++seen["mla"];
+    if (!problem.empty()) {
+      if (++failed <= 10)
+        ADD_FAILURE() << entry.name << " write_kv case " << i << " (ATTNKIT_FUZZ_SEED=" << campaign
+                      << " ATTNKIT_FUZZ_ONLY=" << i << ") [" << w.describe() << "]: " << problem;
+      continue;
+    }
+    if (verbose) std::cout << "write_kv case " << i << " ok [" << w.describe() << "]\n";
+  }
+  EXPECT_EQ(failed, 0) << failed << " of " << run << " random write_kv calls failed";
+  std::cout << "fuzz: " << entry.name << " " << run << " random write_kv calls (campaign "
+            << campaign << "; " << refused << " draws refused by the declaration), " << failed
+            << " failed\n  features:";
+  for (const auto& [f, n] : seen) std::cout << " " << f << " " << n << ";";
+  std::cout << std::endl;
 }
 
 // The draws mostly land inside each declaration, GPU backends' included (checked on any machine,
