@@ -6,7 +6,8 @@
 // threads on the CPU, forced split counts and parts on the GPU). Each draw the declaration accepts
 // must run and match the oracle within the documented tolerance (harness.hpp); a throw is a
 // failure too (a layer that passes selection must not crash), except Unsupported for the
-// kernel-API windows some draws add.
+// kernel-API windows some draws add. write_kv is drawn the same way and checked byte for byte
+// against the quantizer (write_kv_check.hpp).
 //
 //   ATTNKIT_FUZZ_CASES=N   cases per backend (default 120: CI's share)
 //   ATTNKIT_FUZZ_SEED=S    the campaign (default fixed); a failure names S and the case's index
