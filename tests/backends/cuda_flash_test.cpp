@@ -1167,6 +1167,80 @@ TEST_F(CudaFlash, EveryManifestHeadPair) {
   }
 }
 
+// Heads of 160 and 224 (Zamba2's): 16-bit prefill in the two-stage ring of 32-key tiles (the
+// warp-pair form takes whole 64-dim halves only) with padded shared rows; over fp8 caches the
+// decode form, whose Q fragments go back into the Q tile in a short last round (10 and 14
+// chunks over four warps). Masks, features, awkward lengths, Zamba2's 48-token blocks, page 1,
+// MHA and GQA, forced splits, both fp8 formats and scale granularities.
+TEST_F(CudaFlash, Heads160And224) {
+  uint32_t seed = 160;
+  for (int d : {160, 224}) {
+    const std::string hs = "d" + std::to_string(d);
+    const std::vector<Case> cases = {
+        {.name = "bf16 " + hs + " MHA chunked prefill page 48",
+         .head = d,
+         .hq = 4,
+         .hkv = 4,
+         .block = 48,
+         .seqs = kAwkwardPrefill},
+        {.name = "fp16 " + hs + " GQA 3 window+softcap+sinks page 1",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFloat16,
+         .head = d,
+         .hq = 6,
+         .hkv = 2,
+         .block = 1,
+         .seqs = {{37, 150}, {1, 97}, {129, 300}},
+         .wl = 64,
+         .softcap = 30.f,
+         .sinks = true},
+        {.name = "bf16 " + hs + " non-causal ALiBi split x3",
+         .head = d,
+         .hq = 4,
+         .hkv = 2,
+         .seqs = {{5, 1013}, {1, 54}},
+         .causal = false,
+         .alibi = true,
+         .force_splits = 3},
+        {.name = "bf16 " + hs + " decode batch page 48",
+         .head = d,
+         .hq = 8,
+         .hkv = 8,
+         .block = 48,
+         .seqs = kAwkwardDecode},
+        {.name = "fp8 e4m3 per-head bf16 " + hs + " decode window+softcap+alibi+sinks split x3",
+         .kv = KvCacheDType::kFp8E4M3,
+         .gran = ScaleGranularity::kPerHead,
+         .head = d,
+         .hq = 8,
+         .hkv = 2,
+         .seqs = {{1, 1013}, {1, 0}, {1, 54}, {2, 97}, {1, 1}},
+         .wl = 300,
+         .softcap = 30.f,
+         .alibi = true,
+         .sinks = true,
+         .force_splits = 3,
+         .q_amp = 700.f},
+        {.name = "fp8 e5m2 per-tensor fp16 " + hs + " MHA decode page 48",
+         .dtype = DType::kFloat16,
+         .kv = KvCacheDType::kFp8E5M2,
+         .gran = ScaleGranularity::kPerTensor,
+         .head = d,
+         .hq = 4,
+         .hkv = 4,
+         .block = 48,
+         .seqs = kAwkwardDecode},
+        {.name = "fp8 e4m3 per-tensor bf16 " + hs + " prefill page 16",
+         .kv = KvCacheDType::kFp8E4M3,
+         .gran = ScaleGranularity::kPerTensor,
+         .head = d,
+         .hq = 4,
+         .hkv = 2,
+         .seqs = kAwkwardPrefill}};
+    for (const Case& c : cases) run_case(c, seed++);
+  }
+}
+
 // v3's Hopper prefill form (SM90): every head, dtype and cache kind it covers (16-bit, fp8 e4m3
 // and e5m2 with per-head and per-tensor scales), the features, masks, awkward lengths, page sizes
 // 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned output rows; each

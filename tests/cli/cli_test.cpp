@@ -265,7 +265,7 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   r = run_cli("bench --device cuda --prefill-heads 64,112");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--prefill-heads takes head sizes CUDA_FLASH builds (64, 80, 96, "
-                               "128, 192, 256, 512); got '112'"));
+                               "128, 160, 192, 224, 256, 512); got '112'"));
   r = run_cli("bench --device cpu --suite decode --decode-chunk 8192");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--decode-chunk, --mla-form"));
@@ -530,9 +530,8 @@ TEST(CliPlan, UnknownModelTypeIsPlannedWithANote) {
   EXPECT_TRUE(plan_json("--model llama-3.2-1b --device h100")["model"]["notes"].empty());
 }
 
-// Zamba2-2.7B's heads of 160: the native stack has no GPU kernel for them (CUDA_FLASH builds 64,
-// 80, 96, 128, 192, 256, 512), so the plan fails with each backend's reason and exit 3; the vllm
-// stack plans FLASH_ATTN (any multiple of 8 up to 256); the CPU backends run them.
+// Zamba2-2.7B's heads of 160: CUDA_FLASH builds them, so every stack plans it on a GPU; the CPU
+// backends run them too.
 TEST(CliPlan, Zamba2HeadsOf160) {
   const TempConfig file(
       "zamba2",
@@ -541,10 +540,7 @@ TEST(CliPlan, Zamba2HeadsOf160) {
       R"("mamba_d_conv":4,"mamba_expand":2,"mamba_ngroups":1,"num_mem_blocks":2,)"
       R"("max_position_embeddings":4096,"torch_dtype":"bfloat16"})");
   const std::string path = file.path;
-  CliResult r = run_cli("plan --model " + path + " --device h100");
-  EXPECT_EQ(r.rc, 3);
-  EXPECT_THAT(r.err, HasSubstr("CUDA_FLASH: [head_size not supported (head sizes [64, 80, 96, "
-                               "128, 192, 256, 512])"));
+  EXPECT_EQ(plan_json("--model " + path + " --device h100")["groups"][0]["backend"], "CUDA_FLASH");
   const auto vllm = plan_json("--model " + path + " --device h100 --stack vllm");
   EXPECT_EQ(vllm["groups"][0]["backend"], "FLASH_ATTN");
   EXPECT_EQ(plan_json("--model " + path + " --device cpu")["groups"][0]["backend"], "CPU_FLASH");

@@ -188,7 +188,7 @@ TEST_F(NativeCatalog, ExplicitCudaFlashOnCpuNamesTheBackendsThatWouldWork) {
 // own capabilities accept the layer (the FA4 head-dim-256 failure class).
 TEST_F(NativeCatalog, SelectedGenerationAlwaysAcceptsTheLayer) {
   std::vector<LayerSpec> layers;
-  for (int head : {64, 80, 96, 128, 192, 256})
+  for (int head : {64, 80, 96, 128, 160, 192, 224, 256})
     for (bool window : {false, true})
       for (bool sinks : {false, true}) {
         LayerSpec l = llama();

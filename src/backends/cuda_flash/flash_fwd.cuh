@@ -1107,19 +1107,22 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
           // Heads over 128: O takes 128 registers at head 256, so the fragments go back into the
           // Q tile in place, each lane's 16 bytes where one LDS.128 finds them every tile. The 512
           // bytes of dims 16 kk .. + 15 hold exactly the 32 lanes' fragments of kk; warp w
-          // rewrites kk = w, w + 4, ... (its lanes read theirs before any lane writes).
-          static_assert(kDqk % 64 == 0, "the four warps rewrite equal shares of Q's dims");
-          constexpr int kOwn = kDqk / 64;
+          // rewrites kk = w, w + 4, ... (its lanes read theirs before any lane writes), the last
+          // round short at heads of 160 and 224 (10 and 14 chunks).
+          constexpr int kChunksQ = kDqk / 16;
+          constexpr int kOwn = (kChunksQ + 3) / 4;
           if constexpr (std::is_same_v<T, __nv_bfloat16>) __syncthreads();  // maxima read
           uint32_t h[kOwn][4];
 #pragma unroll
-          for (int i = 0; i < kOwn; ++i) q_frag_of(warp + 4 * i, h[i]);
+          for (int i = 0; i < kOwn; ++i)
+            if (warp + 4 * i < kChunksQ) q_frag_of(warp + 4 * i, h[i]);
           __syncwarp();
 #pragma unroll
           for (int i = 0; i < kOwn; ++i)
-            *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(sQ) +
-                                      QRows::at(lane & 15, 2 * (warp + 4 * i) + (lane >> 4))) =
-                make_uint4(h[i][0], h[i][1], h[i][2], h[i][3]);
+            if (warp + 4 * i < kChunksQ)
+              *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(sQ) +
+                                        QRows::at(lane & 15, 2 * (warp + 4 * i) + (lane >> 4))) =
+                  make_uint4(h[i][0], h[i][1], h[i][2], h[i][3]);
           __syncthreads();
         }
       }

@@ -23,9 +23,18 @@ struct FlashInstance {
   bool operator==(const FlashInstance&) const = default;
 };
 
-// Head sizes (qk, v) with a kernel. Every pair is built for both dtypes and both KV kinds.
-inline constexpr std::array<std::pair<int, int>, 8> kFlashHeadPairs = {
-    {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {192, 192}, {256, 256}, {192, 128}, {512, 512}}};
+// Head sizes (qk, v) with a kernel. Every pair is built for both dtypes and both KV kinds. 160
+// and 224 are Zamba2's (2 x hidden_size / heads: 2.7B and 7B), which FlashAttention also builds.
+inline constexpr std::array<std::pair<int, int>, 10> kFlashHeadPairs = {{{64, 64},
+                                                                         {80, 80},
+                                                                         {96, 96},
+                                                                         {128, 128},
+                                                                         {160, 160},
+                                                                         {192, 192},
+                                                                         {224, 224},
+                                                                         {256, 256},
+                                                                         {192, 128},
+                                                                         {512, 512}}};
 inline constexpr std::array<DType, 2> kFlashDTypes = {DType::kFloat16, DType::kBFloat16};
 inline constexpr std::array<KvKind, 2> kFlashKvKinds = {KvKind::k16Bit, KvKind::kFp8};
 
