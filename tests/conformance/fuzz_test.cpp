@@ -39,6 +39,18 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
   return e && *e ? std::strtoull(e, nullptr, 10) : fallback;
 }
 
+// The campaign the environment asks for: its seed, and the case indices to run.
+struct Campaign {
+  uint64_t seed = env_u64("ATTNKIT_FUZZ_SEED", 20261205);
+  int cases = int(env_u64("ATTNKIT_FUZZ_CASES", 120));
+  std::optional<int> only = std::getenv("ATTNKIT_FUZZ_ONLY")
+                                ? std::optional(int(env_u64("ATTNKIT_FUZZ_ONLY", 0)))
+                                : std::nullopt;
+  bool verbose = std::getenv("ATTNKIT_FUZZ_VERBOSE") != nullptr;
+  int first() const { return only.value_or(0); }
+  int end() const { return only ? *only + 1 : cases; }
+};
+
 struct Draw {
   LayerSpec spec;
   CaseConfig cfg;
@@ -251,12 +263,8 @@ class Fuzz : public ::testing::TestWithParam<BackendEntry> {};
 TEST_P(Fuzz, RandomLayersMatchTheOracle) {
   const BackendEntry& entry = GetParam();
   if (!entry.runnable()) GTEST_SKIP() << entry.name << " needs a GPU; none present";
-  const uint64_t campaign = env_u64("ATTNKIT_FUZZ_SEED", 20261205);
-  const int cases = int(env_u64("ATTNKIT_FUZZ_CASES", 120));
-  const std::optional<int> only = std::getenv("ATTNKIT_FUZZ_ONLY")
-                                      ? std::optional(int(env_u64("ATTNKIT_FUZZ_ONLY", 0)))
-                                      : std::nullopt;
-  const bool verbose = std::getenv("ATTNKIT_FUZZ_VERBOSE") != nullptr;
+  const Campaign c;
+  const uint64_t campaign = c.seed;
   const Capabilities& caps = entry.capabilities();
   const DeviceInfo dev = entry.device();
   auto memory = entry.make_memory();
@@ -268,7 +276,7 @@ TEST_P(Fuzz, RandomLayersMatchTheOracle) {
   double worst = 0;
   std::string worst_case;
   std::map<std::string, int> seen;
-  for (int i = only.value_or(0); i < (only ? *only + 1 : cases); ++i) {
+  for (int i = c.first(); i < c.end(); ++i) {
     Rng rng(campaign * 0x9E3779B97F4A7C15ull + uint64_t(i) * 1000003ull);
     Draw d = draw(caps, rng, budget);
     for (int tries = 0; !invalid_reasons(caps, d.spec, dev).empty(); ++tries) {
@@ -311,7 +319,7 @@ TEST_P(Fuzz, RandomLayersMatchTheOracle) {
                       << "]: " << problem;
       continue;
     }
-    if (verbose)
+    if (c.verbose)
       std::cout << "case " << i << " ratio " << ratio << " [" << variant << "] ["
                 << hc.cfg.describe() << (d.contiguous ? ", cu_seqlens_k" : "") << "]\n";
     if (ratio > worst) {
@@ -336,19 +344,15 @@ TEST_P(Fuzz, RandomLayersMatchTheOracle) {
 TEST_P(Fuzz, WriteKvMatchesTheQuantizer) {
   const BackendEntry& entry = GetParam();
   if (!entry.runnable()) GTEST_SKIP() << entry.name << " needs a GPU; none present";
-  const uint64_t campaign = env_u64("ATTNKIT_FUZZ_SEED", 20261205);
-  const int cases = int(env_u64("ATTNKIT_FUZZ_CASES", 120));
-  const std::optional<int> only = std::getenv("ATTNKIT_FUZZ_ONLY")
-                                      ? std::optional(int(env_u64("ATTNKIT_FUZZ_ONLY", 0)))
-                                      : std::nullopt;
-  const bool verbose = std::getenv("ATTNKIT_FUZZ_VERBOSE") != nullptr;
+  const Campaign c;
+  const uint64_t campaign = c.seed;
   const Capabilities& caps = entry.capabilities();
   const DeviceInfo dev = entry.device();
   auto memory = entry.make_memory();
   auto backend = entry.factory();
   int failed = 0, run = 0, refused = 0;
   std::map<std::string, int> seen;
-  for (int i = only.value_or(0); i < (only ? *only + 1 : cases); ++i) {
+  for (int i = c.first(); i < c.end(); ++i) {
     Rng rng((campaign ^ 0x5851F42D4C957F2Dull) * 0x9E3779B97F4A7C15ull + uint64_t(i) * 1000003ull);
     // The layer: attention's draw, refused draws drawn again.
     Draw d = draw(caps, rng, 2e7);
@@ -387,7 +391,7 @@ TEST_P(Fuzz, WriteKvMatchesTheQuantizer) {
     ++run;
     ++seen[w.kv_dtype == KvCacheDType::kAuto ? "kv:fp32"
                                              : "kv:" + std::string(to_string(w.kv_dtype))];
-    if (w.fill > 1) ++seen["saturating"];
+    if (w.fill > 1 && is_quantized(w.kv_dtype)) ++seen["saturating"];
     if (w.pad_token) ++seen["token-padded input"];
     if (w.mla) ++seen["mla"];
     if (!problem.empty()) {
@@ -396,7 +400,7 @@ TEST_P(Fuzz, WriteKvMatchesTheQuantizer) {
                       << " ATTNKIT_FUZZ_ONLY=" << i << ") [" << w.describe() << "]: " << problem;
       continue;
     }
-    if (verbose) std::cout << "write_kv case " << i << " ok [" << w.describe() << "]\n";
+    if (c.verbose) std::cout << "write_kv case " << i << " ok [" << w.describe() << "]\n";
   }
   EXPECT_EQ(failed, 0) << failed << " of " << run << " random write_kv calls failed";
   std::cout << "fuzz: " << entry.name << " " << run << " random write_kv calls (campaign "

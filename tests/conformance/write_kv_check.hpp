@@ -32,7 +32,7 @@ struct WriteKvCase {
   // fp8 and nvfp4 scales map the inputs' amax to this share of the format's range: above 1 the
   // conversion saturates, far below it underflows to subnormals and zero.
   float fill = 0.45f;
-  int spare_blocks = 1;  // cache blocks beyond the tokens' (unwritten: they must keep poison)
+  int spare_blocks = 1;  // cache blocks beyond the tokens' need: slots no token writes keep poison
   uint64_t seed = 1;
 
   std::string describe() const {
