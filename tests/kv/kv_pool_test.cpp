@@ -379,6 +379,176 @@ TEST(KvCacheManager, HybridStateGetsOneZeroedBlockPerRequest) {
   EXPECT_THROW(mgr.slot_mapping(1, 1, 0, 1), InvalidArgument);  // state group
 }
 
+// A model of serving over the manager: requests arrive (prompts sharing prefixes), grow in
+// chunks, fail for memory and leave, at random. Each step writes its new positions through
+// slot_mapping into a shadow cache that stores, per slot, a hash of the token prefix up to that
+// position (what K/V at that position depend on), then marks them computed. After every step
+// each live request's block tables must read back the right hash at every position its next
+// queries can see (prefix-cached blocks included), fresh blocks must have been zeroed where the
+// plan zeroes, and the pool must count exactly the blocks live requests hold.
+void random_serving(const KvPlan& plan, int64_t num_blocks, bool prefix_caching, uint32_t seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", block " +
+               std::to_string(plan.groups[0].manager_block_size));
+  std::mt19937 rng(seed);
+  KvCacheManager mgr(plan, num_blocks, {.enable_prefix_caching = prefix_caching});
+  const size_t G = plan.groups.size();
+  constexpr uint64_t kUnwritten = 0x5555, kZeroed = 0;
+  std::vector<std::vector<uint64_t>> shadow(G);  // [group][kernel slot]
+  for (size_t g = 0; g < G; ++g)
+    shadow[g].assign(size_t(num_blocks * plan.groups[g].kernel_block_size), kUnwritten);
+  auto prefix_hash = [](uint64_t h, int32_t token) {
+    return (h ^ uint64_t(uint32_t(token))) * 0x100000001B3ull + 1;
+  };
+  struct Live {
+    std::vector<int32_t> tokens;
+    std::vector<uint64_t> hashes;  // after each position
+    int64_t first_query = 0;       // the latest step's first position
+  };
+  std::map<RequestId, Live> live;
+  const std::vector<std::vector<int32_t>> stems = {std::vector<int32_t>(37, 7), {1, 2, 3, 4, 5}};
+  RequestId next_id = 1;
+  int64_t hits = 0, ooms = 0, steps_checked = 0;
+  // Zero what the pool hands out fresh (the serving loop's zero_pending), in every group.
+  auto zero_fresh = [&] {
+    for (int32_t b : mgr.pool().take_blocks_to_zero())
+      for (size_t g = 0; g < G; ++g) {
+        const int kb = plan.groups[g].kernel_block_size, per = plan.groups[g].ratio() * kb;
+        std::fill_n(shadow[g].begin() + int64_t(b) * per, per, kZeroed);
+      }
+  };
+  // Writes positions [start, end) of a request, then marks them computed.
+  auto write = [&](RequestId id, Live& r, int64_t start, int64_t end) {
+    zero_fresh();
+    for (size_t g = 0; g < G; ++g) {
+      if (plan.groups[g].kind == KvSpecKind::kState) continue;
+      const auto slots = mgr.slot_mapping(id, int(g), start, end - start);
+      for (int64_t p = start; p < end; ++p)
+        if (slots[size_t(p - start)] >= 0)
+          shadow[g][size_t(slots[size_t(p - start)])] = r.hashes[size_t(p)];
+    }
+    mgr.mark_computed(id, end);
+    r.first_query = start;
+  };
+  for (int step = 0; step < 3000; ++step) {
+    const int op = int(rng() % 10);
+    if (op < 3 || live.empty()) {  // a new request
+      Live r;
+      const int64_t len = 1 + rng() % 60;
+      const auto& stem = stems[rng() % stems.size()];
+      const size_t shared = rng() % (stem.size() + 1);  // a prefix other requests may share
+      for (int64_t i = 0; i < len; ++i)
+        r.tokens.push_back(size_t(i) < shared ? stem[size_t(i)] : int32_t(rng() % 50));
+      uint64_t h = 0;
+      for (int32_t t : r.tokens) r.hashes.push_back(h = prefix_hash(h, t));
+      const RequestId id = next_id++;
+      const int64_t used = mgr.pool().num_used();
+      int64_t cached = 0;
+      try {
+        cached = mgr.add_request(id, r.tokens);
+      } catch (const OutOfMemory&) {
+        ++ooms;
+        ASSERT_EQ(mgr.pool().num_used(), used);
+        ASSERT_FALSE(mgr.has_request(id));
+        continue;
+      }
+      ASSERT_LT(cached, len) << "at least one prompt token is computed";
+      hits += cached;
+      write(id, r, cached, len);
+      live[id] = std::move(r);
+    } else if (op < 8) {  // the next chunk of a live request
+      auto it = std::next(live.begin(), long(rng() % live.size()));
+      Live& r = it->second;
+      const int64_t n = rng() % 4 ? 1 : 1 + rng() % 20, start = int64_t(r.tokens.size());
+      if (start + n > plan.max_model_len) continue;
+      std::vector<int32_t> add;
+      for (int64_t i = 0; i < n; ++i) add.push_back(int32_t(rng() % 50));
+      const int64_t used = mgr.pool().num_used();
+      const auto before = mgr.blocks(it->first, 0);
+      try {
+        mgr.append_tokens(it->first, add);
+      } catch (const OutOfMemory&) {
+        ++ooms;
+        ASSERT_EQ(mgr.pool().num_used(), used);
+        ASSERT_EQ(mgr.blocks(it->first, 0), before);
+        continue;
+      }
+      uint64_t h = r.hashes.back();
+      for (int32_t t : add) {
+        r.tokens.push_back(t);
+        r.hashes.push_back(h = prefix_hash(h, t));
+      }
+      write(it->first, r, start, start + n);
+    } else {  // a request leaves
+      auto it = std::next(live.begin(), long(rng() % live.size()));
+      mgr.free_request(it->first);
+      live.erase(it);
+    }
+    mgr.pool().check_invariants();
+    // Every position a live request's next queries see reads back its own prefix hash.
+    std::set<int32_t> held;
+    for (const auto& [id, r] : live) {
+      const int64_t len = int64_t(r.tokens.size());
+      for (size_t g = 0; g < G; ++g) {
+        const KvGroupPlan& gp = plan.groups[g];
+        for (int32_t b : mgr.blocks(id, int(g)))
+          if (b != BlockPool::kNullBlock) held.insert(b);
+        if (gp.kind == KvSpecKind::kState) continue;
+        int64_t from = 0;
+        if (gp.kind == KvSpecKind::kSlidingWindow)
+          from = std::max<int64_t>(0, r.first_query - *gp.spec.sliding_window + 1);
+        if (gp.kind == KvSpecKind::kChunkedLocal)
+          from = r.first_query / *gp.spec.attention_chunk_size * *gp.spec.attention_chunk_size;
+        const auto table = mgr.block_table(id, int(g));
+        const int kb = gp.kernel_block_size;
+        for (int64_t p = from; p < len; ++p) {
+          const int32_t b = table[size_t(p / kb)];
+          ASSERT_NE(b, BlockPool::kNullBlock) << "request " << id << " group " << g << " pos " << p;
+          ASSERT_EQ(shadow[g][size_t(int64_t(b) * kb + p % kb)], r.hashes[size_t(p)])
+              << "request " << id << " group " << g << " position " << p << " of " << len;
+        }
+        // The unwritten tail of the last block: zeroed where the plan zeroes.
+        if (plan.needs_zeroing && len % kb)
+          for (int64_t p = len; p < (len / kb + 1) * kb; ++p)
+            ASSERT_EQ(shadow[g][size_t(int64_t(table[size_t(len / kb)]) * kb + p % kb)], kZeroed)
+                << "request " << id << " group " << g << " position " << p;
+      }
+    }
+    ASSERT_EQ(mgr.pool().num_used(), int64_t(held.size()));
+    ++steps_checked;
+  }
+  if (prefix_caching) EXPECT_GT(hits, 0) << "the prefix cache was never hit";
+  EXPECT_GT(ooms, 0) << "memory never ran out: the pool is too large to test failures";
+  for (const auto& [id, r] : live) mgr.free_request(id);
+  EXPECT_EQ(mgr.pool().num_free(), mgr.pool().num_usable());
+}
+
+TEST(KvCacheManager, RandomServingReadsBackEveryVisiblePosition) {
+  for (int block : {1, 4, 16}) {
+    // Full attention with the prefix cache.
+    ModelSpec full;
+    full.name = "full";
+    full.max_position_embeddings = 400;
+    for (int i = 0; i < 2; ++i) full.attention_layers.push_back(attn_layer(i, 4, 2, 16));
+    KvPlanOptions o;
+    o.block_size = block;
+    random_serving(plan_kv_cache(full, {}, o), 600 / block + 8, true, 1 + block);
+    // Full + sliding window + chunked local + an fp8 layer (mixed precision: zeroing on).
+    ModelSpec mixed = full;
+    mixed.name = "mixed";
+    LayerSpec sliding = attn_layer(2, 4, 2, 16);
+    sliding.sliding_window = 5 + block;
+    LayerSpec chunked = attn_layer(3, 4, 2, 16);
+    chunked.attention_chunk_size = 3 * block + 2;
+    LayerSpec fp8 = attn_layer(4, 4, 2, 16, KvCacheDType::kFp8E4M3);
+    mixed.attention_layers.push_back(sliding);
+    mixed.attention_layers.push_back(chunked);
+    mixed.attention_layers.push_back(fp8);
+    const KvPlan plan = plan_kv_cache(mixed, {}, o);
+    ASSERT_TRUE(plan.needs_zeroing);
+    random_serving(plan, 1600 / block + 16, false, 100 + block);
+  }
+}
+
 TEST(KvCacheManager, CrossAttentionSizedByEncoderLengthNoGrowth) {
   ModelSpec m;
   m.name = "t5-like";
