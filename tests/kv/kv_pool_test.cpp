@@ -395,7 +395,8 @@ void random_serving(const KvPlan& plan, int64_t num_blocks, bool prefix_caching,
   constexpr uint64_t kUnwritten = 0x5555, kZeroed = 0;
   std::vector<std::vector<uint64_t>> shadow(G);  // [group][kernel slot]
   for (size_t g = 0; g < G; ++g)
-    shadow[g].assign(size_t(num_blocks * plan.groups[g].kernel_block_size), kUnwritten);
+    shadow[g].assign(size_t(num_blocks * plan.groups[g].ratio() * plan.groups[g].kernel_block_size),
+                     kUnwritten);
   auto prefix_hash = [](uint64_t h, int32_t token) {
     return (h ^ uint64_t(uint32_t(token))) * 0x100000001B3ull + 1;
   };
@@ -547,6 +548,20 @@ TEST(KvCacheManager, RandomServingReadsBackEveryVisiblePosition) {
     ASSERT_TRUE(plan.needs_zeroing);
     random_serving(plan, 1600 / block + 16, false, 100 + block);
   }
+  // A hybrid model: a mamba state page forces manager blocks of several kernel blocks.
+  ModelSpec hybrid;
+  hybrid.name = "hybrid";
+  hybrid.max_position_embeddings = 400;
+  for (int i = 0; i < 2; ++i) hybrid.attention_layers.push_back(attn_layer(i, 4, 2, 16));
+  StateLayerSpec state;
+  state.layer_index = 2;
+  state.kind = StateKind::kMamba;
+  state.state_bytes_per_request = 5000;
+  hybrid.state_layers.push_back(state);
+  const Capabilities k16 = kvtest::caps("K16", {BlockSizeEntry{16, false}});
+  const KvPlan plan = plan_kv_cache(hybrid, kvtest::same_backend(hybrid, k16));
+  ASSERT_GT(plan.groups[0].ratio(), 1);
+  random_serving(plan, 40, false, 7);  // no prefix cache beside a state group
 }
 
 TEST(KvCacheManager, CrossAttentionSizedByEncoderLengthNoGrowth) {
