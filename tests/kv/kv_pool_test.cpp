@@ -408,7 +408,7 @@ void random_serving(const KvPlan& plan, int64_t num_blocks, bool prefix_caching,
   std::map<RequestId, Live> live;
   const std::vector<std::vector<int32_t>> stems = {std::vector<int32_t>(37, 7), {1, 2, 3, 4, 5}};
   RequestId next_id = 1;
-  int64_t hits = 0, ooms = 0, steps_checked = 0;
+  int64_t hits = 0, ooms = 0;
   // Zero what the pool hands out fresh (the serving loop's zero_pending), in every group.
   auto zero_fresh = [&] {
     for (int32_t b : mgr.pool().take_blocks_to_zero())
@@ -425,7 +425,7 @@ void random_serving(const KvPlan& plan, int64_t num_blocks, bool prefix_caching,
       const auto slots = mgr.slot_mapping(id, int(g), start, end - start);
       for (int64_t p = start; p < end; ++p)
         if (slots[size_t(p - start)] >= 0)
-          shadow[g][size_t(slots[size_t(p - start)])] = r.hashes[size_t(p)];
+          shadow[g].at(size_t(slots[size_t(p - start)])) = r.hashes[size_t(p)];
     }
     mgr.mark_computed(id, end);
     r.first_query = start;
@@ -502,20 +502,20 @@ void random_serving(const KvPlan& plan, int64_t num_blocks, bool prefix_caching,
         const auto table = mgr.block_table(id, int(g));
         const int kb = gp.kernel_block_size;
         for (int64_t p = from; p < len; ++p) {
-          const int32_t b = table[size_t(p / kb)];
+          const int32_t b = table.at(size_t(p / kb));
           ASSERT_NE(b, BlockPool::kNullBlock) << "request " << id << " group " << g << " pos " << p;
-          ASSERT_EQ(shadow[g][size_t(int64_t(b) * kb + p % kb)], r.hashes[size_t(p)])
+          ASSERT_EQ(shadow[g].at(size_t(int64_t(b) * kb + p % kb)), r.hashes[size_t(p)])
               << "request " << id << " group " << g << " position " << p << " of " << len;
         }
         // The unwritten tail of the last block: zeroed where the plan zeroes.
         if (plan.needs_zeroing && len % kb)
           for (int64_t p = len; p < (len / kb + 1) * kb; ++p)
-            ASSERT_EQ(shadow[g][size_t(int64_t(table[size_t(len / kb)]) * kb + p % kb)], kZeroed)
+            ASSERT_EQ(shadow[g].at(size_t(int64_t(table.at(size_t(len / kb))) * kb + p % kb)),
+                      kZeroed)
                 << "request " << id << " group " << g << " position " << p;
       }
     }
     ASSERT_EQ(mgr.pool().num_used(), int64_t(held.size()));
-    ++steps_checked;
   }
   if (prefix_caching) EXPECT_GT(hits, 0) << "the prefix cache was never hit";
   EXPECT_GT(ooms, 0) << "memory never ran out: the pool is too large to test failures";
