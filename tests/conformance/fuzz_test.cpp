@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "attnkit/capability.hpp"
@@ -258,6 +259,18 @@ Draw draw(const Capabilities& caps, Rng& rng, double work_budget) {
   return d;
 }
 
+// A draw the declaration accepts: refused draws are drawn again, counted in `refused`.
+Draw accepted_draw(const Capabilities& caps, const DeviceInfo& dev, Rng& rng, double budget,
+                   int& refused) {
+  Draw d = draw(caps, rng, budget);
+  for (int tries = 0; !invalid_reasons(caps, d.spec, dev).empty(); ++tries) {
+    ++refused;
+    if (tries >= 1000) throw std::logic_error(caps.name + ": the declaration refuses every draw");
+    d = draw(caps, rng, budget);
+  }
+  return d;
+}
+
 class Fuzz : public ::testing::TestWithParam<BackendEntry> {};
 
 TEST_P(Fuzz, RandomLayersMatchTheOracle) {
@@ -278,12 +291,7 @@ TEST_P(Fuzz, RandomLayersMatchTheOracle) {
   std::map<std::string, int> seen;
   for (int i = c.first(); i < c.end(); ++i) {
     Rng rng(campaign * 0x9E3779B97F4A7C15ull + uint64_t(i) * 1000003ull);
-    Draw d = draw(caps, rng, budget);
-    for (int tries = 0; !invalid_reasons(caps, d.spec, dev).empty(); ++tries) {
-      ++refused;
-      ASSERT_LT(tries, 1000) << entry.name << ": the declaration refuses every draw";
-      d = draw(caps, rng, budget);
-    }
+    Draw d = accepted_draw(caps, dev, rng, budget, refused);
     std::string variant = "default";
     std::unique_ptr<AttentionBackend> backend =
         entry.variant ? entry.variant(rng.bits(), &variant) : entry.factory();
@@ -354,13 +362,7 @@ TEST_P(Fuzz, WriteKvMatchesTheQuantizer) {
   std::map<std::string, int> seen;
   for (int i = c.first(); i < c.end(); ++i) {
     Rng rng((campaign ^ 0x5851F42D4C957F2Dull) * 0x9E3779B97F4A7C15ull + uint64_t(i) * 1000003ull);
-    // The layer: attention's draw, refused draws drawn again.
-    Draw d = draw(caps, rng, 2e7);
-    for (int tries = 0; !invalid_reasons(caps, d.spec, dev).empty(); ++tries) {
-      ++refused;
-      ASSERT_LT(tries, 1000) << entry.name << ": the declaration refuses every draw";
-      d = draw(caps, rng, 2e7);
-    }
+    const Draw d = accepted_draw(caps, dev, rng, 2e7, refused);  // the layer
     const LayerSpec& s = d.spec;
     WriteKvCase w;
     w.dtype = s.dtype;

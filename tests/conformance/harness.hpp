@@ -711,6 +711,31 @@ struct RunOutput {
   }
 };
 
+// A case's KV cache (elements, fp8 scales, nvfp4 block scales) uploaded to memory space `ms`,
+// and its view pointing there.
+struct DeviceKvCache {
+  DeviceBuffer k, v, kb, vb, ks, vs;
+  KvCacheView view;
+  DeviceKvCache(MemorySpace& ms, const HostCase& c) {
+    auto nonempty = [](const std::vector<uint8_t>& b) {
+      return b.empty() ? std::vector<uint8_t>(1) : b;
+    };
+    k = DeviceBuffer(ms, c.k_cache);
+    v = DeviceBuffer(ms, nonempty(c.v_cache));
+    kb = DeviceBuffer(ms, nonempty(c.k_bscales));
+    vb = DeviceBuffer(ms, nonempty(c.v_bscales));
+    ks = DeviceBuffer(ms, c.k_scale);
+    vs = DeviceBuffer(ms, c.v_scale);
+    view = c.kv_view();
+    view.k = k.get();
+    if (view.v) view.v = v.get();
+    if (view.k_scale) view.k_scale = ks.as<float>();
+    if (view.v_scale) view.v_scale = vs.as<float>();
+    if (view.k_block_scales) view.k_block_scales = kb.as<uint8_t>();
+    if (view.v_block_scales) view.v_block_scales = vb.as<uint8_t>();
+  }
+};
+
 // Runs `backend` on the case in memory space `ms`: uploads every input, plan() on host metadata,
 // run() into a NaN-poisoned strided `out` and a NaN-poisoned `lse` (or lse == nullptr when the
 // case says so), downloads both.
@@ -722,10 +747,8 @@ inline RunOutput run_case(AttentionBackend& backend, const HostCase& c, MemorySp
   std::vector<float> lse_host(size_t(std::max(1, c.total_q * Hq)),
                               std::numeric_limits<float>::quiet_NaN());
   DeviceBuffer q(ms, c.q), out(ms, out_host), lse(ms, lse_host);
-  DeviceBuffer kc(ms, c.k_cache), vc(ms, c.v_cache.empty() ? std::vector<uint8_t>(1) : c.v_cache);
-  DeviceBuffer kb(ms, c.k_bscales.empty() ? std::vector<uint8_t>(1) : c.k_bscales);
-  DeviceBuffer vb(ms, c.v_bscales.empty() ? std::vector<uint8_t>(1) : c.v_bscales);
-  DeviceBuffer ks(ms, c.k_scale), vs(ms, c.v_scale), al(ms, c.alibi), sk(ms, c.sinks);
+  const DeviceKvCache cache(ms, c);
+  DeviceBuffer al(ms, c.alibi), sk(ms, c.sinks);
   DeviceBuffer cu(ms, c.cu_seqlens_q), su(ms, c.seqused_k), bt(ms, c.block_table);
   DeviceBuffer mo(ms, c.mm_offsets), mr(ms, c.mm_ranges);
 
@@ -737,13 +760,7 @@ inline RunOutput run_case(AttentionBackend& backend, const HostCase& c, MemorySp
   a.out_stride_token = c.out_stride_token;
   a.out_stride_head = c.out_stride_head;
   a.lse = c.cfg.with_lse ? lse.as<float>() : nullptr;
-  a.kv = c.kv_view();
-  a.kv.k = kc.get();
-  if (a.kv.v) a.kv.v = vc.get();
-  if (a.kv.k_scale) a.kv.k_scale = ks.as<float>();
-  if (a.kv.v_scale) a.kv.v_scale = vs.as<float>();
-  if (a.kv.k_block_scales) a.kv.k_block_scales = kb.as<uint8_t>();
-  if (a.kv.v_block_scales) a.kv.v_block_scales = vb.as<uint8_t>();
+  a.kv = cache.view;
   a.layer = c.layer();
   if (a.layer.alibi_slopes) a.layer.alibi_slopes = al.as<float>();
   if (a.layer.sinks) a.layer.sinks = sk.as<float>();

@@ -154,12 +154,7 @@ inline std::string check_write_kv(AttentionBackend& backend, MemorySpace& memory
   }
 
   // Run the backend's write_kv in its memory space.
-  auto nonempty = [](const std::vector<uint8_t>& b) {
-    return b.empty() ? std::vector<uint8_t>(1) : b;
-  };
-  DeviceBuffer kc(memory, hc.k_cache), vc(memory, nonempty(hc.v_cache));
-  DeviceBuffer kb(memory, nonempty(hc.k_bscales)), vb(memory, nonempty(hc.v_bscales));
-  DeviceBuffer ks(memory, hc.k_scale), vs(memory, hc.v_scale);
+  const DeviceKvCache cache(memory, hc);
   DeviceBuffer kin(memory, k), vin(memory, v), sm(memory, slot_mapping);
   KvWriteArgs a;
   a.k = kin.get();
@@ -171,13 +166,7 @@ inline std::string check_write_kv(AttentionBackend& backend, MemorySpace& memory
   a.v_stride_token = v_tok;
   a.v_stride_head = v_head;
   a.slot_mapping = sm.as<int64_t>();
-  a.cache = hc.kv_view();
-  a.cache.k = kc.get();
-  if (a.cache.v) a.cache.v = vc.get();
-  if (a.cache.k_scale) a.cache.k_scale = ks.as<float>();
-  if (a.cache.v_scale) a.cache.v_scale = vs.as<float>();
-  if (a.cache.k_block_scales) a.cache.k_block_scales = kb.as<uint8_t>();
-  if (a.cache.v_block_scales) a.cache.v_block_scales = vb.as<uint8_t>();
+  a.cache = cache.view;
   try {
     backend.write_kv(a, memory.stream());
     memory.synchronize();
@@ -200,13 +189,13 @@ inline std::string check_write_kv(AttentionBackend& backend, MemorySpace& memory
       << ", expected 0x" << int(*ei);
     return o.str();
   };
-  for (std::string p : {first_diff("K bytes", kc, want.k_cache, view.stride_block, view.stride_head,
-                                   view.stride_token),
-                        first_diff("V bytes", vc, want.v_cache, view.v_stride_block,
+  for (std::string p : {first_diff("K bytes", cache.k, want.k_cache, view.stride_block,
+                                   view.stride_head, view.stride_token),
+                        first_diff("V bytes", cache.v, want.v_cache, view.v_stride_block,
                                    view.v_stride_head, view.v_stride_token),
-                        first_diff("K block scales", kb, want.k_bscales, view.sb_block,
+                        first_diff("K block scales", cache.kb, want.k_bscales, view.sb_block,
                                    view.sb_head, view.sb_token),
-                        first_diff("V block scales", vb, want.v_bscales, view.v_sb_block,
+                        first_diff("V block scales", cache.vb, want.v_bscales, view.v_sb_block,
                                    view.v_sb_head, view.v_sb_token)})
     if (!p.empty()) return p;
   return "";
