@@ -17,6 +17,12 @@ namespace attnkit::cpu_flash::isa_amx_bf16 {
 #include "backends/cpu_flash/few_rows.hpp"
 #include "backends/cpu_flash/path_bf16.hpp"
 
+// GCC's _tile_loadd is asm without a memory operand (its _tile_stored clobbers memory): the
+// compiler may move the plain stores that fill a tile's memory (packed K/V tiles, Q^T, P's A
+// tiles, zero-padded V groups) past the loads that read it. A compiler barrier after the stores,
+// before a product's first tile load, keeps them in order.
+inline void tile_memory_written() { asm volatile("" ::: "memory"); }
+
 // AMX: C[M][N] (+)= A[M][K pairs] x B[K pairs][N] in 16 x 16 fp32 tiles (tmm0-3), A tiles
 // 16 rows x 16 pairs (tmm4-5), B tiles 16 pairs x 16 columns (tmm6-7). The kernel's layouts are
 // already AMX's: Q/P rows are bf16 row-major, Kt/Vp are the pair-interleaved ("VNNI") B form.
@@ -74,6 +80,7 @@ inline void amx_configure() {
 
 inline void gemm_amx(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                      int64_t ldb, float* C, int64_t ldc, bool load_c) {
+  tile_memory_written();
   for (int m0 = 0; m0 < M; m0 += 32) {
     const bool two_m = M - m0 >= 32;
     for (int n0 = 0; n0 < N; n0 += 32) {
@@ -122,6 +129,7 @@ struct PathAmx : PathBf16 {
                             const uint32_t* qt, int rows_c, float* s, float* c16, Tick&& tick) {
     const int pairs = d / 2;
     const int64_t sq = int64_t(rows_c) * 4, sk = rows.s_token;
+    tile_memory_written();  // qt (pack_qt)
     for (int kg = 0; kg < ntp; kg += 32) {
       const bool two = kg + 16 < nt;  // the second group has a key
       if (kg >= nt) {  // no key of these groups exists: finite filler, masked by the softmax
@@ -217,6 +225,7 @@ struct PathAmx : PathBf16 {
         vstride[g] = int64_t(dv) * 2;
       }
     }
+    tile_memory_written();  // ap, vtail
     const int64_t so = int64_t(dv) * 4;
     for (int c = 0; c < dv; c += 64) {
       const bool two = c + 64 <= dv;  // two 32-dim chunks (tiles 0-3), else one (0-1)
