@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
 #include "cli_run.hpp"
 
 namespace {
@@ -343,6 +344,41 @@ TEST(CliBench, SequentialBlocksIsCpuOnly) {
   const CliResult r = run_cli("bench --device cuda --suite decode --sequential-blocks");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--sequential-blocks applies to --device cpu only"));
+}
+
+// --interleave-isa: every row is also timed on the named CPU_FLASH variants in turn, each
+// variant's output checked as the row's own. scalar and avx2 (where the CPU has it) run
+// anywhere CI does; a variant that is not one, or that this CPU lacks, is refused with the ones
+// it runs, and the cuda bench refuses the option.
+TEST(CliBench, InterleaveIsaTimesEachVariantInTurn) {
+  std::vector<std::string> want = {"scalar"};
+  if (attnkit::cpu_flash::isa_supported(attnkit::cpu_flash::Isa::kAvx2)) want.push_back("avx2");
+  std::string list;
+  for (const auto& v : want) list += (list.empty() ? "" : ",") + v;
+  int rows = 0;
+  for (const auto& j : cpu_bench_rows(
+           "--suite decode --quick --decode-grid 1x300 --decode-heads 8/2 --interleave-isa " +
+           list)) {
+    if (j["kind"] != "decode") continue;
+    ++rows;
+    ASSERT_TRUE(j.contains("interleaved_isa")) << j.dump();
+    const auto& v = j["interleaved_isa"];
+    EXPECT_EQ(v.size(), want.size()) << j.dump();
+    for (const auto& name : want) {
+      ASSERT_TRUE(v.contains(name)) << j.dump();
+      EXPECT_TRUE(v[name]["verified"].get<bool>()) << j.dump();
+      EXPECT_GT(v[name]["gbs"].get<double>(), 0.0) << j.dump();
+    }
+  }
+  EXPECT_EQ(rows, 2);  // the bf16 and fp8 caches
+  CliResult bad = run_cli("bench --device cpu --suite decode --quick --interleave-isa avx9");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--interleave-isa takes CPU_FLASH variants this CPU runs "
+                                 "(scalar"));
+  EXPECT_THAT(bad.err, HasSubstr("got 'avx9'"));
+  bad = run_cli("bench --device cuda --suite decode --interleave-isa scalar");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--interleave-isa applies to --device cpu only"));
 }
 
 TEST(CliPlan, NoNativeBackendOnRocmExitsThreeListingEveryBackend) {

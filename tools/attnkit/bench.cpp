@@ -36,6 +36,27 @@ std::vector<std::pair<int, int>> parse_heads_list(const std::string& text) {
   return out;
 }
 
+std::vector<cpu_flash::Isa> parse_isa_list(const std::string& text) {
+  std::string runs;
+  for (cpu_flash::Isa i : cpu_flash::supported_isas())
+    runs += (runs.empty() ? "" : ", ") + std::string(cpu_flash::to_string(i));
+  std::vector<cpu_flash::Isa> out;
+  for (std::string_view item : split(text)) {
+    const auto* it =
+        std::find_if(std::begin(cpu_flash::kIsas), std::end(cpu_flash::kIsas),
+                     [&](cpu_flash::Isa i) { return cpu_flash::to_string(i) == item; });
+    if (it == std::end(cpu_flash::kIsas) || !cpu_flash::isa_supported(*it))
+      throw InvalidArgument(fmt::format(
+          "bench: --interleave-isa takes CPU_FLASH variants this CPU runs ({}); got '{}'", runs,
+          item));
+    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+  }
+  if (out.empty())
+    throw InvalidArgument(
+        fmt::format("bench: --interleave-isa needs at least one variant ({})", runs));
+  return out;
+}
+
 std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag) {
   std::vector<int> built;
   for (auto [qk, v] : cuda_flash::kFlashHeadPairs)
@@ -168,6 +189,10 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--sequential-blocks", opts->sequential_blocks,
                 "cpu: each sequence's KV blocks one after another in the cache (by default the "
                 "block tables take them in a shuffled order, as the cuda bench's do)");
+  cmd->add_option("--interleave-isa", opts->interleave_isa,
+                  "cpu: also time every row on these CPU_FLASH variants (comma-separated, e.g. "
+                  "amx_bf16,avx512_bf16) in turn, a few calls each over 12 rounds in this one "
+                  "process, so that machine drift hits them alike; rows gain interleaved_isa");
   cmd->callback([opts, exit_code] {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || opts->decode_chunk > 0 ||
@@ -178,6 +203,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
           "bench: --splits, --uniform-splits, --decode-chunk, --mla-form, --decode-occupancy, "
           "--variant, --hopper-any-length, --prefill-window, --prefill-kv, --prefill-image and "
           "--prefill-heads apply to --device cuda only (the CPU suite has its own grid)");
+    if (opts->device == "cuda" && !opts->interleave_isa.empty())
+      throw InvalidArgument("bench: --interleave-isa applies to --device cpu only");
+    if (!opts->interleave_isa.empty()) parse_isa_list(opts->interleave_isa);
     if (opts->device == "cuda" && opts->sequential_blocks)
       throw InvalidArgument(
           "bench: --sequential-blocks applies to --device cpu only (the cuda bench always "

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu_flash/cpu_flash_backend.hpp"
+
 namespace attnkit::cli {
 
 struct BenchOptions {
@@ -34,7 +36,12 @@ struct BenchOptions {
   std::string prefill_kv = "bfloat16";    // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
   int prefill_image = 0;  // cuda: each prefill sequence's first N keys are one PrefixLM range
   bool sequential_blocks = false;  // cpu: block tables in allocation order, not shuffled
+  std::string interleave_isa;      // cpu: CPU_FLASH variants timed in turn per row (parse_isa_list)
 };
+
+// "amx_bf16,avx512_bf16" -> those variants; InvalidArgument names one that is not a CPU_FLASH
+// variant, or one this CPU does not run, with the ones it does.
+std::vector<cpu_flash::Isa> parse_isa_list(const std::string& text);
 
 // "32/8,32/32" -> {{32, 8}, {32, 32}}; InvalidArgument names an entry that is not Q/KV with
 // positive counts, Q a multiple of KV.

@@ -680,6 +680,20 @@ int run_cpu_bench(const BenchOptions& o) {
   CpuFlashOptions one_thread;
   one_thread.num_threads = 1;
   auto backend_1t = make_cpu_flash_backend(one_thread);
+  // --interleave-isa: a backend per variant, at the pool's thread count and at one thread.
+  struct Variant {
+    cpu_flash::Isa isa;
+    std::unique_ptr<AttentionBackend> pool, one;
+  };
+  std::vector<Variant> variants;
+  if (!o.interleave_isa.empty())
+    for (cpu_flash::Isa isa : parse_isa_list(o.interleave_isa)) {
+      CpuFlashOptions v;
+      v.isa = isa;
+      auto pool = make_cpu_flash_backend(v);
+      v.num_threads = 1;
+      variants.push_back({isa, std::move(pool), make_cpu_flash_backend(v)});
+    }
   const char* isa_env = std::getenv("ATTNKIT_CPU_ISA");
   const std::string isa =
       isa_env && *isa_env ? isa_env : std::string(cpu_flash::to_string(cpu_flash::detect_isa()));
@@ -714,6 +728,48 @@ int run_cpu_bench(const BenchOptions& o) {
       t.push_back(now_s() - t0);
     }
     const double sec = median(t);
+    // The variants in turn, `per` calls each a round, the first of a round rotating: a call's
+    // median time per variant. Across processes this 2-vCPU VM's rates moved up to 2x between
+    // runs of one binary, so only calls interleaved in one process compare builds or variants
+    // (bench/NOTES.md, session 52).
+    json interleaved;
+    if (!variants.empty()) {
+      std::vector<std::vector<double>> vt(variants.size());
+      for (Variant& v : variants) {
+        AttentionBackend& vb = in_l2 ? *v.one : *v.pool;
+        vb.plan(r.a.batch, r.a.layer);
+        if (vb.workspace_bytes() + 64 > r.ws.size()) r.ws.resize(vb.workspace_bytes() + 64);
+      }
+      r.a.workspace = r.ws.data();
+      const int per = in_l2 ? 20 : 2, n = int(variants.size());
+      for (int round = 0; round < 12; ++round)
+        for (int k = 0; k < n; ++k) {
+          const int vi = (k + round) % n;
+          AttentionBackend& vb = in_l2 ? *variants[vi].one : *variants[vi].pool;
+          for (int i = 0; i < per; ++i) {
+            const double t0 = now_s();
+            vb.run(r.a);
+            vt[vi].push_back(now_s() - t0);
+          }
+        }
+      const double bytes = double(r.kbuf.size() + r.vbuf.size());
+      const double fl = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
+                        (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
+      for (int vi = 0; vi < n; ++vi) {
+        const double m = median(vt[vi]);
+        AttentionBackend& vb = in_l2 ? *variants[vi].one : *variants[vi].pool;
+        vb.run(r.a);  // its output checked as the row's own
+        const double verr = sampled_error(s, r);
+        interleaved[std::string(cpu_flash::to_string(variants[vi].isa))] = {
+            {"time_ms", m * 1e3},
+            {"gbs", bytes / m * 1e-9},
+            {"gflops", fl / m * 1e-9},
+            {"max_abs_err", verr},
+            {"verified", verr <= tolerance(s.dtype)}};
+      }
+      // The row's own checks and pairs below run on `be` again.
+      be.plan(r.a.batch, r.a.layer);
+    }
     // Q.K over head_size, P.V over head_size_v (the same for all but MLA).
     const double flops = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
                          (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
@@ -744,6 +800,7 @@ int run_cpu_bench(const BenchOptions& o) {
              {"verified", ok},
              {"max_abs_err", err}};
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
+    if (!interleaved.is_null()) row["interleaved_isa"] = interleaved;
     // Over 4 KiB pages every (block, KV head) run costs a page walk (src/kv/storage.cpp).
     const auto kh = huge_page_fraction(r.kbuf.data(), r.kbuf.size());
     const auto vh = s.head_size_v ? kh : huge_page_fraction(r.vbuf.data(), r.vbuf.size());
