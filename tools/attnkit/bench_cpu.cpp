@@ -728,9 +728,13 @@ int run_cpu_bench(const BenchOptions& o) {
       t.push_back(now_s() - t0);
     }
     const double sec = median(t);
+    // Q.K over head_size, P.V over head_size_v (the same for all but MLA).
+    const double flops = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
+                         (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
+    const double kv_bytes = double(r.kbuf.size() + r.vbuf.size());
     // The variants in turn, `per` calls each a round, the first of a round rotating: a call's
     // median time per variant. Across processes this 2-vCPU VM's rates moved up to 2x between
-    // runs of one binary, so only calls interleaved in one process compare builds or variants
+    // runs of one binary, so only calls interleaved in one process compare variants
     // (bench/NOTES.md, session 52).
     json interleaved;
     if (!variants.empty()) {
@@ -752,9 +756,6 @@ int run_cpu_bench(const BenchOptions& o) {
             vt[vi].push_back(now_s() - t0);
           }
         }
-      const double bytes = double(r.kbuf.size() + r.vbuf.size());
-      const double fl = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
-                        (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
       for (int vi = 0; vi < n; ++vi) {
         const double m = median(vt[vi]);
         AttentionBackend& vb = in_l2 ? *variants[vi].one : *variants[vi].pool;
@@ -762,18 +763,12 @@ int run_cpu_bench(const BenchOptions& o) {
         const double verr = sampled_error(s, r);
         interleaved[std::string(cpu_flash::to_string(variants[vi].isa))] = {
             {"time_ms", m * 1e3},
-            {"gbs", bytes / m * 1e-9},
-            {"gflops", fl / m * 1e-9},
+            {"gbs", kv_bytes / m * 1e-9},
+            {"gflops", flops / m * 1e-9},
             {"max_abs_err", verr},
             {"verified", verr <= tolerance(s.dtype)}};
       }
-      // The row's own checks and pairs below run on `be` again.
-      be.plan(r.a.batch, r.a.layer);
     }
-    // Q.K over head_size, P.V over head_size_v (the same for all but MLA).
-    const double flops = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
-                         (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
-    const double kv_bytes = double(r.kbuf.size() + r.vbuf.size());
     json row{{"kind", s.kind},
              {"backend", "CPU_FLASH"},
              {"isa", isa},
