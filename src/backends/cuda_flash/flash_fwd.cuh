@@ -874,10 +874,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     pdl_wait_primary();
     pdl_launch_dependents();
   }
-  const CtaScales cs = cta_scales(p, kvh);
-  const LogitsPolicy& lp = cs.lp;
-  const float v_scale = cs.v_scale;
-
   load_q_tile<kBM, kDqk, QRows>(p, w, sQ, tid);
 
   constexpr bool kPackedForm = packed_page_copies(kDqk, kDv, kFp8, kWarpsSplitKeys);
@@ -914,6 +910,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     if (my_lo < my_hi) load_k(0, 0);
     cp_async_commit();
   }
+  // The K and V scales (fp8 caches) are loaded only now: read before the first copies, their
+  // product with the softmax scale held every thread for a load's latency before it asked for its
+  // first tile; here the load hides behind that tile's.
+  const CtaScales cs = cta_scales(p, kvh);
+  const LogitsPolicy& lp = cs.lp;
+  const float v_scale = cs.v_scale;
 
   // Per-thread row state: rows g and g + 8 of each of this warp's 16-row m-tiles (index 2 mt + i).
   constexpr int kR = 2 * kMT;
