@@ -61,20 +61,28 @@ void launch_flash(int instance, const FlashParams& p, int grid_m, bool split_key
   flash_table()[instance].launch(p, grid_m, split_keys, static_cast<cudaStream_t>(stream));
 }
 
+// kBatch 16 loads up to 64 splits' partials in the combine's first batch, one L2 round trip
+// fewer than 8 where a plan has 33..64 splits (H200: fp8 1x32k 32/4 -1.3% a layer; H100: CUDA_MLA
+// 1x32k -5..-7%); at 2..32 splits the larger kernel cost the layer loop 1-6% (16x8k, 1x32k 32/8;
+// bench/NOTES.md, session 53), so it runs only above 32 splits.
+template <typename T>
+void launch_combine_t(const FlashParams& p, dim3 grid, bool pdl, cudaStream_t st) {
+  const bool wide = p.num_splits > 32;
+  const auto kernel =
+      p.split_chunk
+          ? (wide ? flash_combine_kernel<T, true, 16> : flash_combine_kernel<T, true, 8>)
+          : (wide ? flash_combine_kernel<T, false, 16> : flash_combine_kernel<T, false, 8>);
+  launch_kernel(kernel, grid, kThreads, 0, st, p, pdl, "combine");
+}
+
 void launch_combine(DType dtype, const FlashParams& p, int64_t rows, bool pdl, void* stream) {
   const dim3 grid(static_cast<unsigned>(rows));  // one CTA per (token, head) row
   const auto st = static_cast<cudaStream_t>(stream);
   switch (dtype) {
     case DType::kBFloat16:
-      return p.split_chunk ? launch_kernel(flash_combine_kernel<__nv_bfloat16, true>, grid,
-                                           kThreads, 0, st, p, pdl, "combine")
-                           : launch_kernel(flash_combine_kernel<__nv_bfloat16, false>, grid,
-                                           kThreads, 0, st, p, pdl, "combine");
+      return launch_combine_t<__nv_bfloat16>(p, grid, pdl, st);
     case DType::kFloat16:
-      return p.split_chunk ? launch_kernel(flash_combine_kernel<__half, true>, grid, kThreads, 0,
-                                           st, p, pdl, "combine")
-                           : launch_kernel(flash_combine_kernel<__half, false>, grid, kThreads, 0,
-                                           st, p, pdl, "combine");
+      return launch_combine_t<__half>(p, grid, pdl, st);
     default:
       throw Unsupported("CUDA_FLASH: dtype " + std::string(to_string(dtype)) +
                         " has no combine kernel; expected float16 or bfloat16");

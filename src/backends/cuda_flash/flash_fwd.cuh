@@ -1565,11 +1565,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 // per split at 1x32k decode (v2e), a third of the whole call. A warp loads the partials of up to
 // kBatch splits before it adds any (a loop that first tested each split's weight waited one L2
 // round trip per split: 7 us of a 57 us 1x32k call, ncu s3).
-template <typename T, bool kRagged>
+template <typename T, bool kRagged, int kBatch>
 __global__ void __launch_bounds__(kThreads) flash_combine_kernel(const FlashParams p) {
   static_assert(kMaxSplits <= kThreads, "one thread per split's LSE");
   constexpr int kMaxHeadV = 512;
-  constexpr int kBatch = 8;
   using E = Elem<T>;
   __shared__ float s_w[kMaxSplits];
   __shared__ float s_red[2][kThreads / 32];

@@ -77,8 +77,6 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   const RingEntry first[2] = {ring_entry(w.my_lo), ring_entry(w.my_lo + 1)};
   pdl_wait_primary();
   pdl_launch_dependents();
-  const CtaScales cs = cta_scales(p, w.kvh);
-  const float sc = cs.lp.scale_log2;  // plain logits: the scale rides in exp2's argument
 
   const char* k_base = p.k + w.kvh * p.k_stride_head;
   auto load_k = [&](int stage, int slot) {
@@ -118,6 +116,10 @@ __global__ void __launch_bounds__(kHopperThreads, 1) mla_hopper_kernel(const Fla
   cp_async_commit();
   load_k(1, 1);
   cp_async_commit();
+  // The fp8 scales only now, as in CUDA_FLASH's forms: read before the first copies, their product
+  // with the softmax scale held every thread for a load's latency before it asked for a tile.
+  const CtaScales cs = cta_scales(p, w.kvh);
+  const float sc = cs.lp.scale_log2;  // plain logits: the scale rides in exp2's argument
 
   // This thread's rows: r0 = 16 wq + lane / 4 and r0 + 8 of the CTA's 64.
   const int g = lane / 4, tig = lane % 4;
