@@ -135,6 +135,7 @@ struct Case {
   // Query and output token strides that put the last token past 2^31 elements (views into
   // larger buffers; only the tokens' rows are written).
   bool far_tokens = false;
+  bool check_args = false;  // CudaFlashOptions::check_args
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -552,6 +553,7 @@ struct PreparedCase {
     opt.concurrent_parts = c.concurrent_parts;
     opt.part_min_decode_bytes = c.part_min_decode_bytes;
     opt.chunk_pieces = c.chunk_pieces;
+    opt.check_args = c.check_args;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
@@ -3206,6 +3208,150 @@ TEST_F(CudaFlash, WriteKvRejectsNullVOnACacheWithV) {
   be->write_kv(w, nullptr);
   ck(cudaDeviceSynchronize());
   for (uint16_t x : download<uint16_t>(k, bytes / 2)) ASSERT_EQ(x, float_to_bf16_bits(1.5f));
+}
+
+// CudaFlashOptions::check_args: each rule of docs/semantics.md §6 on the device arrays, which no
+// host plan sees, is refused before anything is launched, in the CPU backends' words and for the
+// lowest sequence first; unused block-table entries may hold anything; a checked valid run
+// matches the reference; a graph capture is refused; write_kv's slots likewise. CUDA_FLASH and
+// CUDA_MLA.
+TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
+  for (bool mla : {false, true}) {
+    Case c{.name = mla ? "checked mla" : "checked flash",
+           .hq = 8,
+           .hkv = 2,
+           .seqs = {{1, 40}, {3, 97}, {1, 1}},
+           .check_args = true};
+    if (mla) {
+      c.head = 576;
+      c.head_v = 512;
+      c.hq = 16;
+      c.hkv = 1;
+      c.seqs = {{1, 40}, {2, 97}, {1, 1}};
+      c.mla = true;
+    }
+    PreparedCase pc(c, 61);
+    Problem& P = pc.P;
+    DeviceRun& r = pc.r;
+    const int W = P.bt_stride;  // entries a block-table row holds (97 keys read 7)
+    auto set = [&](const DevBuf& b, int i, int32_t v) {
+      ck(cudaMemcpy(b.as<int32_t>() + i, &v, sizeof v, cudaMemcpyHostToDevice));
+    };
+    auto restore = [&] {
+      ck(cudaMemcpy(P.dbt.p, P.bt.data(), P.dbt.n, cudaMemcpyHostToDevice));
+      ck(cudaMemcpy(P.dused.p, P.used.data(), P.dused.n, cudaMemcpyHostToDevice));
+      ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.dcu.n, cudaMemcpyHostToDevice));
+    };
+    auto refused = [&](const AttentionArgs& a, const std::string& want) {
+      r.poison_out();
+      try {
+        pc.be->run(a, nullptr);
+        ADD_FAILURE() << c.name << ": accepted; expected " << want;
+      } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find(want + " (device check)"), std::string::npos)
+            << e.what();
+      }
+      ck(cudaDeviceSynchronize());
+      for (uint16_t b : download<uint16_t>(r.out, r.out.n / 2))
+        ASSERT_EQ(b, 0x7fff) << c.name << ": a refused run wrote its output (" << want << ")";
+      restore();
+    };
+    const std::string N = std::to_string(P.num_blocks), T = std::to_string(P.total_q);
+    // Only the used entries are read: sequence 2 (one key) reads its first alone.
+    set(P.dbt, 2 * W + 3, -5);
+    pc.be->run(r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    compare(P, reference(P), r.out, r.lse, c.name + ", a garbage unused entry");
+    restore();
+    set(P.dbt, 2 * W, -1);
+    set(P.dbt, 1 * W + 2, P.num_blocks);
+    refused(r.args, "block_table[1][2] = " + N + " is outside [0, num_blocks = " + N + ")");
+    set(P.dbt, 2 * W, -1);
+    refused(r.args, "block_table[2][0] = -1 is outside [0, num_blocks = " + N + ")");
+    set(P.dused, 1, -3);
+    refused(r.args, "seqused_k[1] must be >= 0 (got -3)");
+    set(P.dused, 1, 98);
+    refused(r.args, "max_seqlen_k must be >= every seqused_k (sequence 1 has 98, max_seqlen_k 97)");
+    AttentionArgs wide = r.args;
+    wide.batch.max_seqlen_k = 1000;
+    set(P.dused, 1, W * 16 + 1);
+    refused(wide, "seqused_k[1] = " + std::to_string(W * 16 + 1) +
+                      " exceeds the block-table row (block_table_stride " + std::to_string(W) +
+                      " x block_size 16)");
+    set(P.dcu, 0, 1);
+    refused(r.args, "cu_seqlens_q[0] must be 0 (got 1)");
+    set(P.dcu, 3, P.total_q + 1);
+    refused(r.args, "cu_seqlens_q[num_seqs] must equal total_q (got " +
+                        std::to_string(P.total_q + 1) + ", expected " + T + ")");
+    set(P.dcu, 1, 5);  // sequence 0 has 5 rows (above the maximum), sequence 1 a negative count
+    refused(r.args, "max_seqlen_q must be >= every q_len (sequence 0 has 5, max_seqlen_q " +
+                        std::to_string(mla ? 2 : 3) + ")");
+    set(P.dcu, 2, 0);
+    refused(r.args, "cu_seqlens_q must be non-decreasing (sequence 1)");
+    // A graph cannot capture the checks' sync.
+    cudaStream_t st = nullptr;
+    ck(cudaStreamCreate(&st));
+    ck(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    try {
+      pc.be->run(r.args, st);
+      ADD_FAILURE() << c.name << ": a checked run was captured";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("a graph capture cannot hold"), std::string::npos)
+          << e.what();
+    }
+    cudaGraph_t g = nullptr;
+    ck(cudaStreamEndCapture(st, &g));
+    if (g) cudaGraphDestroy(g);
+    ck(cudaStreamDestroy(st));
+    // The checked run after all of them.
+    r.poison_out();
+    pc.be->run(r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    compare(P, reference(P), r.out, r.lse, c.name + ", checked");
+  }
+  // write_kv: a slot outside [-1, num_blocks x block_size) is refused and nothing is written.
+  const int n = 3, d = 64, block = 4;
+  const size_t bytes = size_t(block) * d * 2;
+  std::vector<float> rows(size_t(n) * d, 1.5f);
+  std::vector<int64_t> slots = {0, -1, block};
+  DevBuf drows = upload(rows), dslots = upload(slots), k(bytes), v(bytes);
+  ck(cudaMemset(k.p, 0x5a, bytes));
+  ck(cudaMemset(v.p, 0x5a, bytes));
+  KvWriteArgs w;
+  w.k = w.v = drows.p;
+  w.dtype = DType::kFloat32;
+  w.num_tokens = n;
+  w.k_stride_token = w.v_stride_token = d;
+  w.k_stride_head = w.v_stride_head = d;
+  w.slot_mapping = dslots.as<int64_t>();
+  w.cache.k = k.p;
+  w.cache.v = v.p;
+  w.cache.dtype = KvCacheDType::kBFloat16;
+  w.cache.num_blocks = 1;
+  w.cache.block_size = block;
+  w.cache.num_kv_heads = 1;
+  w.cache.head_size = w.cache.head_size_v = d;
+  w.cache.stride_token = w.cache.v_stride_token = d * 2;
+  w.cache.stride_head = w.cache.v_stride_head = int64_t(block) * d * 2;
+  w.cache.stride_block = w.cache.v_stride_block = int64_t(block) * d * 2;
+  CudaFlashOptions opt;
+  opt.check_args = true;
+  auto be = make_cuda_flash_backend(opt);
+  try {
+    be->write_kv(w, nullptr);
+    ADD_FAILURE() << "accepted slot " << block << " of a " << block << "-slot cache";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("slot_mapping[2] = 4 is outside [-1, 4) (device check)"),
+              std::string::npos)
+        << e.what();
+  }
+  ck(cudaDeviceSynchronize());
+  for (const DevBuf* b : {&k, &v})
+    for (uint8_t x : download<uint8_t>(*b, bytes)) ASSERT_EQ(x, 0x5a) << "a refused write wrote";
+  w.num_tokens = 2;  // slots 0 and -1 (skipped)
+  be->write_kv(w, nullptr);
+  ck(cudaDeviceSynchronize());
+  EXPECT_EQ(download<uint16_t>(k, 1)[0], float_to_bf16_bits(1.5f));
 }
 
 #endif  // ATTNKIT_CUDA_FLASH_KERNELS

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 
@@ -192,8 +193,20 @@ class CudaFlashBackend final : public AttentionBackend {
     if (con_env && std::string_view(con_env) == "0") options_.concurrent_parts = false;
     const char* piece_env = std::getenv("ATTNKIT_CUDA_CHUNK_PIECES");
     if (piece_env && std::string_view(piece_env) == "1") options_.chunk_pieces = true;
+    const char* check_env = std::getenv("ATTNKIT_CUDA_CHECK_ARGS");
+    if (check_env && std::string_view(check_env) == "1") options_.check_args = true;
+    if (options_.check_args)
+      check_cuda(cudaMalloc(&check_report_, 2 * sizeof(int64_t)), "cudaMalloc", fam_.name);
     fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
+  }
+  CudaFlashBackend(const CudaFlashBackend&) = delete;
+  CudaFlashBackend& operator=(const CudaFlashBackend&) = delete;
+  ~CudaFlashBackend() override {
+    if (check_report_) cudaFree(check_report_);
+    if (side_) cudaStreamDestroy(side_);
+    if (fork_) cudaEventDestroy(fork_);
+    if (join_) cudaEventDestroy(join_);
   }
 
   // PrefixLM ranges (docs/semantics.md §4): a family that does not declare them (CUDA_MLA)
@@ -618,6 +631,9 @@ class CudaFlashBackend final : public AttentionBackend {
           fmt::format("{} run: window_left/window_right must be >= -1 (got {}, {})", fam_.name,
                       L.window_left, L.window_right));
 
+    const auto st = static_cast<cudaStream_t>(stream);
+    if (options_.check_args) check_batch_on_device(a, st);
+
     FlashParams p;
     p.q = a.q;
     p.q_stride_token = a.q_stride_token;
@@ -670,7 +686,6 @@ class CudaFlashBackend final : public AttentionBackend {
         p.ws_nsplit = reinterpret_cast<int*>(p.ws_lse +
                                              size_t(plan_.ws_splits) * plan_.total_q * L.num_heads);
     }
-    const auto st = static_cast<cudaStream_t>(stream);
     // A chunked layer's pieces, built in the workspace before the attention kernels read them.
     // Those kernels then launch in stream order: a programmatic dependent reads the metadata
     // before its wait (pdl.cuh), which the piece kernel is still writing. A decode batch's kChunk
@@ -822,6 +837,16 @@ class CudaFlashBackend final : public AttentionBackend {
     p.block_size = c.block_size;
     p.num_kv_heads = c.num_kv_heads;
     p.num_tokens = a.num_tokens;
+    if (options_.check_args && a.num_tokens > 0) {
+      const int64_t slots = int64_t(c.num_blocks) * c.block_size;
+      const auto st = static_cast<cudaStream_t>(stream);
+      const SlotCheckLaunch sc{a.slot_mapping, a.num_tokens, slots, check_report_};
+      const auto r = device_check(st, "write_kv", [&] { launch_check_slots(sc, st); });
+      if (r[0] >= 0)
+        throw InvalidArgument(
+            fmt::format("{} write_kv: slot_mapping[{}] = {} is outside [-1, {}) (device check)",
+                        fam_.name, r[0], r[1], slots));
+    }
     launch_kv_write(p, stream);
     check_cuda(cudaGetLastError(), "kv write kernel launch", fam_.name);
   }
@@ -850,6 +875,84 @@ class CudaFlashBackend final : public AttentionBackend {
   int run_decode_ctas_per_sm() const { return run_decode_per_sm_; }
 
  private:
+  // check_args: runs `launch` (a check kernel that writes check_report_) on st and returns the
+  // report (launch.hpp CheckRule); refused inside a graph capture, which cannot hold the sync.
+  template <typename Launch>
+  std::array<int64_t, 2> device_check(cudaStream_t st, const char* step, Launch&& launch) const {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    check_cuda(cudaStreamIsCapturing(st, &capture), "cudaStreamIsCapturing", fam_.name);
+    if (capture != cudaStreamCaptureStatusNone)
+      throw InvalidArgument(fmt::format(
+          "{} {}: the device argument checks (CudaFlashOptions::check_args, "
+          "ATTNKIT_CUDA_CHECK_ARGS=1) read their verdict back with a stream sync, which a graph "
+          "capture cannot hold; capture with them off",
+          fam_.name, step));
+    launch();
+    check_cuda(cudaGetLastError(), "argument check kernel launch", fam_.name);
+    std::array<int64_t, 2> r{};
+    check_cuda(cudaMemcpyAsync(r.data(), check_report_, sizeof r, cudaMemcpyDeviceToHost, st),
+               "cudaMemcpyAsync", fam_.name);
+    check_cuda(cudaStreamSynchronize(st), "argument check", fam_.name);
+    return r;
+  }
+
+  // check_args for run(): the batch's device arrays, with the messages of
+  // backend_checks::check_attention_args.
+  void check_batch_on_device(const AttentionArgs& a, cudaStream_t st) const {
+    const AttentionBatch& b = a.batch;
+    const std::string who = fmt::format("{} run", fam_.name);
+    if (!b.cu_seqlens_q || !b.seqused_k || !b.block_table)
+      throw InvalidArgument(fmt::format(
+          "{}: cu_seqlens_q, seqused_k and block_table must not be null when num_seqs > 0", who));
+    if (b.block_table_stride < 0 || b.block_table_stride >= (1 << 28))
+      throw InvalidArgument(
+          fmt::format("{}: block_table_stride {} is outside the device checks' [0, 2^28)", who,
+                      b.block_table_stride));
+    const BatchCheckLaunch c{b.cu_seqlens_q,  b.seqused_k,     b.block_table,  b.num_seqs,
+                             b.total_q,       b.max_seqlen_q,  b.max_seqlen_k, b.block_table_stride,
+                             a.kv.block_size, a.kv.num_blocks, check_report_};
+    const auto r = device_check(st, "run", [&] { launch_check_batch(c, st); });
+    if (r[0] < 0) return;
+    const int s = int(r[0] >> 32), rule = int(r[0] >> 28 & 15), entry = int(r[0] & 0xFFFFFFF);
+    const int64_t v = r[1];
+    std::string rule_text;
+    switch (rule) {
+      case kCheckCuFirst:
+        rule_text = fmt::format("cu_seqlens_q[0] must be 0 (got {})", v);
+        break;
+      case kCheckCuTotal:
+        rule_text = fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
+                                v, b.total_q);
+        break;
+      case kCheckQDecreasing:
+        rule_text = fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", s);
+        break;
+      case kCheckQMax:
+        rule_text =
+            fmt::format("max_seqlen_q must be >= every q_len (sequence {} has {}, max_seqlen_q {})",
+                        s, v, b.max_seqlen_q);
+        break;
+      case kCheckKNegative:
+        rule_text = fmt::format("seqused_k[{}] must be >= 0 (got {})", s, v);
+        break;
+      case kCheckKMax:
+        rule_text = fmt::format(
+            "max_seqlen_k must be >= every seqused_k (sequence {} has {}, max_seqlen_k {})", s, v,
+            b.max_seqlen_k);
+        break;
+      case kCheckKRow:
+        rule_text = fmt::format(
+            "seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
+            "block_size {})",
+            s, v, b.block_table_stride, a.kv.block_size);
+        break;
+      default:
+        rule_text = fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", s,
+                                entry, v, a.kv.num_blocks);
+    }
+    throw InvalidArgument(fmt::format("{}: {} (device check)", who, rule_text));
+  }
+
   const FlashFamily& fam_;
   CudaFlashOptions options_;
   int sm_count_ = 0, smem_per_sm_ = 0, cc_major_ = 0, cc_ = 0;
@@ -863,6 +966,7 @@ class CudaFlashBackend final : public AttentionBackend {
   // concurrent_parts: the second stream and the events that fork it from run()'s and join it back
   cudaStream_t side_ = nullptr;
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
+  int64_t* check_report_ = nullptr;  // check_args: the check kernels' [2] report
 };
 
 const FlashFamily& flash_family() {

@@ -67,6 +67,35 @@ void launch_zero_pages(const ZeroPagesLaunch& p, void* stream);
 void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_t seed, float amp,
                         void* stream);
 
+// Opt-in device checks of the arrays run() and write_kv() read (CudaFlashOptions::check_args;
+// arg_checks.cu), docs/semantics.md §6's rules on them. report[0] is -1 when every rule holds,
+// else the first violation's key, sequence << 32 | rule << 28 | entry (a block-table entry's
+// column; the slot check: the token), and report[1] the offending value.
+enum CheckRule : int {
+  kCheckCuFirst,      // cu_seqlens_q[0] != 0
+  kCheckCuTotal,      // cu_seqlens_q[num_seqs] != total_q
+  kCheckQDecreasing,  // cu_seqlens_q decreases at the sequence
+  kCheckQMax,         // q_len > max_seqlen_q
+  kCheckKNegative,    // seqused_k < 0
+  kCheckKMax,         // seqused_k > max_seqlen_k
+  kCheckKRow,         // seqused_k > block_table_stride x block_size
+  kCheckBlock,        // a used block-table entry outside [0, num_blocks)
+};
+struct BatchCheckLaunch {
+  const int32_t *cu_seqlens_q, *seqused_k, *block_table;
+  int num_seqs, total_q, max_seqlen_q, max_seqlen_k;
+  int block_table_stride, block_size, num_blocks;  // block_table_stride < 2^28
+  int64_t* report;                                 // [2], device
+};
+struct SlotCheckLaunch {
+  const int64_t* slot_mapping;
+  int num_tokens;
+  int64_t slots;    // num_blocks x block_size
+  int64_t* report;  // [2], device
+};
+void launch_check_batch(const BatchCheckLaunch& p, void* stream);
+void launch_check_slots(const SlotCheckLaunch& p, void* stream);
+
 // Reads `bytes` (a multiple of 16) once with 16-byte loads and folds them into `sink` (one word
 // per CTA): the device's read-bandwidth ceiling, measured beside the decode rows (`streaming`
 // loads, as the decode kernels'), and the benches' clean L2 eviction (normal loads, which take
