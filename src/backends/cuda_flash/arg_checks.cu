@@ -27,7 +27,10 @@ __device__ void report_smallest(uint64_t key, int64_t value, int64_t* report) {
   if (key != ~0ull) atomicMin(&best, (unsigned long long)key);
   __syncthreads();
   if (best == ~0ull) {
-    if (threadIdx.x == 0) report[0] = -1;
+    if (threadIdx.x == 0) {  // both words: the host reads the whole report back
+      report[0] = -1;
+      report[1] = 0;
+    }
   } else if (key == best) {
     report[0] = int64_t(key);
     report[1] = value;
@@ -62,7 +65,7 @@ __global__ void check_batch_kernel(const BatchCheckLaunch p) {
       if (k_len > row_capacity) offer(s, kCheckKRow, 0, k_len);
     }
     // The entries a valid length reads (a rule above already names an invalid one).
-    const int64_t used = (max(0, k_len) + p.block_size - 1) / p.block_size;
+    const int64_t used = (int64_t(max(0, k_len)) + p.block_size - 1) / p.block_size;
     const int32_t* row = p.block_table + int64_t(s) * p.block_table_stride;
     for (int64_t c = lane; c < min(used, int64_t(p.block_table_stride)); c += 32) {
       const int32_t b = row[c];
