@@ -3164,33 +3164,44 @@ TEST_F(CudaFlash, RunRejectsNonFiniteOrNegativeSoftcap) {
   compare(P, reference(P), r.out, r.lse, "softcap 0 after the rejected ones");
 }
 
+// write_kv of fp32 rows (every element 1.5), one per slot of `slot_list`, into a bf16 cache of
+// one block of kBlock slots and one KV head whose K and V tensors start as 0x5a bytes.
+struct OneBlockWrite {
+  static constexpr int kD = 64, kBlock = 4;
+  static constexpr size_t kBytes = size_t(kBlock) * kD * 2;  // one tensor
+  DevBuf rows, slots, k{kBytes}, v{kBytes};
+  KvWriteArgs w;
+  explicit OneBlockWrite(const std::vector<int64_t>& slot_list)
+      : rows(upload(std::vector<float>(slot_list.size() * kD, 1.5f))), slots(upload(slot_list)) {
+    ck(cudaMemset(k.p, 0x5a, kBytes));
+    ck(cudaMemset(v.p, 0x5a, kBytes));
+    w.k = w.v = rows.p;
+    w.dtype = DType::kFloat32;
+    w.num_tokens = int(slot_list.size());
+    w.k_stride_token = w.v_stride_token = kD;
+    w.k_stride_head = w.v_stride_head = kD;
+    w.slot_mapping = slots.as<int64_t>();
+    w.cache.k = k.p;
+    w.cache.v = v.p;
+    w.cache.dtype = KvCacheDType::kBFloat16;
+    w.cache.num_blocks = 1;
+    w.cache.block_size = kBlock;
+    w.cache.num_kv_heads = 1;
+    w.cache.head_size = w.cache.head_size_v = kD;
+    w.cache.stride_token = w.cache.v_stride_token = kD * 2;
+    w.cache.stride_head = w.cache.v_stride_head = int64_t(kBlock) * kD * 2;
+    w.cache.stride_block = w.cache.v_stride_block = int64_t(kBlock) * kD * 2;
+  }
+};
+
 // write_kv with v == nullptr on a cache that has V is refused (it would write K alone); a cache
 // without V (the MLA latent form, cache.v == nullptr) takes k alone.
 TEST_F(CudaFlash, WriteKvRejectsNullVOnACacheWithV) {
-  const int n = 4, d = 64, block = 4;
-  const size_t bytes = size_t(n) * d * 2;
-  std::vector<float> rows(size_t(n) * d, 1.5f);
-  std::vector<int64_t> slots = {0, 1, 2, 3};
-  DevBuf drows = upload(rows), dslots = upload(slots), k(bytes), v(bytes);
-  ck(cudaMemset(k.p, 0x5a, bytes));
-  ck(cudaMemset(v.p, 0x5a, bytes));
-  KvWriteArgs w;
-  w.k = drows.p;
-  w.dtype = DType::kFloat32;
-  w.num_tokens = n;
-  w.k_stride_token = w.v_stride_token = d;
-  w.k_stride_head = w.v_stride_head = d;
-  w.slot_mapping = dslots.as<int64_t>();
-  w.cache.k = k.p;
-  w.cache.v = v.p;
-  w.cache.dtype = KvCacheDType::kBFloat16;
-  w.cache.num_blocks = 1;
-  w.cache.block_size = block;
-  w.cache.num_kv_heads = 1;
-  w.cache.head_size = w.cache.head_size_v = d;
-  w.cache.stride_token = w.cache.v_stride_token = d * 2;
-  w.cache.stride_head = w.cache.v_stride_head = int64_t(block) * d * 2;
-  w.cache.stride_block = w.cache.v_stride_block = int64_t(block) * d * 2;
+  OneBlockWrite ob({0, 1, 2, 3});
+  KvWriteArgs& w = ob.w;
+  const DevBuf &k = ob.k, &v = ob.v;
+  const size_t bytes = OneBlockWrite::kBytes;
+  w.v = nullptr;
   auto be = make_cuda_flash_backend();
   try {
     be->write_kv(w, nullptr);
@@ -3310,30 +3321,11 @@ TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
     compare(P, reference(P), r.out, r.lse, c.name + ", checked");
   }
   // write_kv: a slot outside [-1, num_blocks x block_size) is refused and nothing is written.
-  const int n = 3, d = 64, block = 4;
-  const size_t bytes = size_t(block) * d * 2;
-  std::vector<float> rows(size_t(n) * d, 1.5f);
-  std::vector<int64_t> slots = {0, -1, block};
-  DevBuf drows = upload(rows), dslots = upload(slots), k(bytes), v(bytes);
-  ck(cudaMemset(k.p, 0x5a, bytes));
-  ck(cudaMemset(v.p, 0x5a, bytes));
-  KvWriteArgs w;
-  w.k = w.v = drows.p;
-  w.dtype = DType::kFloat32;
-  w.num_tokens = n;
-  w.k_stride_token = w.v_stride_token = d;
-  w.k_stride_head = w.v_stride_head = d;
-  w.slot_mapping = dslots.as<int64_t>();
-  w.cache.k = k.p;
-  w.cache.v = v.p;
-  w.cache.dtype = KvCacheDType::kBFloat16;
-  w.cache.num_blocks = 1;
-  w.cache.block_size = block;
-  w.cache.num_kv_heads = 1;
-  w.cache.head_size = w.cache.head_size_v = d;
-  w.cache.stride_token = w.cache.v_stride_token = d * 2;
-  w.cache.stride_head = w.cache.v_stride_head = int64_t(block) * d * 2;
-  w.cache.stride_block = w.cache.v_stride_block = int64_t(block) * d * 2;
+  const int block = OneBlockWrite::kBlock;
+  OneBlockWrite ob({0, -1, block});
+  KvWriteArgs& w = ob.w;
+  const DevBuf &k = ob.k, &v = ob.v;
+  const size_t bytes = OneBlockWrite::kBytes;
   CudaFlashOptions opt;
   opt.check_args = true;
   auto be = make_cuda_flash_backend(opt);

@@ -141,39 +141,63 @@ void check_attention_args(std::string_view who, const AttentionArgs& a) {
       fail(who, fmt::format("total_q must be 0 without sequences (got {})", B.total_q));
     return;
   }
-  if (B.cu_seqlens_q[0] != 0)
-    fail(who, fmt::format("cu_seqlens_q[0] must be 0 (got {})", B.cu_seqlens_q[0]));
+  auto broken = [&](BatchRule rule, int seq, int64_t entry, int64_t value) {
+    fail(who, batch_rule_message(rule, B, a.kv.block_size, a.kv.num_blocks, seq, entry, value));
+  };
+  if (B.cu_seqlens_q[0] != 0) broken(BatchRule::kCuFirst, 0, 0, B.cu_seqlens_q[0]);
   if (B.cu_seqlens_q[B.num_seqs] != B.total_q)
-    fail(who, fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
-                          B.cu_seqlens_q[B.num_seqs], B.total_q));
+    broken(BatchRule::kCuTotal, 0, 0, B.cu_seqlens_q[B.num_seqs]);
   const int64_t row_capacity = int64_t(B.block_table_stride) * a.kv.block_size;
   for (int s = 0; s < B.num_seqs; ++s) {
     const int q_len = B.cu_seqlens_q[s + 1] - B.cu_seqlens_q[s];
-    if (q_len < 0) fail(who, fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", s));
-    if (q_len > B.max_seqlen_q)
-      fail(who,
-           fmt::format("max_seqlen_q must be >= every q_len (sequence {} has {}, max_seqlen_q {})",
-                       s, q_len, B.max_seqlen_q));
+    if (q_len < 0) broken(BatchRule::kQDecreasing, s, 0, q_len);
+    if (q_len > B.max_seqlen_q) broken(BatchRule::kQMax, s, 0, q_len);
     const int k_len = B.seqused_k[s];
-    if (k_len < 0) fail(who, fmt::format("seqused_k[{}] must be >= 0 (got {})", s, k_len));
-    if (k_len > B.max_seqlen_k)
-      fail(who, fmt::format("max_seqlen_k must be >= every seqused_k (sequence {} has {}, "
-                            "max_seqlen_k {})",
-                            s, k_len, B.max_seqlen_k));
-    if (k_len > row_capacity)
-      fail(who,
-           fmt::format("seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
-                       "block_size {})",
-                       s, k_len, B.block_table_stride, a.kv.block_size));
+    if (k_len < 0) broken(BatchRule::kKNegative, s, 0, k_len);
+    if (k_len > B.max_seqlen_k) broken(BatchRule::kKMax, s, 0, k_len);
+    if (k_len > row_capacity) broken(BatchRule::kKRow, s, 0, k_len);
     const int used_blocks = (k_len + a.kv.block_size - 1) / a.kv.block_size;
     for (int c = 0; c < used_blocks; ++c) {
       const int32_t b = B.block_table[int64_t(s) * B.block_table_stride + c];
-      if (b < 0 || b >= a.kv.num_blocks)
-        fail(who, fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", s, c, b,
-                              a.kv.num_blocks));
+      if (b < 0 || b >= a.kv.num_blocks) broken(BatchRule::kBlock, s, c, b);
     }
   }
   check_mm_prefix_ranges(who, B);
+}
+
+std::string batch_rule_message(BatchRule rule, const AttentionBatch& b, int block_size,
+                               int num_blocks, int seq, int64_t entry, int64_t value) {
+  switch (rule) {
+    case BatchRule::kCuFirst:
+      return fmt::format("cu_seqlens_q[0] must be 0 (got {})", value);
+    case BatchRule::kCuTotal:
+      return fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})", value,
+                         b.total_q);
+    case BatchRule::kQDecreasing:
+      return fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", seq);
+    case BatchRule::kQMax:
+      return fmt::format(
+          "max_seqlen_q must be >= every q_len (sequence {} has {}, max_seqlen_q {})", seq, value,
+          b.max_seqlen_q);
+    case BatchRule::kKNegative:
+      return fmt::format("seqused_k[{}] must be >= 0 (got {})", seq, value);
+    case BatchRule::kKMax:
+      return fmt::format(
+          "max_seqlen_k must be >= every seqused_k (sequence {} has {}, max_seqlen_k {})", seq,
+          value, b.max_seqlen_k);
+    case BatchRule::kKRow:
+      return fmt::format(
+          "seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x block_size {})",
+          seq, value, b.block_table_stride, block_size);
+    case BatchRule::kBlock:
+      break;
+  }
+  return fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", seq, entry, value,
+                     num_blocks);
+}
+
+std::string slot_rule_message(int64_t token, int64_t slot, int64_t slots) {
+  return fmt::format("slot_mapping[{}] = {} is outside [-1, {})", token, slot, slots);
 }
 
 void check_write_args(std::string_view who, const KvWriteArgs& w) {
@@ -191,7 +215,7 @@ void check_write_args(std::string_view who, const KvWriteArgs& w) {
   for (int t = 0; t < w.num_tokens; ++t) {
     const int64_t slot = w.slot_mapping[t];
     if (slot < -1 || slot >= slots)
-      fail(who, fmt::format("write_kv: slot_mapping[{}] = {} is outside [-1, {})", t, slot, slots));
+      fail(who, fmt::format("write_kv: {}", slot_rule_message(t, slot, slots)));
   }
 }
 

@@ -3,6 +3,8 @@
 // "<backend>: <rule> (got <value>...)" before anything is written.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "attnkit/attention.hpp"
@@ -17,6 +19,18 @@ void check_layer(std::string_view backend, const AttentionLayerParams& layer);
 // metadata against the cache (cu_seqlens_q, seqused_k, max_seqlen_q/k, used block-table
 // entries) and the q/out pointers.
 void check_attention_args(std::string_view backend, const AttentionArgs& args);
+
+// The batch-metadata rules check_attention_args walks, in its order (per sequence: the query
+// count, seqused_k, the block-table row, then its used entries). The CUDA backends' device checks
+// (CudaFlashOptions::check_args) report the same rules and word them with batch_rule_message.
+enum class BatchRule { kCuFirst, kCuTotal, kQDecreasing, kQMax, kKNegative, kKMax, kKRow, kBlock };
+// The message of `rule` broken at sequence `seq` (kBlock: at block-table column `entry`) by
+// `value` (the entry, count or length that breaks it), for a cache of `num_blocks` blocks of
+// `block_size` slots.
+std::string batch_rule_message(BatchRule rule, const AttentionBatch& batch, int block_size,
+                               int num_blocks, int seq, int64_t entry, int64_t value);
+// write_kv's slot rule: slot_mapping[token] = slot outside [-1, slots).
+std::string slot_rule_message(int64_t token, int64_t slot, int64_t slots);
 
 // PrefixLM ranges of a host batch (docs/semantics.md §4): both arrays or neither, offsets
 // non-decreasing from 0, each range non-empty, sorted, disjoint and within [0, seqused_k).

@@ -843,9 +843,8 @@ class CudaFlashBackend final : public AttentionBackend {
       const SlotCheckLaunch sc{a.slot_mapping, a.num_tokens, slots, check_report_};
       const auto r = device_check(st, "write_kv", [&] { launch_check_slots(sc, st); });
       if (r[0] >= 0)
-        throw InvalidArgument(
-            fmt::format("{} write_kv: slot_mapping[{}] = {} is outside [-1, {}) (device check)",
-                        fam_.name, r[0], r[1], slots));
+        throw InvalidArgument(fmt::format("{} write_kv: {} (device check)", fam_.name,
+                                          backend_checks::slot_rule_message(r[0], r[1], slots)));
     }
     launch_kv_write(p, stream);
     check_cuda(cudaGetLastError(), "kv write kernel launch", fam_.name);
@@ -897,7 +896,16 @@ class CudaFlashBackend final : public AttentionBackend {
   }
 
   // check_args for run(): the batch's device arrays, with the messages of
-  // backend_checks::check_attention_args.
+  // backend_checks::check_attention_args (the kernel's rule codes are its BatchRule values).
+  static_assert(kCheckCuFirst == int(backend_checks::BatchRule::kCuFirst) &&
+                    kCheckCuTotal == int(backend_checks::BatchRule::kCuTotal) &&
+                    kCheckQDecreasing == int(backend_checks::BatchRule::kQDecreasing) &&
+                    kCheckQMax == int(backend_checks::BatchRule::kQMax) &&
+                    kCheckKNegative == int(backend_checks::BatchRule::kKNegative) &&
+                    kCheckKMax == int(backend_checks::BatchRule::kKMax) &&
+                    kCheckKRow == int(backend_checks::BatchRule::kKRow) &&
+                    kCheckBlock == int(backend_checks::BatchRule::kBlock),
+                "the device checks' rules are backend_checks::BatchRule's");
   void check_batch_on_device(const AttentionArgs& a, cudaStream_t st) const {
     const AttentionBatch& b = a.batch;
     const std::string who = fmt::format("{} run", fam_.name);
@@ -914,42 +922,8 @@ class CudaFlashBackend final : public AttentionBackend {
     const auto r = device_check(st, "run", [&] { launch_check_batch(c, st); });
     if (r[0] < 0) return;
     const int s = int(r[0] >> 32), rule = int(r[0] >> 28 & 15), entry = int(r[0] & 0xFFFFFFF);
-    const int64_t v = r[1];
-    std::string rule_text;
-    switch (rule) {
-      case kCheckCuFirst:
-        rule_text = fmt::format("cu_seqlens_q[0] must be 0 (got {})", v);
-        break;
-      case kCheckCuTotal:
-        rule_text = fmt::format("cu_seqlens_q[num_seqs] must equal total_q (got {}, expected {})",
-                                v, b.total_q);
-        break;
-      case kCheckQDecreasing:
-        rule_text = fmt::format("cu_seqlens_q must be non-decreasing (sequence {})", s);
-        break;
-      case kCheckQMax:
-        rule_text =
-            fmt::format("max_seqlen_q must be >= every q_len (sequence {} has {}, max_seqlen_q {})",
-                        s, v, b.max_seqlen_q);
-        break;
-      case kCheckKNegative:
-        rule_text = fmt::format("seqused_k[{}] must be >= 0 (got {})", s, v);
-        break;
-      case kCheckKMax:
-        rule_text = fmt::format(
-            "max_seqlen_k must be >= every seqused_k (sequence {} has {}, max_seqlen_k {})", s, v,
-            b.max_seqlen_k);
-        break;
-      case kCheckKRow:
-        rule_text = fmt::format(
-            "seqused_k[{}] = {} exceeds the block-table row (block_table_stride {} x "
-            "block_size {})",
-            s, v, b.block_table_stride, a.kv.block_size);
-        break;
-      default:
-        rule_text = fmt::format("block_table[{}][{}] = {} is outside [0, num_blocks = {})", s,
-                                entry, v, a.kv.num_blocks);
-    }
+    const std::string rule_text = backend_checks::batch_rule_message(
+        backend_checks::BatchRule(rule), b, a.kv.block_size, a.kv.num_blocks, s, entry, r[1]);
     throw InvalidArgument(fmt::format("{}: {} (device check)", who, rule_text));
   }
 

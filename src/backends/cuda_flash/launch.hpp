@@ -70,7 +70,8 @@ void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_
 // Opt-in device checks of the arrays run() and write_kv() read (CudaFlashOptions::check_args;
 // arg_checks.cu), docs/semantics.md §6's rules on them. report[0] is -1 when every rule holds,
 // else the first violation's key, sequence << 32 | rule << 28 | entry (a block-table entry's
-// column; the slot check: the token), and report[1] the offending value.
+// column; the slot check: the token), and report[1] the offending value. The rules are
+// backend_checks::BatchRule's (validate.hpp), which words them; nvcc's front end never sees it.
 enum CheckRule : int {
   kCheckCuFirst,      // cu_seqlens_q[0] != 0
   kCheckCuTotal,      // cu_seqlens_q[num_seqs] != total_q
