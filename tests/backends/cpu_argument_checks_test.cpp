@@ -82,7 +82,9 @@ struct Bad {
 };
 
 TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
-  static float per_head_scales[1] = {1.f};
+  static float per_head_scales[1] = {1.f}, nan_scale[1] = {kNaN}, zero_scale[1] = {0.f},
+               slopes_inf[2] = {0.5f, INFINITY}, sinks_nan[2] = {kNaN, 0.f},
+               sinks_inf[2] = {1.f, INFINITY};
   static int32_t negative = -1, nine = 9, outside[2] = {2, 3}, cu_bad[2] = {1, 2};
   static uint8_t block_scales[64] = {};
   static int32_t mm_one[2] = {0, 1}, mm_two[2] = {0, 2}, mm_from1[2] = {1, 1}, mm_down[2] = {0, -1},
@@ -151,6 +153,26 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
          a.kv.k_scale = a.kv.v_scale = per_head_scales;
          a.kv.k_block_scales = a.kv.v_block_scales = block_scales;
        }},
+      {"kv.k_scale[0] must be finite and > 0 (got nan)",
+       [](AttentionArgs& a) {
+         a.kv.dtype = KvCacheDType::kFp8E4M3;
+         a.kv.scale_granularity = ScaleGranularity::kPerTensor;
+         a.kv.k_scale = nan_scale;
+         a.kv.v_scale = per_head_scales;
+       }},
+      {"kv.v_scale[0] must be finite and > 0 (got 0)",
+       [](AttentionArgs& a) {
+         a.kv.dtype = KvCacheDType::kFp8E5M2;
+         a.kv.scale_granularity = ScaleGranularity::kPerHead;
+         a.kv.k_scale = per_head_scales;
+         a.kv.v_scale = zero_scale;
+       }},
+      {"alibi_slopes[1] must be finite (got inf)",
+       [](AttentionArgs& a) { a.layer.alibi_slopes = slopes_inf; }},
+      {"sinks[0] must be finite or -inf (got nan)",
+       [](AttentionArgs& a) { a.layer.sinks = sinks_nan; }},
+      {"sinks[1] must be finite or -inf (got inf)",
+       [](AttentionArgs& a) { a.layer.sinks = sinks_inf; }},
       {"mm_prefix_offsets and mm_prefix_ranges must be given together",
        [](AttentionArgs& a) { a.batch.mm_prefix_offsets = mm_one; }},
       {"mm_prefix_offsets[0] must be 0 (got 1)", ranges(mm_from1, mm_long)},
@@ -237,6 +259,35 @@ TEST(CpuArgumentChecks, PlanRejectsABadLayerOnBothBackends) {
     a.layer.logits_soft_cap = 0.f;
     a.layer.num_kv_heads = 3;
     EXPECT_THROW(b.make()->plan(a.batch, a.layer), InvalidArgument);
+    const float sinks[2] = {0.f, kNaN};
+    a.layer.num_kv_heads = 1;
+    a.layer.sinks = sinks;
+    EXPECT_THROW(b.make()->plan(a.batch, a.layer), InvalidArgument);
+  }
+}
+
+// A sink of -inf never takes weight: both backends give the output and LSE of no sink, for rows
+// with keys and for rows with none (seqused_k 0: LSE -inf, not the NaN of -inf - -inf).
+TEST(CpuArgumentChecks, AMinusInfinitySinkIsNoSink) {
+  static const float sinks[2] = {-INFINITY, -INFINITY};
+  static const int32_t none[1] = {0};
+  for (const Backend& b : kBackends) {
+    SCOPED_TRACE(b.name);
+    for (const int32_t* used : {static_cast<const int32_t*>(nullptr), none}) {
+      Problem plain, sunk;
+      for (size_t i = 0; i < plain.q.size(); ++i) plain.q[i] = sunk.q[i] = 0.1f * float(i % 7);
+      AttentionArgs a = plain.args(), s = sunk.args();
+      s.layer.sinks = sinks;
+      if (used) a.batch.seqused_k = s.batch.seqused_k = used;
+      auto be = b.make();
+      for (AttentionArgs* x : {&a, &s}) {
+        be->plan(x->batch, x->layer);
+        be->run(*x);
+      }
+      EXPECT_EQ(plain.out, sunk.out);
+      EXPECT_EQ(plain.lse, sunk.lse);
+      for (float x : sunk.lse) EXPECT_EQ(x == -INFINITY, used != nullptr) << x;
+    }
   }
 }
 
@@ -258,6 +309,13 @@ TEST(CpuArgumentChecks, WriteKvRejectsTheSameInputsOnBothBackends) {
        [](KvWriteArgs& w) { w.slot_mapping = slot_outside; }},
       {"scales are only valid for quantized storage",
        [](KvWriteArgs& w) { w.cache.scale_granularity = ScaleGranularity::kPerTensor; }},
+      {"kv.k_scale[0] must be finite and > 0 (got -1)",
+       [](KvWriteArgs& w) {
+         static const float minus_one[1] = {-1.f};
+         w.cache.dtype = KvCacheDType::kFp8E4M3;
+         w.cache.scale_granularity = ScaleGranularity::kPerTensor;
+         w.cache.k_scale = w.cache.v_scale = minus_one;
+       }},
   };
   for (const Backend& b : kBackends) {
     SCOPED_TRACE(b.name);

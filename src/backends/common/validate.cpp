@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "attnkit/error.hpp"
 #include "attnkit/kv.hpp"
@@ -44,6 +46,12 @@ void check_cache_view(std::string_view who, const KvCacheView& kv, DType model, 
       kv.dtype != KvCacheDType::kFp8E5M2)
     fail(who, fmt::format("per-head scales need an fp8 cache (got {})", to_string(kv.dtype)));
   if (is_quantized(kv.dtype)) {
+    // A NaN, zero or infinite scale turns every row it dequantizes into NaN or zeros.
+    const int n = kv.scale_granularity == ScaleGranularity::kPerHead ? kv.num_kv_heads : 1;
+    for (const auto& [name, s] : {std::pair{"k_scale", kv.k_scale}, {"v_scale", kv.v_scale}})
+      for (int i = 0; s && i < n; ++i)
+        if (!(s[i] > 0.f) || !std::isfinite(s[i]))
+          fail(who, fmt::format("kv.{}[{}] must be finite and > 0 (got {})", name, i, s[i]));
     if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
       fail(who, "nvfp4 cache needs k_block_scales and v_block_scales (got null)");
     // Zero strides would give every block one row of scales (V's took K's strides before
@@ -86,6 +94,14 @@ void check_layer(std::string_view who, const AttentionLayerParams& L) {
   if (L.attention_chunk_size < 0)
     fail(who, fmt::format("attention_chunk_size must be >= 0, 0 = off (got {})",
                           L.attention_chunk_size));
+  // Slopes and sinks are read per query head; a NaN in either reaches the head's every row.
+  // A sink of -inf is one that never takes weight (the same output as no sink).
+  for (int h = 0; L.alibi_slopes && h < L.num_heads; ++h)
+    if (!std::isfinite(L.alibi_slopes[h]))
+      fail(who, fmt::format("alibi_slopes[{}] must be finite (got {})", h, L.alibi_slopes[h]));
+  for (int h = 0; L.sinks && h < L.num_heads; ++h)
+    if (std::isnan(L.sinks[h]) || L.sinks[h] == std::numeric_limits<float>::infinity())
+      fail(who, fmt::format("sinks[{}] must be finite or -inf (got {})", h, L.sinks[h]));
 }
 
 void check_mm_prefix_ranges(std::string_view who, const AttentionBatch& B) {

@@ -12,12 +12,13 @@
 namespace attnkit::backend_checks {
 
 // Head counts and sizes positive, num_heads % num_kv_heads == 0, scale finite, softcap finite
-// and >= 0, windows >= -1.
+// and >= 0, windows >= -1, chunk size >= 0; ALiBi slopes finite, sinks finite or -inf (both
+// read on the host: the CPU backends' arrays).
 void check_layer(std::string_view backend, const AttentionLayerParams& layer);
 
-// What run() needs: the layer, the cache view (and its agreement with the layer), the batch
-// metadata against the cache (cu_seqlens_q, seqused_k, max_seqlen_q/k, used block-table
-// entries) and the q/out pointers.
+// What run() needs: the layer, the cache view (its agreement with the layer, fp8/nvfp4 scales
+// finite and > 0), the batch metadata against the cache (cu_seqlens_q, seqused_k,
+// max_seqlen_q/k, used block-table entries) and the q/out pointers.
 void check_attention_args(std::string_view backend, const AttentionArgs& args);
 
 // The batch-metadata rules check_attention_args walks, in its order (per sequence: the query
