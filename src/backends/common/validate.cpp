@@ -48,10 +48,10 @@ void check_cache_view(std::string_view who, const KvCacheView& kv, DType model, 
   if (is_quantized(kv.dtype)) {
     // A NaN, zero or infinite scale turns every row it dequantizes into NaN or zeros.
     const int n = kv.scale_granularity == ScaleGranularity::kPerHead ? kv.num_kv_heads : 1;
-    for (const auto& [name, s] : {std::pair{"k_scale", kv.k_scale}, {"v_scale", kv.v_scale}})
+    for (const auto& [rule, s] :
+         {std::pair{ValueRule::kKScale, kv.k_scale}, {ValueRule::kVScale, kv.v_scale}})
       for (int i = 0; s && i < n; ++i)
-        if (!(s[i] > 0.f) || !std::isfinite(s[i]))
-          fail(who, fmt::format("kv.{}[{}] must be finite and > 0 (got {})", name, i, s[i]));
+        if (!(s[i] > 0.f) || !std::isfinite(s[i])) fail(who, value_rule_message(rule, i, s[i]));
     if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
       fail(who, "nvfp4 cache needs k_block_scales and v_block_scales (got null)");
     // Zero strides would give every block one row of scales (V's took K's strides before
@@ -98,10 +98,24 @@ void check_layer(std::string_view who, const AttentionLayerParams& L) {
   // A sink of -inf is one that never takes weight (the same output as no sink).
   for (int h = 0; L.alibi_slopes && h < L.num_heads; ++h)
     if (!std::isfinite(L.alibi_slopes[h]))
-      fail(who, fmt::format("alibi_slopes[{}] must be finite (got {})", h, L.alibi_slopes[h]));
+      fail(who, value_rule_message(ValueRule::kSlope, h, L.alibi_slopes[h]));
   for (int h = 0; L.sinks && h < L.num_heads; ++h)
     if (std::isnan(L.sinks[h]) || L.sinks[h] == std::numeric_limits<float>::infinity())
-      fail(who, fmt::format("sinks[{}] must be finite or -inf (got {})", h, L.sinks[h]));
+      fail(who, value_rule_message(ValueRule::kSink, h, L.sinks[h]));
+}
+
+std::string value_rule_message(ValueRule rule, int index, float value) {
+  switch (rule) {
+    case ValueRule::kSlope:
+      return fmt::format("alibi_slopes[{}] must be finite (got {})", index, value);
+    case ValueRule::kSink:
+      return fmt::format("sinks[{}] must be finite or -inf (got {})", index, value);
+    case ValueRule::kKScale:
+    case ValueRule::kVScale:
+      break;
+  }
+  return fmt::format("kv.{}[{}] must be finite and > 0 (got {})",
+                     rule == ValueRule::kKScale ? "k_scale" : "v_scale", index, value);
 }
 
 void check_mm_prefix_ranges(std::string_view who, const AttentionBatch& B) {
@@ -110,27 +124,41 @@ void check_mm_prefix_ranges(std::string_view who, const AttentionBatch& B) {
     fail(who, "mm_prefix_offsets and mm_prefix_ranges must be given together");
   if (B.num_seqs > 0 && !B.seqused_k) fail(who, "seqused_k must not be null when num_seqs > 0");
   if (B.mm_prefix_offsets[0] != 0)
-    fail(who, fmt::format("mm_prefix_offsets[0] must be 0 (got {})", B.mm_prefix_offsets[0]));
+    fail(who, mm_rule_message(MmRule::kFirst, 0, B.mm_prefix_offsets[0], 0, 0));
   for (int s = 0; s < B.num_seqs; ++s) {
     const int32_t r0 = B.mm_prefix_offsets[s], r1 = B.mm_prefix_offsets[s + 1];
-    if (r1 < r0)
-      fail(who, fmt::format("mm_prefix_offsets must be non-decreasing (sequence {}: {} then {})", s,
-                            r0, r1));
+    if (r1 < r0) fail(who, mm_rule_message(MmRule::kOffsets, s, r0, r1, 0));
     int32_t prev_end = 0;
     for (int32_t r = r0; r < r1; ++r) {
       const int32_t start = B.mm_prefix_ranges[2 * r], end = B.mm_prefix_ranges[2 * r + 1];
       if (start < prev_end || end <= start)
-        fail(who, fmt::format("PrefixLM range [{}, {}) of sequence {} must be non-empty and start "
-                              "at or after the previous range's end ({})",
-                              start, end, s, prev_end));
+        fail(who, mm_rule_message(MmRule::kOrder, s, start, end, prev_end));
       if (end > B.seqused_k[s])
-        fail(who,
-             fmt::format("PrefixLM range [{}, {}) of sequence {} ends past its seqused_k ({}): "
-                         "a chunk must not split a bidirectional range",
-                         start, end, s, B.seqused_k[s]));
+        fail(who, mm_rule_message(MmRule::kPastSeqused, s, start, end, B.seqused_k[s]));
       prev_end = end;
     }
   }
+}
+
+std::string mm_rule_message(MmRule rule, int seq, int64_t a, int64_t b, int64_t c) {
+  switch (rule) {
+    case MmRule::kFirst:
+      return fmt::format("mm_prefix_offsets[0] must be 0 (got {})", a);
+    case MmRule::kOffsets:
+      return fmt::format("mm_prefix_offsets must be non-decreasing (sequence {}: {} then {})", seq,
+                         a, b);
+    case MmRule::kOrder:
+      return fmt::format(
+          "PrefixLM range [{}, {}) of sequence {} must be non-empty and start at or after the "
+          "previous range's end ({})",
+          a, b, seq, c);
+    case MmRule::kPastSeqused:
+      break;
+  }
+  return fmt::format(
+      "PrefixLM range [{}, {}) of sequence {} ends past its seqused_k ({}): a chunk must not "
+      "split a bidirectional range",
+      a, b, seq, c);
 }
 
 void check_attention_args(std::string_view who, const AttentionArgs& a) {

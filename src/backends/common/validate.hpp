@@ -35,8 +35,19 @@ std::string slot_rule_message(int64_t token, int64_t slot, int64_t slots);
 
 // PrefixLM ranges of a host batch (docs/semantics.md §4): both arrays or neither, offsets
 // non-decreasing from 0, each range non-empty, sorted, disjoint and within [0, seqused_k).
-// check_attention_args runs it too.
+// check_attention_args runs it too, after the batch rules.
 void check_mm_prefix_ranges(std::string_view backend, const AttentionBatch& host_batch);
+// Its rules, in its order (then per sequence), worded by mm_rule_message from the values that
+// break them: kFirst mm_prefix_offsets[0] (a); kOffsets a sequence's offsets (a then b);
+// kOrder and kPastSeqused a range [a, b) and the previous range's end or seqused_k (c).
+enum class MmRule { kFirst, kOffsets, kOrder, kPastSeqused };
+std::string mm_rule_message(MmRule rule, int seq, int64_t a, int64_t b, int64_t c);
+
+// Per-head values the layer and the cache carry, in the order the checks above walk them (the
+// layer's, then the cache's): ALiBi slopes finite, sinks finite or -inf, fp8/nvfp4 scales finite
+// and > 0. value_rule_message words element `index` of one that breaks its rule.
+enum class ValueRule { kSlope, kSink, kKScale, kVScale };
+std::string value_rule_message(ValueRule rule, int index, float value);
 
 // What write_kv() needs: the cache view, k and slot_mapping, v exactly when the cache has a V
 // tensor (an MLA latent cache has none), slots in [-1, num_blocks * block_size).
