@@ -128,8 +128,9 @@ inline void scores_in_place(const CacheRows& rows, int n0, int nt, int ntp, int 
       continue;
     }
     const E* k[W];
-    for (int i = 0; i < W; ++i)
-      k[i] = reinterpret_cast<const E*>(kg + i < nt ? rows.row(n0 + kg + i) : kZeroRow);
+    const int in = std::min(W, nt - kg);
+    rows.rows_from(n0 + kg, in, k);
+    for (int i = in; i < W; ++i) k[i] = reinterpret_cast<const E*>(kZeroRow);
     for (int r0 = 0; r0 < rows_n; r0 += RB)
       with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
         group_scores<decltype(rb)::value, Load>(k, d, q + int64_t(r0) * d, d,
@@ -198,7 +199,7 @@ inline void pv_in_place(const CacheRows& rows, int n0, int nt, int dv, const flo
                         int rows_n, float* o, Tick&& tick) {
   using E = typename Load::E;
   const E* v[kKeyTile];
-  for (int n = 0; n < nt; ++n) v[n] = reinterpret_cast<const E*>(rows.row(n0 + n));
+  rows.rows_from(n0, nt, v);
   auto blocks = [&](auto ld) {
     using L = decltype(ld);
     constexpr int RB = few_pv_rows(L::kVecs);

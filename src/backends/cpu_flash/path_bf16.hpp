@@ -418,9 +418,9 @@ struct PathBf16 {
     constexpr int RB = dot_pv_rows(Load::kVecs);
     using E = typename Load::E;
     const E* v[kKeyTile];
+    rows.rows_from(n0, nt, v);
+    if (nt % 2) v[nt] = reinterpret_cast<const E*>(kZeroRow);
     const int nt2 = nt + nt % 2;
-    for (int n = 0; n < nt2; ++n)
-      v[n] = reinterpret_cast<const E*>(n < nt ? rows.row(n0 + n) : kZeroRow);
     for (int r0 = 0; r0 < rows_n; r0 += RB)
       with_rows<RB>(std::min(RB, rows_n - r0), [&](auto rb) {
         pv_pairs<decltype(rb)::value, Load>(v, nt2, dv, pw + r0 * ldp, ldp, o + int64_t(r0) * dv,
