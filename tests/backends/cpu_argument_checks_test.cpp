@@ -270,10 +270,10 @@ TEST(CpuArgumentChecks, PlanRejectsABadLayerOnBothBackends) {
 // with keys and for rows with none (seqused_k 0: LSE -inf, not the NaN of -inf - -inf).
 TEST(CpuArgumentChecks, AMinusInfinitySinkIsNoSink) {
   static const float sinks[2] = {-INFINITY, -INFINITY};
-  static const int32_t none[1] = {0};
+  static const int32_t no_keys[1] = {0};
   for (const Backend& b : kBackends) {
     SCOPED_TRACE(b.name);
-    for (const int32_t* used : {static_cast<const int32_t*>(nullptr), none}) {
+    for (const int32_t* used : {static_cast<const int32_t*>(nullptr), no_keys}) {
       Problem plain, sunk;
       for (size_t i = 0; i < plain.q.size(); ++i) plain.q[i] = sunk.q[i] = 0.1f * float(i % 7);
       AttentionArgs a = plain.args(), s = sunk.args();
