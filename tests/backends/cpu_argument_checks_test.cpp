@@ -95,6 +95,14 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
       a.batch.mm_prefix_ranges = r;
     };
   };
+  auto fp8_scales = [](KvCacheDType dt, ScaleGranularity g, float* k, float* v) {
+    return [=](AttentionArgs& a) {
+      a.kv.dtype = dt;
+      a.kv.scale_granularity = g;
+      a.kv.k_scale = k;
+      a.kv.v_scale = v;
+    };
+  };
   const std::vector<Bad> bad = {
       {"q and out must not be null", [](AttentionArgs& a) { a.q = nullptr; }},
       {"kv.k must not be null", [](AttentionArgs& a) { a.kv.k = nullptr; }},
@@ -154,19 +162,10 @@ TEST(CpuArgumentChecks, RunRejectsTheSameInputsOnBothBackends) {
          a.kv.k_block_scales = a.kv.v_block_scales = block_scales;
        }},
       {"kv.k_scale[0] must be finite and > 0 (got nan)",
-       [](AttentionArgs& a) {
-         a.kv.dtype = KvCacheDType::kFp8E4M3;
-         a.kv.scale_granularity = ScaleGranularity::kPerTensor;
-         a.kv.k_scale = nan_scale;
-         a.kv.v_scale = per_head_scales;
-       }},
+       fp8_scales(KvCacheDType::kFp8E4M3, ScaleGranularity::kPerTensor, nan_scale,
+                  per_head_scales)},
       {"kv.v_scale[0] must be finite and > 0 (got 0)",
-       [](AttentionArgs& a) {
-         a.kv.dtype = KvCacheDType::kFp8E5M2;
-         a.kv.scale_granularity = ScaleGranularity::kPerHead;
-         a.kv.k_scale = per_head_scales;
-         a.kv.v_scale = zero_scale;
-       }},
+       fp8_scales(KvCacheDType::kFp8E5M2, ScaleGranularity::kPerHead, per_head_scales, zero_scale)},
       {"alibi_slopes[1] must be finite (got inf)",
        [](AttentionArgs& a) { a.layer.alibi_slopes = slopes_inf; }},
       {"sinks[0] must be finite or -inf (got nan)",
