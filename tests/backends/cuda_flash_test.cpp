@@ -3224,8 +3224,33 @@ TEST_F(CudaFlash, WriteKvRejectsNullVOnACacheWithV) {
 // CudaFlashOptions::check_args: each rule of docs/semantics.md §6 on the device arrays, which no
 // host plan sees, is refused before anything is launched, in the CPU backends' words and for the
 // lowest sequence first; unused block-table entries may hold anything; a checked valid run
-// matches the reference; a graph capture is refused; write_kv's slots likewise. CUDA_FLASH and
-// CUDA_MLA.
+// matches the reference; a graph capture is refused; the layer's slopes and sinks, the cache's
+// scales, PrefixLM ranges and write_kv's scales and slots likewise. CUDA_FLASH and CUDA_MLA.
+// Sets element i of a device array: a bad value the device checks must name.
+template <typename T>
+void set_on_device(const DevBuf& b, int i, T v) {
+  ck(cudaMemcpy(b.as<T>() + i, &v, sizeof v, cudaMemcpyHostToDevice));
+}
+// Copies a host array over its device copy again (undoes set_on_device).
+template <typename T>
+void restore_on_device(const DevBuf& d, const std::vector<T>& h) {
+  ck(cudaMemcpy(d.p, h.data(), d.n, cudaMemcpyHostToDevice));
+}
+// The device checks refuse `a`, naming `want`, and the refused run leaves the poisoned output
+// as it was.
+void expect_device_refusal(PreparedCase& pc, const AttentionArgs& a, const std::string& want) {
+  pc.r.poison_out();
+  try {
+    pc.be->run(a, nullptr);
+    ADD_FAILURE() << pc.P.c.name << ": accepted; expected " << want;
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(want + " (device check)"), std::string::npos) << e.what();
+  }
+  ck(cudaDeviceSynchronize());
+  for (uint16_t b : download<uint16_t>(pc.r.out, pc.r.out.n / 2))
+    ASSERT_EQ(b, 0x7fff) << pc.P.c.name << ": a refused run wrote its output (" << want << ")";
+}
+
 TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
   for (bool mla : {false, true}) {
     Case c{.name = mla ? "checked mla" : "checked flash",
@@ -3245,26 +3270,14 @@ TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
     Problem& P = pc.P;
     DeviceRun& r = pc.r;
     const int W = P.bt_stride;  // entries a block-table row holds (97 keys read 7)
-    auto set = [&](const DevBuf& b, int i, int32_t v) {
-      ck(cudaMemcpy(b.as<int32_t>() + i, &v, sizeof v, cudaMemcpyHostToDevice));
-    };
+    auto set = [](const DevBuf& b, int i, int32_t v) { set_on_device(b, i, v); };
     auto restore = [&] {
-      ck(cudaMemcpy(P.dbt.p, P.bt.data(), P.dbt.n, cudaMemcpyHostToDevice));
-      ck(cudaMemcpy(P.dused.p, P.used.data(), P.dused.n, cudaMemcpyHostToDevice));
-      ck(cudaMemcpy(P.dcu.p, P.cu.data(), P.dcu.n, cudaMemcpyHostToDevice));
+      restore_on_device(P.dbt, P.bt);
+      restore_on_device(P.dused, P.used);
+      restore_on_device(P.dcu, P.cu);
     };
     auto refused = [&](const AttentionArgs& a, const std::string& want) {
-      r.poison_out();
-      try {
-        pc.be->run(a, nullptr);
-        ADD_FAILURE() << c.name << ": accepted; expected " << want;
-      } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find(want + " (device check)"), std::string::npos)
-            << e.what();
-      }
-      ck(cudaDeviceSynchronize());
-      for (uint16_t b : download<uint16_t>(r.out, r.out.n / 2))
-        ASSERT_EQ(b, 0x7fff) << c.name << ": a refused run wrote its output (" << want << ")";
+      expect_device_refusal(pc, a, want);
       restore();
     };
     const std::string N = std::to_string(P.num_blocks), T = std::to_string(P.total_q);
@@ -3320,6 +3333,94 @@ TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
     ck(cudaDeviceSynchronize());
     compare(P, reference(P), r.out, r.lse, c.name + ", checked");
   }
+  // The layer's slopes and sinks and the cache's scales (device arrays), walked before the batch
+  // rules as the CPU checks walk them; a -inf sink is accepted and takes no weight.
+  {
+    Case c{.name = "checked values",
+           .kv = KvCacheDType::kFp8E4M3,
+           .gran = ScaleGranularity::kPerHead,
+           .hq = 8,
+           .hkv = 2,
+           .seqs = {{1, 40}, {3, 97}},
+           .alibi = true,
+           .sinks = true,
+           .check_args = true};
+    PreparedCase pc(c, 63);
+    Problem& P = pc.P;
+    DeviceRun& r = pc.r;
+    auto set = [](const DevBuf& b, int i, auto v) { set_on_device(b, i, v); };
+    auto refused = [&](const std::string& want) {
+      expect_device_refusal(pc, r.args, want);
+      restore_on_device(P.dslopes, P.slopes);
+      restore_on_device(P.dsinks, P.sinks);
+      restore_on_device(P.dks, P.k_scale);
+      restore_on_device(P.dvs, P.v_scale);
+      restore_on_device(P.dused, P.used);
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+    set(P.dslopes, 5, inf);
+    set(P.dsinks, 1, nan);
+    refused("alibi_slopes[5] must be finite (got inf)");
+    set(P.dsinks, 1, nan);
+    refused("sinks[1] must be finite or -inf (got nan)");
+    set(P.dsinks, 7, inf);
+    refused("sinks[7] must be finite or -inf (got inf)");
+    set(P.dks, 1, 0.f);
+    set(P.dvs, 0, -2.f);
+    refused("kv.k_scale[1] must be finite and > 0 (got 0)");
+    set(P.dvs, 0, -2.f);
+    set(P.dused, 1, -3);  // a batch rule comes after the values
+    refused("kv.v_scale[0] must be finite and > 0 (got -2)");
+    P.sinks[2] = -inf;  // no weight: the reference without that head's sink
+    ck(cudaMemcpy(P.dsinks.p, P.sinks.data(), P.dsinks.n, cudaMemcpyHostToDevice));
+    r.poison_out();
+    pc.be->run(r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    compare(P, reference(P), r.out, r.lse, c.name + ", a -inf sink");
+  }
+  // PrefixLM ranges (CUDA_FLASH), walked after every batch rule as the CPU checks walk them.
+  {
+    Case c{.name = "checked PrefixLM",
+           .hq = 8,
+           .hkv = 2,
+           .seqs = {{40, 200}, {64, 64}},
+           .mm = {{{30, 50}, {165, 180}}, {{0, 10}, {30, 50}}},
+           .check_args = true};
+    PreparedCase pc(c, 62);
+    Problem& P = pc.P;
+    DeviceRun& r = pc.r;
+    auto set = [](const DevBuf& b, int i, int32_t v) { set_on_device(b, i, v); };
+    auto refused = [&](const std::string& want) {
+      expect_device_refusal(pc, r.args, want);
+      restore_on_device(P.dmm_off, P.mm_off);
+      restore_on_device(P.dmm_rng, P.mm_rng);
+      restore_on_device(P.dused, P.used);
+    };
+    set(P.dmm_off, 0, 1);
+    refused("mm_prefix_offsets[0] must be 0 (got 1)");
+    set(P.dmm_off, 2, 3);
+    refused(
+        "mm_prefix_offsets[num_seqs] must equal the planned PrefixLM range count (got 3, "
+        "expected 4)");
+    set(P.dmm_off, 1, 3);  // sequence 0 takes sequence 1's first range, which starts at 0
+    refused(
+        "PrefixLM range [0, 10) of sequence 0 must be non-empty and start at or after the "
+        "previous range's end (180)");
+    set(P.dmm_rng, 7, 70);
+    refused(
+        "PrefixLM range [30, 70) of sequence 1 ends past its seqused_k (64): a chunk must not "
+        "split a bidirectional range");
+    set(P.dmm_rng, 1, 30);  // an empty range; a negative seqused_k is named before it
+    set(P.dused, 1, -3);
+    refused("seqused_k[1] must be >= 0 (got -3)");
+    set(P.dmm_rng, 1, 30);
+    refused(
+        "PrefixLM range [30, 30) of sequence 0 must be non-empty and start at or after the "
+        "previous range's end (0)");
+    pc.be->run(r.args, nullptr);
+    ck(cudaDeviceSynchronize());
+    compare(P, reference(P), r.out, r.lse, c.name + ", checked");
+  }
   // write_kv: a slot outside [-1, num_blocks x block_size) is refused and nothing is written.
   const int block = OneBlockWrite::kBlock;
   OneBlockWrite ob({0, -1, block});
@@ -3338,6 +3439,25 @@ TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
         << e.what();
   }
   ck(cudaDeviceSynchronize());
+  // An fp8 cache's scales come before its slots (write_kv divides by them).
+  {
+    KvWriteArgs fp8 = w;
+    const DevBuf scales = upload(std::vector<float>{0.5f, 0.f});
+    fp8.cache.dtype = KvCacheDType::kFp8E4M3;
+    fp8.cache.scale_granularity = ScaleGranularity::kPerTensor;
+    fp8.cache.k_scale = scales.as<float>();
+    fp8.cache.v_scale = scales.as<float>() + 1;
+    try {
+      be->write_kv(fp8, nullptr);
+      ADD_FAILURE() << "accepted a zero V scale";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("kv.v_scale[0] must be finite and > 0 (got 0) (device check)"),
+          std::string::npos)
+          << e.what();
+    }
+    ck(cudaDeviceSynchronize());
+  }
   for (const DevBuf* b : {&k, &v})
     for (uint8_t x : download<uint8_t>(*b, bytes)) ASSERT_EQ(x, 0x5a) << "a refused write wrote";
   w.num_tokens = 2;  // slots 0 and -1 (skipped)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 
@@ -133,7 +134,8 @@ class CudaFlashBackend final : public AttentionBackend {
   };
   struct BatchPlan {
     bool valid = false;
-    bool mm = false;  // the batch gives PrefixLM ranges
+    bool mm = false;   // the batch gives PrefixLM ranges
+    int mm_count = 0;  // how many (check_args bounds its device reads by it)
     int num_seqs = 0, total_q = 0, head_qk = 0, head_v = 0, num_heads = 0;
     int ws_splits = 1;              // the workspace's split extent
     bool per_token_counts = false;  // a ragged part: the combine reads each token's count
@@ -196,7 +198,7 @@ class CudaFlashBackend final : public AttentionBackend {
     const char* check_env = std::getenv("ATTNKIT_CUDA_CHECK_ARGS");
     if (check_env && std::string_view(check_env) == "1") options_.check_args = true;
     if (options_.check_args)
-      check_cuda(cudaMalloc(&check_report_, 2 * sizeof(int64_t)), "cudaMalloc", fam_.name);
+      check_cuda(cudaMalloc(&check_report_, 4 * sizeof(int64_t)), "cudaMalloc", fam_.name);
     fam_.prepare(cc_);
     check_cuda(cudaGetLastError(), "setting kernel shared-memory limits", fam_.name);
   }
@@ -277,6 +279,7 @@ class CudaFlashBackend final : public AttentionBackend {
     BatchPlan bp;
     bp.num_seqs = b.num_seqs;
     bp.mm = b.mm_prefix_offsets != nullptr;
+    bp.mm_count = bp.mm ? b.mm_prefix_offsets[b.num_seqs] : 0;
     bp.total_q = b.cu_seqlens_q ? b.cu_seqlens_q[b.num_seqs] : 0;
     bp.head_qk = layer.head_size;
     bp.head_v = hv;
@@ -840,11 +843,16 @@ class CudaFlashBackend final : public AttentionBackend {
     if (options_.check_args && a.num_tokens > 0) {
       const int64_t slots = int64_t(c.num_blocks) * c.block_size;
       const auto st = static_cast<cudaStream_t>(stream);
-      const SlotCheckLaunch sc{a.slot_mapping, a.num_tokens, slots, check_report_};
+      const SlotCheckLaunch sc{scale_values(c), a.slot_mapping, a.num_tokens, slots, check_report_};
       const auto r = device_check(st, "write_kv", [&] { launch_check_slots(sc, st); });
-      if (r[0] >= 0)
-        throw InvalidArgument(fmt::format("{} write_kv: {} (device check)", fam_.name,
-                                          backend_checks::slot_rule_message(r[0], r[1], slots)));
+      if (r[0] >= 0) {
+        const CheckKey k(r[0]);
+        throw InvalidArgument(fmt::format(
+            "{} write_kv: {} (device check)", fam_.name,
+            k.phase == kCheckValues
+                ? value_message(k, r[1])
+                : backend_checks::slot_rule_message(k.seq << 28 | k.entry, r[1], slots)));
+      }
     }
     launch_kv_write(p, stream);
     check_cuda(cudaGetLastError(), "kv write kernel launch", fam_.name);
@@ -875,9 +883,9 @@ class CudaFlashBackend final : public AttentionBackend {
 
  private:
   // check_args: runs `launch` (a check kernel that writes check_report_) on st and returns the
-  // report (launch.hpp CheckRule); refused inside a graph capture, which cannot hold the sync.
+  // report (launch.hpp); refused inside a graph capture, which cannot hold the sync.
   template <typename Launch>
-  std::array<int64_t, 2> device_check(cudaStream_t st, const char* step, Launch&& launch) const {
+  std::array<int64_t, 4> device_check(cudaStream_t st, const char* step, Launch&& launch) const {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     check_cuda(cudaStreamIsCapturing(st, &capture), "cudaStreamIsCapturing", fam_.name);
     if (capture != cudaStreamCaptureStatusNone)
@@ -888,15 +896,23 @@ class CudaFlashBackend final : public AttentionBackend {
           fam_.name, step));
     launch();
     check_cuda(cudaGetLastError(), "argument check kernel launch", fam_.name);
-    std::array<int64_t, 2> r{};
+    std::array<int64_t, 4> r{};
     check_cuda(cudaMemcpyAsync(r.data(), check_report_, sizeof r, cudaMemcpyDeviceToHost, st),
                "cudaMemcpyAsync", fam_.name);
     check_cuda(cudaStreamSynchronize(st), "argument check", fam_.name);
     return r;
   }
-
-  // check_args for run(): the batch's device arrays, with the messages of
-  // backend_checks::check_attention_args (the kernel's rule codes are its BatchRule values).
+  // A reported key's fields (launch.hpp).
+  struct CheckKey {
+    int phase, rule;
+    int64_t seq, entry;
+    explicit CheckKey(int64_t key)
+        : phase(int(key >> 60)),
+          rule(int(key >> 28 & 15)),
+          seq(key >> 32 & (kCheckMaxSeqs - 1)),
+          entry(key & (kCheckMaxEntry - 1)) {}
+  };
+  // The kernels' rule codes are backend_checks' (validate.hpp), which word them.
   static_assert(kCheckCuFirst == int(backend_checks::BatchRule::kCuFirst) &&
                     kCheckCuTotal == int(backend_checks::BatchRule::kCuTotal) &&
                     kCheckQDecreasing == int(backend_checks::BatchRule::kQDecreasing) &&
@@ -905,25 +921,84 @@ class CudaFlashBackend final : public AttentionBackend {
                     kCheckKMax == int(backend_checks::BatchRule::kKMax) &&
                     kCheckKRow == int(backend_checks::BatchRule::kKRow) &&
                     kCheckBlock == int(backend_checks::BatchRule::kBlock),
-                "the device checks' rules are backend_checks::BatchRule's");
+                "the device checks' batch rules are backend_checks::BatchRule's");
+  static_assert(kCheckSlope == int(backend_checks::ValueRule::kSlope) &&
+                    kCheckSink == int(backend_checks::ValueRule::kSink) &&
+                    kCheckKScale == int(backend_checks::ValueRule::kKScale) &&
+                    kCheckVScale == int(backend_checks::ValueRule::kVScale),
+                "the device checks' value rules are backend_checks::ValueRule's");
+  static_assert(kCheckMmFirst == int(backend_checks::MmRule::kFirst) &&
+                    kCheckMmOffsets == int(backend_checks::MmRule::kOffsets) &&
+                    kCheckMmOrder == int(backend_checks::MmRule::kOrder) &&
+                    kCheckMmPastSeqused == int(backend_checks::MmRule::kPastSeqused),
+                "the device checks' PrefixLM rules are backend_checks::MmRule's");
+  static std::string value_message(const CheckKey& k, int64_t bits) {
+    return backend_checks::value_rule_message(backend_checks::ValueRule(k.rule), int(k.entry),
+                                              std::bit_cast<float>(uint32_t(bits)));
+  }
+  // The cache's scales as check_args reads them (none on unquantized storage).
+  static ValueCheckLaunch scale_values(const KvCacheView& kv) {
+    const bool fp8 = kv.dtype == KvCacheDType::kFp8E4M3 || kv.dtype == KvCacheDType::kFp8E5M2;
+    ValueCheckLaunch v{};
+    v.k_scale = fp8 ? kv.k_scale : nullptr;
+    v.v_scale = fp8 ? kv.v_scale : nullptr;
+    v.num_scales = !fp8                                                 ? 0
+                   : kv.scale_granularity == ScaleGranularity::kPerHead ? kv.num_kv_heads
+                                                                        : 1;
+    return v;
+  }
+
+  // check_args for run(): the layer's slopes and sinks, the cache's scales, the batch's arrays
+  // and its PrefixLM ranges, with the messages of backend_checks::check_attention_args.
   void check_batch_on_device(const AttentionArgs& a, cudaStream_t st) const {
     const AttentionBatch& b = a.batch;
     const std::string who = fmt::format("{} run", fam_.name);
     if (!b.cu_seqlens_q || !b.seqused_k || !b.block_table)
       throw InvalidArgument(fmt::format(
           "{}: cu_seqlens_q, seqused_k and block_table must not be null when num_seqs > 0", who));
-    if (b.block_table_stride < 0 || b.block_table_stride >= (1 << 28))
-      throw InvalidArgument(
-          fmt::format("{}: block_table_stride {} is outside the device checks' [0, 2^28)", who,
-                      b.block_table_stride));
-    const BatchCheckLaunch c{b.cu_seqlens_q,  b.seqused_k,     b.block_table,  b.num_seqs,
-                             b.total_q,       b.max_seqlen_q,  b.max_seqlen_k, b.block_table_stride,
-                             a.kv.block_size, a.kv.num_blocks, check_report_};
+    if (b.block_table_stride < 0 || b.block_table_stride >= kCheckMaxEntry ||
+        b.num_seqs >= kCheckMaxSeqs || plan_.mm_count >= kCheckMaxEntry / 2)
+      throw InvalidArgument(fmt::format(
+          "{}: block_table_stride {}, num_seqs {} or the PrefixLM range count {} is past the "
+          "device checks' bounds (2^28, 2^28, 2^27)",
+          who, b.block_table_stride, b.num_seqs, plan_.mm_count));
+    ValueCheckLaunch values = scale_values(a.kv);
+    values.slopes = a.layer.alibi_slopes;
+    values.sinks = a.layer.sinks;
+    values.num_heads = a.layer.num_heads;
+    const BatchCheckLaunch c{values,
+                             b.cu_seqlens_q,
+                             b.seqused_k,
+                             b.block_table,
+                             plan_.mm ? b.mm_prefix_offsets : nullptr,
+                             plan_.mm ? b.mm_prefix_ranges : nullptr,
+                             plan_.mm_count,
+                             b.num_seqs,
+                             b.total_q,
+                             b.max_seqlen_q,
+                             b.max_seqlen_k,
+                             b.block_table_stride,
+                             a.kv.block_size,
+                             a.kv.num_blocks,
+                             check_report_};
     const auto r = device_check(st, "run", [&] { launch_check_batch(c, st); });
     if (r[0] < 0) return;
-    const int s = int(r[0] >> 32), rule = int(r[0] >> 28 & 15), entry = int(r[0] & 0xFFFFFFF);
-    const std::string rule_text = backend_checks::batch_rule_message(
-        backend_checks::BatchRule(rule), b, a.kv.block_size, a.kv.num_blocks, s, entry, r[1]);
+    const CheckKey k(r[0]);
+    std::string rule_text;
+    if (k.phase == kCheckValues)
+      rule_text = value_message(k, r[1]);
+    else if (k.phase == kCheckBatch)
+      rule_text =
+          backend_checks::batch_rule_message(backend_checks::BatchRule(k.rule), b, a.kv.block_size,
+                                             a.kv.num_blocks, int(k.seq), k.entry, r[1]);
+    else if (k.rule == kCheckMmCount)
+      rule_text = fmt::format(
+          "mm_prefix_offsets[num_seqs] must equal the planned PrefixLM range count (got {}, "
+          "expected {})",
+          r[1], r[2]);
+    else
+      rule_text = backend_checks::mm_rule_message(backend_checks::MmRule(k.rule), int(k.seq), r[1],
+                                                  r[2], r[3]);
     throw InvalidArgument(fmt::format("{}: {} (device check)", who, rule_text));
   }
 
@@ -940,7 +1015,7 @@ class CudaFlashBackend final : public AttentionBackend {
   // concurrent_parts: the second stream and the events that fork it from run()'s and join it back
   cudaStream_t side_ = nullptr;
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
-  int64_t* check_report_ = nullptr;  // check_args: the check kernels' [2] report
+  int64_t* check_report_ = nullptr;  // check_args: the check kernels' [4] report
 };
 
 const FlashFamily& flash_family() {

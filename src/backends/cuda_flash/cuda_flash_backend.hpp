@@ -50,11 +50,12 @@ struct CudaFlashOptions {
   // grid, 1 always the shared-memory floor (two per SM), 2 never (what the kernel's own shared
   // memory allows).
   int decode_occupancy = 0;
-  // Checks the device arrays that run() and write_kv() read (cu_seqlens_q, seqused_k and the used
-  // block-table entries against max_seqlen_q/k and the cache; the slot mapping) by the rules of
-  // docs/semantics.md §6 before launching anything, and throws InvalidArgument worded as the CPU
-  // backends' checks: a one-CTA kernel and a stream sync per call, so for debugging; refused
-  // inside a graph capture. ATTNKIT_CUDA_CHECK_ARGS=1 sets it for every backend.
+  // Checks the device arrays that run() and write_kv() read (the ALiBi slopes, sinks and fp8
+  // scales; cu_seqlens_q, seqused_k and the used block-table entries against max_seqlen_q/k and
+  // the cache; PrefixLM ranges; the slot mapping) by the rules of docs/semantics.md §6 before
+  // launching anything, and throws InvalidArgument worded as the CPU backends' checks: a one-CTA
+  // kernel and a stream sync per call, so for debugging; refused inside a graph capture.
+  // ATTNKIT_CUDA_CHECK_ARGS=1 sets it for every backend.
   bool check_args = false;
 };
 // CudaFlashOptions::generation for a kernel generation's name ("v2", "v3", as the selector

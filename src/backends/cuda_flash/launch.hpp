@@ -68,10 +68,16 @@ void launch_fill_random(void* data, int64_t n, int elem_bytes, int kind, uint64_
                         void* stream);
 
 // Opt-in device checks of the arrays run() and write_kv() read (CudaFlashOptions::check_args;
-// arg_checks.cu), docs/semantics.md §6's rules on them. report[0] is -1 when every rule holds,
-// else the first violation's key, sequence << 32 | rule << 28 | entry (a block-table entry's
-// column; the slot check: the token), and report[1] the offending value. The rules are
-// backend_checks::BatchRule's (validate.hpp), which words them; nvcc's front end never sees it.
+// arg_checks.cu), docs/semantics.md §6's rules on them, walked in the CPU checks' order: the
+// layer's and the cache's per-head values (phase 0), the batch arrays (1), PrefixLM ranges (2);
+// write_kv: the scales (0), then the slots (1). report[0] is -1 when every rule holds, else the
+// first violation's key, phase << 60 | sequence << 32 | rule << 28 | entry (>= 0), and report[1..3]
+// the values its message names (a float value as its bits). The rules are backend_checks'
+// ValueRule, BatchRule and MmRule (validate.hpp), which word them; nvcc's front end never sees
+// them. Entries: a value's index, a block-table entry's column, 2 x a PrefixLM range's index in
+// its sequence (+ 1 for its seqused_k rule), write_kv's token.
+inline constexpr int kCheckValues = 0, kCheckBatch = 1, kCheckMm = 2;
+inline constexpr int kCheckMaxSeqs = 1 << 28, kCheckMaxEntry = 1 << 28;
 enum CheckRule : int {
   kCheckCuFirst,      // cu_seqlens_q[0] != 0
   kCheckCuTotal,      // cu_seqlens_q[num_seqs] != total_q
@@ -82,17 +88,39 @@ enum CheckRule : int {
   kCheckKRow,         // seqused_k > block_table_stride x block_size
   kCheckBlock,        // a used block-table entry outside [0, num_blocks)
 };
+enum CheckValueRule : int {
+  kCheckSlope,   // an ALiBi slope not finite
+  kCheckSink,    // a sink NaN or +inf
+  kCheckKScale,  // a K scale not finite and > 0
+  kCheckVScale,  // a V scale likewise
+};
+enum CheckMmRule : int {
+  kCheckMmFirst,        // mm_prefix_offsets[0] != 0
+  kCheckMmOffsets,      // mm_prefix_offsets decreases at the sequence
+  kCheckMmOrder,        // a range empty or before the previous one's end
+  kCheckMmPastSeqused,  // a range past seqused_k
+  kCheckMmCount,        // mm_prefix_offsets[num_seqs] != the plan's range count (CUDA only)
+};
+struct ValueCheckLaunch {
+  const float *slopes, *sinks;  // [num_heads] each, or null
+  const float *k_scale, *v_scale;
+  int num_heads, num_scales;  // num_scales: 0 (unquantized), 1 or num_kv_heads
+};
 struct BatchCheckLaunch {
+  ValueCheckLaunch values;
   const int32_t *cu_seqlens_q, *seqused_k, *block_table;
+  const int32_t *mm_offsets, *mm_ranges;  // PrefixLM ranges, or both null
+  int mm_count;                           // ranges in the plan's host copy (reads stay below)
   int num_seqs, total_q, max_seqlen_q, max_seqlen_k;
-  int block_table_stride, block_size, num_blocks;  // block_table_stride < 2^28
-  int64_t* report;                                 // [2], device
+  int block_table_stride, block_size, num_blocks;
+  int64_t* report;  // [4], device
 };
 struct SlotCheckLaunch {
+  ValueCheckLaunch values;  // the scales write_kv divides by
   const int64_t* slot_mapping;
   int num_tokens;
   int64_t slots;    // num_blocks x block_size
-  int64_t* report;  // [2], device
+  int64_t* report;  // [4], device
 };
 void launch_check_batch(const BatchCheckLaunch& p, void* stream);
 void launch_check_slots(const SlotCheckLaunch& p, void* stream);
