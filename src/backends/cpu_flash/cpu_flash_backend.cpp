@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -371,8 +373,8 @@ class CpuFlashBackend final : public AttentionBackend {
     // Rows rounded up to 16: the AMX path computes whole 16-row tiles.
     const size_t floats =
         cpu_flash::ScratchLayout((max_rows + 15) / 16 * 16, L.head_size, L.head_size_v).total;
-    for (auto& s : scratch_)
-      if (s.size() < floats) s.assign(floats, 0.f);
+    for (Scratch& s : scratch_)
+      if (s.size() < floats) s.assign_zeros(floats);
   }
 
   void run(const AttentionArgs& a, void* /*stream*/) override {
@@ -454,7 +456,29 @@ class CpuFlashBackend final : public AttentionBackend {
   std::shared_ptr<cpu_flash::ThreadPool> pool_;
   bool bf16_dots_;         // bf16 items above decode size on vdpbf16ps (CpuFlashOptions::bf16_dots)
   int lockstep_max_rows_;  // CpuFlashOptions::lockstep_heads: heads of up to this many rows
-  std::vector<std::vector<float>> scratch_;
+  // One worker's scratch (cpu_flash::ScratchLayout), 64-byte aligned: the layout keeps its parts
+  // at 64-byte offsets from the base, so that the kernels' 64-byte vector and AMX tile accesses
+  // touch whole cache lines. A std::vector<float> base sat 0-48 bytes off a line, differently per
+  // backend; 16-48 bytes off cost AMX items 14-25% in L2 and bf16 prefill 22-46% (bench/NOTES.md,
+  // session 56).
+  class Scratch {
+   public:
+    float* data() const { return p_.get(); }
+    size_t size() const { return n_; }
+    void assign_zeros(size_t n) {
+      p_.reset(static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64))));
+      n_ = n;
+      std::fill_n(p_.get(), n, 0.f);
+    }
+
+   private:
+    struct Free {
+      void operator()(float* p) const { ::operator delete(p, std::align_val_t(64)); }
+    };
+    std::unique_ptr<float, Free> p_;
+    size_t n_ = 0;
+  };
+  std::vector<Scratch> scratch_;
   std::vector<WorkItem> items_;
   std::vector<Merge> merges_;
   int64_t partial_rows_ = 0;
