@@ -3221,11 +3221,6 @@ TEST_F(CudaFlash, WriteKvRejectsNullVOnACacheWithV) {
   for (uint16_t x : download<uint16_t>(k, bytes / 2)) ASSERT_EQ(x, float_to_bf16_bits(1.5f));
 }
 
-// CudaFlashOptions::check_args: each rule of docs/semantics.md §6 on the device arrays, which no
-// host plan sees, is refused before anything is launched, in the CPU backends' words and for the
-// lowest sequence first; unused block-table entries may hold anything; a checked valid run
-// matches the reference; a graph capture is refused; the layer's slopes and sinks, the cache's
-// scales, PrefixLM ranges and write_kv's scales and slots likewise. CUDA_FLASH and CUDA_MLA.
 // Sets element i of a device array: a bad value the device checks must name.
 template <typename T>
 void set_on_device(const DevBuf& b, int i, T v) {
@@ -3251,6 +3246,11 @@ void expect_device_refusal(PreparedCase& pc, const AttentionArgs& a, const std::
     ASSERT_EQ(b, 0x7fff) << pc.P.c.name << ": a refused run wrote its output (" << want << ")";
 }
 
+// CudaFlashOptions::check_args: each rule of docs/semantics.md §6 on the device arrays, which no
+// host plan sees, is refused before anything is launched, in the CPU backends' words and for the
+// lowest sequence first; unused block-table entries may hold anything; a checked valid run
+// matches the reference; a graph capture is refused; the layer's slopes and sinks, the cache's
+// scales, PrefixLM ranges and write_kv's scales and slots likewise. CUDA_FLASH and CUDA_MLA.
 TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
   for (bool mla : {false, true}) {
     Case c{.name = mla ? "checked mla" : "checked flash",
@@ -3372,7 +3372,7 @@ TEST_F(CudaFlash, DeviceArgumentChecksNameTheBadEntry) {
     set(P.dused, 1, -3);  // a batch rule comes after the values
     refused("kv.v_scale[0] must be finite and > 0 (got -2)");
     P.sinks[2] = -inf;  // no weight: the reference without that head's sink
-    ck(cudaMemcpy(P.dsinks.p, P.sinks.data(), P.dsinks.n, cudaMemcpyHostToDevice));
+    restore_on_device(P.dsinks, P.sinks);
     r.poison_out();
     pc.be->run(r.args, nullptr);
     ck(cudaDeviceSynchronize());
