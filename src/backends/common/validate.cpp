@@ -47,10 +47,9 @@ void check_cache_view(std::string_view who, const KvCacheView& kv, DType model, 
     fail(who, fmt::format("per-head scales need an fp8 cache (got {})", to_string(kv.dtype)));
   if (is_quantized(kv.dtype)) {
     // A NaN, zero or infinite scale turns every row it dequantizes into NaN or zeros.
-    const int n = kv.scale_granularity == ScaleGranularity::kPerHead ? kv.num_kv_heads : 1;
-    for (const auto& [rule, s] :
-         {std::pair{ValueRule::kKScale, kv.k_scale}, {ValueRule::kVScale, kv.v_scale}})
-      for (int i = 0; s && i < n; ++i)
+    const CheckedScales sc = checked_scales(kv);
+    for (const auto& [rule, s] : {std::pair{ValueRule::kKScale, sc.k}, {ValueRule::kVScale, sc.v}})
+      for (int i = 0; s && i < sc.count; ++i)
         if (!(s[i] > 0.f) || !std::isfinite(s[i])) fail(who, value_rule_message(rule, i, s[i]));
     if (kv.dtype == KvCacheDType::kNvfp4 && (!kv.k_block_scales || (kv.v && !kv.v_block_scales)))
       fail(who, "nvfp4 cache needs k_block_scales and v_block_scales (got null)");
@@ -102,6 +101,12 @@ void check_layer(std::string_view who, const AttentionLayerParams& L) {
   for (int h = 0; L.sinks && h < L.num_heads; ++h)
     if (std::isnan(L.sinks[h]) || L.sinks[h] == std::numeric_limits<float>::infinity())
       fail(who, value_rule_message(ValueRule::kSink, h, L.sinks[h]));
+}
+
+CheckedScales checked_scales(const KvCacheView& kv) {
+  if (!is_quantized(kv.dtype)) return {};
+  return {kv.k_scale, kv.v_scale,
+          kv.scale_granularity == ScaleGranularity::kPerHead ? kv.num_kv_heads : 1};
 }
 
 std::string value_rule_message(ValueRule rule, int index, float value) {

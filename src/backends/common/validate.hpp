@@ -48,6 +48,13 @@ std::string mm_rule_message(MmRule rule, int seq, int64_t a, int64_t b, int64_t 
 // and > 0. value_rule_message words element `index` of one that breaks its rule.
 enum class ValueRule { kSlope, kSink, kKScale, kVScale };
 std::string value_rule_message(ValueRule rule, int index, float value);
+// The scales the values rule covers in a cache view: k_scale and v_scale (each may be null) of a
+// quantized cache (fp8, nvfp4), `count` each (num_kv_heads per head, else 1); none otherwise.
+struct CheckedScales {
+  const float *k = nullptr, *v = nullptr;
+  int count = 0;
+};
+CheckedScales checked_scales(const KvCacheView& kv);
 
 // What write_kv() needs: the cache view, k and slot_mapping, v exactly when the cache has a V
 // tensor (an MLA latent cache has none), slots in [-1, num_blocks * block_size).

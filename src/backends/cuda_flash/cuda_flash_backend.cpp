@@ -936,15 +936,13 @@ class CudaFlashBackend final : public AttentionBackend {
     return backend_checks::value_rule_message(backend_checks::ValueRule(k.rule), int(k.entry),
                                               std::bit_cast<float>(uint32_t(bits)));
   }
-  // The cache's scales as check_args reads them (none on unquantized storage).
+  // The cache's scales as check_args reads them: those the CPU checks cover.
   static ValueCheckLaunch scale_values(const KvCacheView& kv) {
-    const bool fp8 = kv.dtype == KvCacheDType::kFp8E4M3 || kv.dtype == KvCacheDType::kFp8E5M2;
+    const backend_checks::CheckedScales sc = backend_checks::checked_scales(kv);
     ValueCheckLaunch v{};
-    v.k_scale = fp8 ? kv.k_scale : nullptr;
-    v.v_scale = fp8 ? kv.v_scale : nullptr;
-    v.num_scales = !fp8                                                 ? 0
-                   : kv.scale_granularity == ScaleGranularity::kPerHead ? kv.num_kv_heads
-                                                                        : 1;
+    v.k_scale = sc.k;
+    v.v_scale = sc.v;
+    v.num_scales = sc.count;
     return v;
   }
 
