@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 56, call 1: main at 09dff87 with session 55's unverified patch applied
-# (cuda_2026-12-05_s55_check_args_values_prefixlm_unverified.patch: device checks of slopes,
+# (cuda_2026-12-05_s55_check_args_values_prefixlm_unverified.patch, landed as 9a144bc: checks of slopes,
 # sinks, fp8 scales and PrefixLM ranges), built here for sm_90a. Also the first GPU run of session
 # 54's review commit 0d3ba86 (shared messages, OneBlockWrite). Correctness only, no timings:
 # every CudaFlash / CudaMla GPU test, the four sanitizers on the check tests, the CUDA
