@@ -3,7 +3,7 @@
 # ba83b0b (test helpers moved; the -inf sink uploaded through restore_on_device) and f727fb1
 # (backend_checks::checked_scales in CUDA_FLASH's device checks): every CudaFlash / CudaMla GPU
 # test, the four sanitizers on the check tests, the CUDA conformance cells, two verified serving
-# runs with ATTNKIT_CUDA_CHECK_ARGS=1. Then, with the GPU idle, session 56's CPU_FLASH scratch
+# runs with ATTNKIT_CUDA_CHECK_ARGS=1, a fresh fuzz campaign (seed 57001, 600 cases a backend). Then, with the GPU idle, session 56's CPU_FLASH scratch
 # alignment A/B on the host's cores (the s56 harness build: XAB=8, each row's backend timed call
 # by call with its scratch at the aligned base and at base + 32 bytes, 12 rounds).
 cd "$(dirname "$0")/../../.." && rm -rf /tmp/x /tmp/r /tmp/c && mkdir -p /tmp/x /tmp/r /tmp/c
@@ -34,11 +34,13 @@ for args in "" "--model gpt-oss-20b --requests 2 --prompt-len 200"; do
   echo "run [$args] rc=$? ${SECONDS}s" >> $S
 done
 unset ATTNKIT_CUDA_CHECK_ARGS
+ATTNKIT_FUZZ_SEED=57001 ATTNKIT_FUZZ_CASES=600 t 100 /tmp/x/attnkit_test_conformance --gtest_filter='*Fuzz*CUDA*' > /tmp/r/fuzz_57001.txt 2>&1
+echo "fuzz seed 57001 x600 rc=$? $(grep -E '^fuzz: CUDA|^\[  PASSED|^\[  FAILED' /tmp/r/fuzz_57001.txt | cut -c1-170 | tr '\n' ';') ${SECONDS}s" >> $S
 grep -E '^-- |verification' /tmp/r/run.log >> $S
 wait
 echo "gpu part done ${SECONDS}s" >> $S
 for suite in decode prefill; do
-  XAB=8 LD_LIBRARY_PATH=/tmp/c/lib t 150 /tmp/c/attnkit bench --device cpu --suite $suite --out /tmp/r/cpu_xab8_$suite.jsonl > /tmp/r/cpu_xab8_$suite.log 2>&1
+  XAB=8 LD_LIBRARY_PATH=/tmp/c/lib t $([ $suite = decode ] && echo 150 || echo 60) /tmp/c/attnkit bench --device cpu --suite $suite --out /tmp/r/cpu_xab8_$suite.jsonl > /tmp/r/cpu_xab8_$suite.log 2>&1
   echo "cpu xab8 $suite rc=$? rows $(grep -c xab /tmp/r/cpu_xab8_$suite.jsonl) ${SECONDS}s" >> $S
 done
 tar czf $OUT/call1.tgz -C /tmp/r .
