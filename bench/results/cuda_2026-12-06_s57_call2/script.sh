@@ -1,0 +1,6 @@
+#!/bin/bash
+# Session 57, call 2: the same warm H100 right after call 1, reusing call 1's unpacked binaries
+# (/tmp/x: main at ff9da40 for sm_90a; /tmp/c: session 56's CPU harness build). Two more fresh CUDA
+# fuzz campaigns (seeds 57002, 57003, 600 cases a backend) and two more runs of the host's scratch
+# alignment A/B (XAB=8: base + 32 bytes), decode and prefill suites. Sent as one command line:
+rm -rf /tmp/r2 && mkdir -p /tmp/r2 && S=/tmp/r2/summary.txt && for s in 57002 57003; do ATTNKIT_FUZZ_SEED=$s ATTNKIT_FUZZ_CASES=600 timeout 130 /tmp/x/attnkit_test_conformance --gtest_filter='*Fuzz*CUDA*' > /tmp/r2/fuzz_$s.txt 2>&1; echo "fuzz seed $s x600 rc=$? $(grep -E '^fuzz: CUDA|^\[  PASSED|^\[  FAILED' /tmp/r2/fuzz_$s.txt | cut -c1-200 | tr '\n' ';') ${SECONDS}s" >> $S; done; for i in 2 3; do XAB=8 LD_LIBRARY_PATH=/tmp/c/lib timeout 60 /tmp/c/attnkit bench --device cpu --suite decode --out /tmp/r2/cpu_xab8_decode_run$i.jsonl > /dev/null 2>&1; XAB=8 LD_LIBRARY_PATH=/tmp/c/lib timeout 30 /tmp/c/attnkit bench --device cpu --suite prefill --out /tmp/r2/cpu_xab8_prefill_run$i.jsonl > /dev/null 2>&1; echo "cpu run $i rc=$? ${SECONDS}s" >> $S; done; tar czf $OUT/call2.tgz -C /tmp/r2 .; cat $S
