@@ -2,8 +2,9 @@
 // 64-key tile, data in L1. "cur": the kernel's register use (direct_scores: C 0-1, Q^T 2-3, K 4-7;
 // direct_pv: O 0-3, P 4-5, V 6-7), every tile 16 rows. "red"/"mix": scores on C 4-5, Q^T 6, K 7
 // (16 rows) and P.V on O 0-1 (32 dims a pass), P 2-3 with 8 rows configured, V 7, so that one
-// tile configuration serves both products with 8-row A and C tiles for P.V (reconfiguring per
-// tile costs ~100 ns a ldtilecfg here). Build: g++ -O2 -mamx-tile -mamx-bf16 -mavx512f.
+// tile configuration serves both products with 8-row A and C tiles for P.V (two ldtilecfg a
+// tile instead: cpu_2026-12-06_s57_ldtilecfg_probe.cpp). Build: g++ -O2 -mamx-tile -mamx-bf16
+// -mavx512f.
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>

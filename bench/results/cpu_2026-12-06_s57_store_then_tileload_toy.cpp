@@ -1,6 +1,7 @@
 // Session 57 (not kept): whether vector stores of A-tile rows stall the tile loads that read them
 // right after (the profile in cpu_2026-12-06_s57_fp8_gqa4_profile.txt puts samples just after
-// TDPBF16PS). Build: g++ -O2 -mamx-tile -mamx-bf16 -mavx512f; output quoted in that profile file.
+// TDPBF16PS). Build: g++ -O2 -mamx-tile -mamx-bf16 -mavx512f; output in
+// cpu_2026-12-06_s57_store_then_tileload_toy.txt.
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
