@@ -313,6 +313,37 @@ TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
   EXPECT_THAT(bad.err, HasSubstr("'2x' is not BATCHxCONTEXT"));
 }
 
+// The read ceiling tries each of its ways of reading (a plain loop of loads, prefetches ahead)
+// and is the fastest of them, which the decode rows' paired passes then use.
+TEST(CliBench, ReadCeilingIsItsFastestWay) {
+  const CliResult r =
+      run_cli("bench --device cpu --suite decode --quick --decode-grid 1x97 --decode-heads 2/1");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream lines(r.out);
+  int ceilings = 0, decodes = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["kind"] == "decode") {
+      ++decodes;
+      EXPECT_GT(j["read_bw_paired_gbs"].get<double>(), 0.0) << j.dump();
+    }
+    if (j["kind"] != "ceiling" || j["name"] != "read_bw") continue;
+    ++ceilings;
+    const auto& ways = j["ways_gbs"];
+    ASSERT_GE(ways.size(), 2u) << j.dump();
+    ASSERT_TRUE(ways.contains("plain")) << j.dump();
+    const std::string way = j["way"];
+    ASSERT_TRUE(ways.contains(way)) << j.dump();
+    EXPECT_EQ(j["gbs"].get<double>(), ways[way].get<double>());
+    for (const auto& [name, gbs] : ways.items()) {
+      EXPECT_GT(gbs.get<double>(), 0.0) << name;
+      EXPECT_LE(gbs.get<double>(), j["gbs"].get<double>()) << name;
+    }
+  }
+  EXPECT_EQ(ceilings, 1);
+  EXPECT_EQ(decodes, 2);  // a bf16 and an fp8 cache
+}
+
 // --suite mla on the cpu: CPU_FLASH's MLA decode over a DeepSeek-V3 latent cache (576/512, V
 // read from the K rows), 128 and 16 heads over bf16 and fp8 latents, ragged grids included,
 // every row verified against the reference and held to the GEMM rate; the options that shape
