@@ -4,6 +4,7 @@
 // turn). Build: g++ -O2 -mavx512f -pthread.
 #include <immintrin.h>
 #include <sys/mman.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -11,7 +12,6 @@
 #include <cstring>
 #include <thread>
 #include <vector>
-#include <algorithm>
 static double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -47,11 +47,13 @@ int main(int argc, char** argv) {
   auto* buf = static_cast<uint8_t*>(aligned_alloc(1 << 21, bytes));
   madvise(buf, bytes, MADV_HUGEPAGE);
   for (int64_t i = 0; i < bytes / 8; ++i) reinterpret_cast<uint64_t*>(buf)[i] = i;
-  struct V { const char* name; Fn f; } vs[] = {
-      {"plain", sum_pf<0, 0>},          {"t0 +512", sum_pf<3, 512>},
-      {"t0 +1024", sum_pf<3, 1024>},    {"t0 +2048", sum_pf<3, 2048>},
-      {"t1 +2048", sum_pf<2, 2048>},    {"t1 +4096", sum_pf<2, 4096>},
-      {"4 streams", sum_streams<4>},    {"8 streams", sum_streams<8>}};
+  struct V {
+    const char* name;
+    Fn f;
+  } vs[] = {{"plain", sum_pf<0, 0>},       {"t0 +512", sum_pf<3, 512>},
+            {"t0 +1024", sum_pf<3, 1024>}, {"t0 +2048", sum_pf<3, 2048>},
+            {"t1 +2048", sum_pf<2, 2048>}, {"t1 +4096", sum_pf<2, 4096>},
+            {"4 streams", sum_streams<4>}, {"8 streams", sum_streams<8>}};
   volatile uint64_t sink = 0;
   for (int rep = 0; rep < 3; ++rep)
     for (const V& v : vs) {
@@ -62,7 +64,8 @@ int main(int argc, char** argv) {
         const double t0 = now();
         for (int th = 0; th < threads; ++th)
           ts.emplace_back([&, th] {
-            const int64_t lines = bytes / 64, lo = lines * th / threads, hi = lines * (th + 1) / threads;
+            const int64_t lines = bytes / 64, lo = lines * th / threads,
+                          hi = lines * (th + 1) / threads;
             sums[th] = v.f(buf + lo * 64, (hi - lo) * 64);
           });
         for (auto& x : ts) x.join();
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
         for (auto s : sums) sink = sink + s;
       }
       std::sort(t.begin(), t.end());
-      printf("%d threads %-10s %6.1f GB/s (best %6.1f)\n", threads, v.name, bytes / t[1] * 1e-9, bytes / t[0] * 1e-9);
+      printf("%d threads %-10s %6.1f GB/s (best %6.1f)\n", threads, v.name, bytes / t[1] * 1e-9,
+             bytes / t[0] * 1e-9);
     }
 }
