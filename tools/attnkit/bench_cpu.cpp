@@ -195,11 +195,13 @@ uint64_t sum_bytes_scalar(const uint8_t* p, int64_t bytes) {
   return s0 + s1 + s2 + s3;
 }
 using SumBytesFn = uint64_t (*)(const uint8_t*, int64_t);
+// The widest sum the CPU runs, with prefetches kAhead bytes ahead (kHint > 0) or none.
+template <int kHint = 0, int kAhead = 0>
 SumBytesFn sum_bytes() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return sum_bytes_avx512<>;
+  if (__builtin_cpu_supports("avx512f")) return sum_bytes_avx512<kHint, kAhead>;
 #endif
-  return sum_bytes_scalar<>;
+  return sum_bytes_scalar<kHint, kAhead>;
 }
 // The ways the read ceiling reads its buffer; it keeps the fastest. Until session 58 it was a
 // plain loop of loads alone, while on the GPU host's 16 cores the decode rows read up to 1.43x its
@@ -211,17 +213,10 @@ struct ReadWay {
   SumBytesFn sum;
 };
 std::vector<ReadWay> read_ways() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f"))
-    return {{"plain", sum_bytes_avx512<>},
-            {"prefetcht0 1 KiB ahead", sum_bytes_avx512<3, 1024>},
-            {"prefetcht0 2 KiB ahead", sum_bytes_avx512<3, 2048>},
-            {"prefetcht1 2 KiB ahead", sum_bytes_avx512<2, 2048>}};
-#endif
-  return {{"plain", sum_bytes_scalar<>},
-          {"prefetcht0 1 KiB ahead", sum_bytes_scalar<3, 1024>},
-          {"prefetcht0 2 KiB ahead", sum_bytes_scalar<3, 2048>},
-          {"prefetcht1 2 KiB ahead", sum_bytes_scalar<2, 2048>}};
+  return {{"plain", sum_bytes()},
+          {"prefetcht0 1 KiB ahead", sum_bytes<3, 1024>()},
+          {"prefetcht0 2 KiB ahead", sum_bytes<3, 2048>()},
+          {"prefetcht1 2 KiB ahead", sum_bytes<2, 2048>()}};
 }
 
 // Median seconds of `repeats` passes (after one warm-up pass, unless `warm_up` is false) in which
