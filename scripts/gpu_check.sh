@@ -65,7 +65,7 @@ if [ "$tests" = 1 ]; then
   done
   grep -E '^-- |verif' "$out/run.log" | head -n 40
   # Sanitizers on small shapes, each kernel family at least once: both prefill generations (v2;
-  # v3's Hopper forms on SM90), the 16-bit and fp8 decode forms, split-KV and its combine, the
+  # v3's Hopper forms on SM90), the 16-bit and fp8 decode forms, split-KV and its combine (64 splits: the wide batch), back-to-back dependent decode calls, the
   # wide head-512 form, PrefixLM and chunked-local pieces, MLA, graph capture with the dependent
   # launches, the KV write, page zeroing and the device argument checks. The whole GPU suite is
   # too large for them (~7 min bare on an H100; memcheck alone did not finish it in 300 s). Every
@@ -79,7 +79,8 @@ if [ "$tests" = 1 ]; then
     MlaGraphCaptureDecodeSplits GraphCaptureReplanReplay GraphCaptureDecodeSplits
     GraphCapturePrefixLmReplanReplay WriteKvEncodesLikeHost WriteKvRejectsNullVOnACacheWithV
     ZeroPagesZeroesOnlyListedPages ZeroPagesPastFourGiBManyAtOnce
-    RunRejectsNonFiniteOrNegativeSoftcap DeviceArgumentChecksNameTheBadEntry)
+    RunRejectsNonFiniteOrNegativeSoftcap DeviceArgumentChecksNameTheBadEntry
+    DecodeSplitsSettledByPageSize BackToBackDecodeCallsShareTheWorkspace)
   for tool in memcheck racecheck synccheck initcheck; do
     extra="" san=()
     [ "$tool" = memcheck ] && extra="--leak-check full"
