@@ -7,7 +7,11 @@
 # (cuDNN and FlashAttention-2 through torch SDPA, plus the copy/read/matmul ceilings), all in one
 # run so the figures sit side by side.
 #
-#   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [OUT_DIR]
+#   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [--steps=LIST] [OUT_DIR]
+#
+# Steps, in this order: tests, conformance, runs, sanitizers, bench, peers. --skip-tests drops the
+# first four, --skip-bench the last two; --steps=LIST (comma-separated) runs just those, e.g.
+# --steps=sanitizers, so that a machine with a time limit per command can take the run in parts.
 #
 # OUT_DIR (default bench/results/run-<date>) receives every log and the JSON rows:
 #   tests.log, conformance.log, run.log, sanitizer-<tool>.log, cuda_bench.jsonl (CUDA_FLASH's
@@ -18,16 +22,24 @@
 # can point at prebuilt ones.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-build=1 quick="" tests=1 bench=1 out=""
+all_steps=tests,conformance,runs,sanitizers,bench,peers
+build=1 quick="" steps=$all_steps out=""
+drop() { for x in "$@"; do steps=$(echo ",$steps," | sed "s/,$x,/,/; s/^,//; s/,$//"); done; }
 for a in "$@"; do
   case "$a" in
     --no-build) build=0 ;;
     --quick) quick="--quick" ;;
-    --skip-tests) tests=0 ;;
-    --skip-bench) bench=0 ;;
+    --skip-tests) drop tests conformance runs sanitizers ;;
+    --skip-bench) drop bench peers ;;
+    --steps=*) steps=${a#--steps=} ;;
+    -*) echo "unknown option $a" >&2; exit 2 ;;
     *) out="$a" ;;
   esac
 done
+for x in ${steps//,/ }; do
+  [[ ",$all_steps," == *",$x,"* ]] || { echo "unknown step $x (steps: $all_steps)" >&2; exit 2; }
+done
+want() { [[ ",$steps," == *",$1,"* ]]; }
 out=${out:-bench/results/run-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 TEST_BIN=${TEST_BIN:-build/cuda/tests/attnkit_test_backends}
@@ -45,13 +57,17 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$out/nvidia-smi.txt" 2>&1
 
-if [ "$tests" = 1 ]; then
+if want tests; then
   echo "== GPU tests"
   "$TEST_BIN" --gtest_filter='CudaFlash*:CudaMla*' 2>&1 | tee "$out/tests.log" | grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' || true
   grep -q '^\[  FAILED' "$out/tests.log" && status=1
+fi
+if want conformance; then
   echo "== conformance (CUDA_FLASH and CUDA_MLA cells against CPU_REFERENCE)"
   "$CONF_BIN" >"$out/conformance.log" 2>&1 || status=1
   grep -E '^(conformance|fuzz): CUDA|FAILED' "$out/conformance.log" | head -n 20
+fi
+if want runs; then
   echo "== attnkit run --device cuda --verify"
   for args in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-len 300 --decode-steps 8" \
     "--model gpt-oss-20b --requests 2 --prompt-len 200" \
@@ -64,13 +80,16 @@ if [ "$tests" = 1 ]; then
     "$ATTNKIT" run --device cuda --verify --quiet $args >>"$out/run.log" 2>&1 || status=1
   done
   grep -E '^-- |verif' "$out/run.log" | head -n 40
+fi
+if want sanitizers; then
   # Sanitizers on small shapes, each kernel family at least once: both prefill generations (v2;
-  # v3's Hopper forms on SM90), the 16-bit and fp8 decode forms, split-KV and its combine (64 splits: the wide batch), back-to-back dependent decode calls, the
-  # wide head-512 form, PrefixLM and chunked-local pieces, MLA, graph capture with the dependent
-  # launches, the KV write, page zeroing and the device argument checks. The whole GPU suite is
-  # too large for them (~7 min bare on an H100; memcheck alone did not finish it in 300 s). Every
-  # tool must report 0 errors and run every listed test (a renamed test would otherwise drop out of
-  # the filter unnoticed).
+  # v3's Hopper forms on SM90), the 16-bit and fp8 decode forms, split-KV and its combine (64
+  # splits: the wide batch), back-to-back dependent decode calls, the wide head-512 form, PrefixLM
+  # and chunked-local pieces, MLA, graph capture with the dependent launches, the KV write, page
+  # zeroing and the device argument checks: about 2 min for the four tools on an H100. The whole
+  # GPU suite is too large for them (283 s of test time bare on an H100; memcheck alone did not
+  # finish it in 300 s). Every tool must report 0 errors and run every listed test (a renamed test
+  # would otherwise drop out of the filter unnoticed).
   small_tests=(DecodeGqaBf16Head128 PrefillFp16Head64PageOne NonCausalMqaHead256
     WindowSoftcapAlibiSinks NonCausalTwoSidedWindow Fp8E4m3PerTensor Fp8E5m2PerHead
     ForcedSplitsWithSinksAndShortKeys DecodeFormEveryFeature TwoMTilePrefillAndRegisterFp8Decode
@@ -101,7 +120,7 @@ if [ "$tests" = 1 ]; then
   done
 fi
 
-if [ "$bench" = 1 ]; then
+if want bench; then
   echo "== attnkit CUDA bench"
   "$ATTNKIT" bench --device cuda $quick --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 ||
     status=1
@@ -116,6 +135,8 @@ if [ "$bench" = 1 ]; then
       --out "$out/cuda_bench_fp8_prefill_$v.jsonl" >"$out/cuda_bench_fp8_prefill_$v.log" 2>&1 ||
       status=1
   done
+fi
+if want peers; then
   echo "== peers (torch SDPA: cuDNN, FlashAttention-2) and ceilings"
   PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --out "$out/cuda_peers.jsonl" \
     >"$out/cuda_peers.log" 2>&1 || status=1
