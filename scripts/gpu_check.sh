@@ -7,7 +7,8 @@
 # (cuDNN and FlashAttention-2 through torch SDPA, plus the copy/read/matmul ceilings), all in one
 # run so the figures sit side by side.
 #
-#   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [--steps=LIST] [OUT_DIR]
+#   scripts/gpu_check.sh [--no-build] [--quick] [--skip-tests] [--skip-bench] [--steps=LIST]
+#                        [--check-lists] [OUT_DIR]
 #
 # Steps, in this order: tests, conformance, runs, sanitizers, bench, peers. --skip-tests drops the
 # first four, --skip-bench the last two; --steps=LIST (comma-separated) runs just those, e.g.
@@ -22,8 +23,27 @@
 # can point at prebuilt ones.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# Sanitizers on small shapes, each kernel family at least once: both prefill generations (v2;
+# v3's Hopper forms on SM90), the 16-bit and fp8 decode forms, split-KV and its combine (64
+# splits: the wide batch), back-to-back dependent decode calls, the wide head-512 form, PrefixLM
+# and chunked-local pieces, MLA, graph capture with the dependent launches, the KV write, page
+# zeroing and the device argument checks: about 2 min for the four tools on an H100. The whole
+# GPU suite is too large for them (283 s of test time bare on an H100; memcheck alone did not
+# finish it in 300 s). Every tool must report 0 errors and run every listed test (a renamed test
+# would otherwise drop out of the filter unnoticed).
+small_tests=(DecodeGqaBf16Head128 PrefillFp16Head64PageOne NonCausalMqaHead256
+  WindowSoftcapAlibiSinks NonCausalTwoSidedWindow Fp8E4m3PerTensor Fp8E5m2PerHead
+  ForcedSplitsWithSinksAndShortKeys DecodeFormEveryFeature TwoMTilePrefillAndRegisterFp8Decode
+  Fp8DecodeFormWideHeads PrefillOutputRowsOfAnyAlignment HopperFp8FormSmall WideHead512
+  PrefixLmRangesWidenRows ChunkedLocalRunChecksAndGraphReplay MlaLatentDecode
+  MlaGraphCaptureDecodeSplits GraphCaptureReplanReplay GraphCaptureDecodeSplits
+  GraphCapturePrefixLmReplanReplay WriteKvEncodesLikeHost WriteKvRejectsNullVOnACacheWithV
+  ZeroPagesZeroesOnlyListedPages ZeroPagesPastFourGiBManyAtOnce
+  RunRejectsNonFiniteOrNegativeSoftcap DeviceArgumentChecksNameTheBadEntry
+  DecodeSplitsSettledByPageSize BackToBackDecodeCallsShareTheWorkspace)
 all_steps=tests,conformance,runs,sanitizers,bench,peers
-build=1 quick="" steps=$all_steps out=""
+build=1 quick="" steps=$all_steps out="" check_lists=0
 drop() { for x in "$@"; do steps=$(echo ",$steps," | sed "s/,$x,/,/; s/^,//; s/,$//"); done; }
 for a in "$@"; do
   case "$a" in
@@ -32,6 +52,7 @@ for a in "$@"; do
     --skip-tests) drop tests conformance runs sanitizers ;;
     --skip-bench) drop bench peers ;;
     --steps=*) steps=${a#--steps=} ;;
+    --check-lists) check_lists=1 ;;
     -*) echo "unknown option $a" >&2; exit 2 ;;
     *) out="$a" ;;
   esac
@@ -40,11 +61,21 @@ for x in ${steps//,/ }; do
   [[ ",$all_steps," == *",$x,"* ]] || { echo "unknown step $x (steps: $all_steps)" >&2; exit 2; }
 done
 want() { [[ ",$steps," == *",$1,"* ]]; }
-out=${out:-bench/results/run-$(date -u +%Y%m%d-%H%M%S)}
-mkdir -p "$out"
 TEST_BIN=${TEST_BIN:-build/cuda/tests/attnkit_test_backends}
 CONF_BIN=${CONF_BIN:-build/cuda/tests/attnkit_test_conformance}
 ATTNKIT=${ATTNKIT:-build/cuda/tools/attnkit/attnkit}
+# --check-lists: only whether TEST_BIN has every test of the sanitizer list (no GPU needed; the
+# CUDA build's ctest GpuCheck.SanitizerTestsExist runs it).
+if [ "$check_lists" = 1 ]; then
+  missing=0
+  for t in "${small_tests[@]}"; do
+    "$TEST_BIN" --gtest_list_tests --gtest_filter="CudaFlash.$t" | grep -qx "  $t" ||
+      { echo "sanitizer list: $TEST_BIN has no test CudaFlash.$t"; missing=1; }
+  done
+  exit $missing
+fi
+out=${out:-bench/results/run-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
 status=0
 
 if [ "$build" = 1 ]; then
@@ -82,24 +113,6 @@ if want runs; then
   grep -E '^-- |verif' "$out/run.log" | head -n 40
 fi
 if want sanitizers; then
-  # Sanitizers on small shapes, each kernel family at least once: both prefill generations (v2;
-  # v3's Hopper forms on SM90), the 16-bit and fp8 decode forms, split-KV and its combine (64
-  # splits: the wide batch), back-to-back dependent decode calls, the wide head-512 form, PrefixLM
-  # and chunked-local pieces, MLA, graph capture with the dependent launches, the KV write, page
-  # zeroing and the device argument checks: about 2 min for the four tools on an H100. The whole
-  # GPU suite is too large for them (283 s of test time bare on an H100; memcheck alone did not
-  # finish it in 300 s). Every tool must report 0 errors and run every listed test (a renamed test
-  # would otherwise drop out of the filter unnoticed).
-  small_tests=(DecodeGqaBf16Head128 PrefillFp16Head64PageOne NonCausalMqaHead256
-    WindowSoftcapAlibiSinks NonCausalTwoSidedWindow Fp8E4m3PerTensor Fp8E5m2PerHead
-    ForcedSplitsWithSinksAndShortKeys DecodeFormEveryFeature TwoMTilePrefillAndRegisterFp8Decode
-    Fp8DecodeFormWideHeads PrefillOutputRowsOfAnyAlignment HopperFp8FormSmall WideHead512
-    PrefixLmRangesWidenRows ChunkedLocalRunChecksAndGraphReplay MlaLatentDecode
-    MlaGraphCaptureDecodeSplits GraphCaptureReplanReplay GraphCaptureDecodeSplits
-    GraphCapturePrefixLmReplanReplay WriteKvEncodesLikeHost WriteKvRejectsNullVOnACacheWithV
-    ZeroPagesZeroesOnlyListedPages ZeroPagesPastFourGiBManyAtOnce
-    RunRejectsNonFiniteOrNegativeSoftcap DeviceArgumentChecksNameTheBadEntry
-    DecodeSplitsSettledByPageSize BackToBackDecodeCallsShareTheWorkspace)
   for tool in memcheck racecheck synccheck initcheck; do
     extra="" san=()
     [ "$tool" = memcheck ] && extra="--leak-check full"
