@@ -67,10 +67,9 @@ ATTNKIT=${ATTNKIT:-build/cuda/tools/attnkit/attnkit}
 # --check-lists: only whether TEST_BIN has every test of the sanitizer list (no GPU needed; the
 # CUDA build's ctest GpuCheck.SanitizerTestsExist runs it).
 if [ "$check_lists" = 1 ]; then
-  missing=0
+  missing=0 listed=$("$TEST_BIN" --gtest_list_tests --gtest_filter='CudaFlash.*')
   for t in "${small_tests[@]}"; do
-    "$TEST_BIN" --gtest_list_tests --gtest_filter="CudaFlash.$t" | grep -qx "  $t" ||
-      { echo "sanitizer list: $TEST_BIN has no test CudaFlash.$t"; missing=1; }
+    grep -qx "  $t" <<<"$listed" || { echo "sanitizer list: $TEST_BIN has no test CudaFlash.$t"; missing=1; }
   done
   exit $missing
 fi
