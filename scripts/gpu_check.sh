@@ -31,7 +31,8 @@ cd "$(dirname "$0")/.."
 # zeroing and the device argument checks: about 2 min for the four tools on an H100. The whole
 # GPU suite is too large for them (283 s of test time bare on an H100; memcheck alone did not
 # finish it in 300 s). Every tool must report 0 errors and run every listed test (a renamed test
-# would otherwise drop out of the filter unnoticed).
+# would otherwise drop out of the filter unnoticed). initcheck runs the whole list too:
+# GraphCaptureReplanReplay, left out of it until session 60 for no recorded reason, is clean there.
 small_tests=(DecodeGqaBf16Head128 PrefillFp16Head64PageOne NonCausalMqaHead256
   WindowSoftcapAlibiSinks NonCausalTwoSidedWindow Fp8E4m3PerTensor Fp8E5m2PerHead
   ForcedSplitsWithSinksAndShortKeys DecodeFormEveryFeature TwoMTilePrefillAndRegisterFp8Decode
@@ -113,14 +114,9 @@ if want runs; then
 fi
 if want sanitizers; then
   for tool in memcheck racecheck synccheck initcheck; do
-    extra="" san=()
+    extra=""
     [ "$tool" = memcheck ] && extra="--leak-check full"
-    for t in "${small_tests[@]}"; do
-      # Left out of initcheck since the script's first version; the other graph tests run there.
-      [ "$tool" = initcheck ] && [ "$t" = GraphCaptureReplanReplay ] && continue
-      san+=("$t")
-    done
-    filter=$(printf 'CudaFlash.%s:' "${san[@]}")
+    filter=$(printf 'CudaFlash.%s:' "${small_tests[@]}")
     echo "== compute-sanitizer $tool"
     timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool "$tool" $extra --error-exitcode 17 --print-limit 20 \
       "$TEST_BIN" --gtest_filter="${filter%:}" >"$out/sanitizer-$tool.log" 2>&1
@@ -128,7 +124,7 @@ if want sanitizers; then
     tail -n 3 "$out/sanitizer-$tool.log"
     [ $rc -ne 0 ] && { echo "$tool: exit $rc"; status=1; }
     ran=$(grep -oE '^\[==========\] [0-9]+ tests? from' "$out/sanitizer-$tool.log" | grep -oE '[0-9]+' | head -n 1)
-    [ "${ran:-0}" -ne ${#san[@]} ] && { echo "$tool: ran ${ran:-0} of ${#san[@]} listed tests"; status=1; }
+    [ "${ran:-0}" -ne ${#small_tests[@]} ] && { echo "$tool: ran ${ran:-0} of ${#small_tests[@]} listed tests"; status=1; }
   done
 fi
 
