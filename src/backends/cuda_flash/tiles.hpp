@@ -37,12 +37,15 @@ constexpr int block_n(int head_qk, int head_v) {
 // Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 and
 // 128: every K/V fragment read by ldmatrix then feeds two MMAs and each staged K/V tile serves
 // twice the rows (the FA2 layout). Wider heads keep 64 rows per CTA (the O accumulators would not
-// fit; the 16-bit ones run two m-tiles per warp pair, separate_kv), and so do heads whose 16-byte
-// row chunks do not divide the threads (80, 96): their copy addressing is not hoisted and the
-// two-tile kernel spills (ptxas -v).
+// fit; the 16-bit ones run two m-tiles per warp pair, separate_kv), and so does head 80, whose
+// 16-byte row chunks do not divide the threads (copy addressing not hoisted; its two-tile kernel
+// spilled, ptxas -v). Head 96 (12 chunks a row) takes two since session 60: with the row-address
+// copies only (packed_page_copies needs chunks that divide the threads) it fits 254 registers
+// without a spill and ran 1.09-1.24x the one-tile form's TFLOP/s on an H100 (prefill grid, two
+// rounds; results/cuda_2026-12-06_s60_call8/).
 constexpr int prefill_m_tiles(int head_qk, int head_v) {
   const int h = std::max(head_qk, head_v);
-  return h <= 128 && 128 % (h / 8) == 0 ? 2 : 1;
+  return h <= 128 && (128 % (h / 8) == 0 || h == 96) ? 2 : 1;
 }
 // Packed (token, head-of-group) rows per CTA.
 constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
@@ -151,6 +154,7 @@ struct SmemRows {
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) &&
          !separate_kv(head_qk, head_v, fp8, split_keys) && prefill_m_tiles(head_qk, head_v) == 2 &&
+         128 % (std::max(head_qk, head_v) / 8) == 0 &&
          tile_keys(head_qk, head_v, fp8, split_keys) == 64;
 }
 
