@@ -401,7 +401,7 @@ class CudaFlashBackend final : public AttentionBackend {
     }
     // Decode form (16-row tiles, the warps split each key tile) when every sequence's packed
     // rows fit one such tile; else the prefill form (128 rows, 32 per warp; 64 rows for heads
-    // 80, 96 and 129..256). Heads over 256 have one form: 32 rows, warps split the head dims.
+    // 129..256). Heads over 256 have one form: 32 rows, warps split the head dims.
     // The KV dtype is not known here: 16-bit tiles stand in for fp8 ones in this estimate (heads
     // up to 128; at 129..256 only fp8 caches have the decode form, planned below as Fp8Decode).
     // A family with its own forms says which one runs the layer.

@@ -758,7 +758,7 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
 // ---- the kernel ------------------------------------------------------------------------------
 
 // kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
-// (64 and 16 for heads 80 and 96; prefill_m_tiles), each warp sees every key. With separate K and
+// (prefill_m_tiles), each warp sees every key. With separate K and
 // V (16-bit heads 129..256, tiles.hpp separate_kv) 64 rows per CTA run on warp pairs: both warps
 // of a pair hold the same 32 rows, each computes their scores against half of a tile's keys
 // (sharing the row maxima through shared memory) and O for half of the V dimensions, taking the

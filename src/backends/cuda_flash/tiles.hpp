@@ -34,18 +34,17 @@ constexpr int block_n(int head_qk, int head_v) {
   return std::max(head_qk, head_v) > 128 ? 32 : 64;
 }
 
-// Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 and
+// Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 to
 // 128: every K/V fragment read by ldmatrix then feeds two MMAs and each staged K/V tile serves
 // twice the rows (the FA2 layout). Wider heads keep 64 rows per CTA (the O accumulators would not
-// fit; the 16-bit ones run two m-tiles per warp pair, separate_kv), and so does head 80, whose
-// 16-byte row chunks do not divide the threads (copy addressing not hoisted; its two-tile kernel
-// spilled, ptxas -v). Head 96 (12 chunks a row) takes two since session 60: with the row-address
-// copies only (packed_page_copies needs chunks that divide the threads) it fits 254 registers
-// without a spill and ran 1.09-1.24x the one-tile form's TFLOP/s on an H100 (prefill grid, two
-// rounds; results/cuda_2026-12-06_s60_call8/).
+// fit; the 16-bit ones run two m-tiles per warp pair, separate_kv). Heads 80 and 96, whose 16-byte
+// row chunks (10, 12) do not divide the threads, ran one m-tile until session 60 (their two-tile
+// kernels had spilled); with row-address copies only (packed_page_copies) they fit 251 / 254
+// registers without a spill and ran 1.08-1.23x / 1.09-1.24x the one-tile form's TFLOP/s on an H100
+// (prefill grid, two rounds; results/cuda_2026-12-06_s60_call8/, _call9/).
 constexpr int prefill_m_tiles(int head_qk, int head_v) {
   const int h = std::max(head_qk, head_v);
-  return h <= 128 && (128 % (h / 8) == 0 || h == 96) ? 2 : 1;
+  return h <= 128 && (128 % (h / 8) == 0 || h == 80 || h == 96) ? 2 : 1;
 }
 // Packed (token, head-of-group) rows per CTA.
 constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
@@ -146,9 +145,9 @@ struct SmemRows {
 
 // Kernel forms whose key tiles, when a page holds whole tiles with packed rows, are copied from
 // one address per tile (flash_fwd.cuh copy_packed_rows): the 16-bit prefill form with two
-// m-tiles and 64-key tiles (heads 65..128 whose chunks divide the threads), where it measured
-// +1-4% (v2l). Enabled in every form (v2l r1), it cost elsewhere: head 64 (128-key tiles, 255
-// registers) ran 9-13% slower (register moves, 8% more instructions); head 256 (separate K/V)
+// m-tiles and 64-key tiles (heads 65..128 whose chunks divide the threads: not 80 or 96), where it
+// measured +1-4% (v2l). Enabled in every form (v2l r1), it cost elsewhere: head 64 (128-key tiles,
+// 255 registers) ran 9-13% slower (register moves, 8% more instructions); head 256 (separate K/V)
 // 2-5% slower, its bursts of 16 copies holding their address registers until issued
 // (long-scoreboard stalls where ptxas reuses them); fp8 decode 0-3% slower, bf16 decode unchanged.
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
