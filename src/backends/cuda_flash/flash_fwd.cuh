@@ -758,8 +758,8 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
 // ---- the kernel ------------------------------------------------------------------------------
 
 // kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
-// (prefill_m_tiles), each warp sees every key. With separate K and
-// V (16-bit heads 129..256, tiles.hpp separate_kv) 64 rows per CTA run on warp pairs: both warps
+// (prefill_m_tiles), each warp sees every key. With separate K and V (16-bit heads 129..256,
+// tiles.hpp separate_kv) 64 rows per CTA run on warp pairs: both warps
 // of a pair hold the same 32 rows, each computes their scores against half of a tile's keys
 // (sharing the row maxima through shared memory) and O for half of the V dimensions, taking the
 // partner's probabilities from shared memory. Each K and V fragment then feeds two m-tiles: at
