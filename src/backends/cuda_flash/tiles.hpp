@@ -34,17 +34,16 @@ constexpr int block_n(int head_qk, int head_v) {
   return std::max(head_qk, head_v) > 128 ? 32 : 64;
 }
 
-// Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for heads 64 to
-// 128: every K/V fragment read by ldmatrix then feeds two MMAs and each staged K/V tile serves
-// twice the rows (the FA2 layout). Wider heads keep 64 rows per CTA (the O accumulators would not
-// fit; the 16-bit ones run two m-tiles per warp pair, separate_kv). Heads 80 and 96, whose 16-byte
-// row chunks (10, 12) do not divide the threads, ran one m-tile until session 60 (their two-tile
-// kernels had spilled); with row-address copies only (packed_page_copies) they fit 251 / 254
-// registers without a spill and ran 1.08-1.23x / 1.09-1.24x the one-tile form's TFLOP/s on an H100
-// (prefill grid, two rounds; results/cuda_2026-12-06_s60_call8/, _call9/).
+// Prefill form: 16-row m-tiles per warp. Two (32 rows per warp, 128 per CTA) for the heads up to
+// 128 (64, 80, 96, 128): every K/V fragment read by ldmatrix then feeds two MMAs and each staged
+// K/V tile serves twice the rows (the FA2 layout). Wider heads keep 64 rows per CTA (the O
+// accumulators would not fit; the 16-bit ones run two m-tiles per warp pair, separate_kv). Heads 80
+// and 96, whose 16-byte row chunks (10, 12) do not divide the threads, ran one m-tile until session
+// 60 (their two-tile kernels had spilled); with row-address copies only (packed_page_copies) they
+// fit 251 / 254 registers without a spill and ran 1.08-1.22x / 1.09-1.24x the one-tile form's
+// TFLOP/s on an H100 (prefill grid, two rounds; results/cuda_2026-12-06_s60_call8/, _call9/).
 constexpr int prefill_m_tiles(int head_qk, int head_v) {
-  const int h = std::max(head_qk, head_v);
-  return h <= 128 && (128 % (h / 8) == 0 || h == 80 || h == 96) ? 2 : 1;
+  return std::max(head_qk, head_v) <= 128 ? 2 : 1;
 }
 // Packed (token, head-of-group) rows per CTA.
 constexpr int block_m(bool warps_split_keys, int head_qk, int head_v) {
