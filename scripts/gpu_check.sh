@@ -36,7 +36,7 @@ cd "$(dirname "$0")/.."
 small_tests=(DecodeGqaBf16Head128 PrefillFp16Head64PageOne NonCausalMqaHead256
   WindowSoftcapAlibiSinks NonCausalTwoSidedWindow Fp8E4m3PerTensor Fp8E5m2PerHead
   ForcedSplitsWithSinksAndShortKeys DecodeFormEveryFeature TwoMTilePrefillAndRegisterFp8Decode
-  Fp8DecodeFormWideHeads PrefillOutputRowsOfAnyAlignment HopperFp8FormSmall WideHead512
+  Fp8DecodeFormWideHeads PrefillOutputRowsOfAnyAlignment HopperFormSmall WideHead512
   PrefixLmRangesWidenRows ChunkedLocalRunChecksAndGraphReplay MlaLatentDecode
   MlaGraphCaptureDecodeSplits GraphCaptureReplanReplay GraphCaptureDecodeSplits
   GraphCapturePrefixLmReplanReplay WriteKvEncodesLikeHost WriteKvRejectsNullVOnACacheWithV

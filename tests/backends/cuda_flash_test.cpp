@@ -1246,13 +1246,16 @@ TEST_F(CudaFlash, Heads160And224) {
 // v3's Hopper prefill form (SM90): every head, dtype and cache kind it covers (16-bit, fp8 e4m3
 // and e5m2 with per-head and per-tensor scales), the features, masks, awkward lengths, page sizes
 // 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned output rows; each
-// case also runs v2 (run_case) and must have taken the Hopper form under v3.
+// case also runs v2 (run_case) and must have taken the Hopper form under v3. The heads laid out
+// wider than themselves (80, 96, 160, 224; tiles.hpp hopper_layout_head) and 192 run the bf16
+// model (their code differs from the others' by head only; the conformance suite runs fp16 there).
 TEST_F(CudaFlash, HopperPrefillForm) {
   if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
   const Seqs long_seqs = {{300, 300}, {129, 1013}, {1, 64}, {200, 2000}};
   std::vector<Case> cases;
-  for (int head : {64, 128, 256})
+  for (int head : {64, 80, 96, 128, 160, 192, 224, 256})
     for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+      if (dt == DType::kFloat16 && head % 64 != 0 && head != 192) continue;
       const KvCacheDType kv =
           dt == DType::kBFloat16 ? KvCacheDType::kBFloat16 : KvCacheDType::kFloat16;
       const std::string n =
@@ -1365,6 +1368,24 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .seqs = long_seqs,
                    .sinks = true,
                    .force_splits = 5});
+  cases.push_back({.name = "v3 d96 forced splits unaligned out rows",
+                   .head = 96,
+                   .hq = 3,
+                   .hkv = 1,
+                   .block = 16,
+                   .seqs = {{129, 1013}, {5, 7}},
+                   .force_splits = 3,
+                   .out_pad = 2});
+  cases.push_back({.name = "v3 d224 fp8-e4m3 forced splits page 1",
+                   .kv = KvCacheDType::kFp8E4M3,
+                   .gran = ScaleGranularity::kPerTensor,
+                   .head = 224,
+                   .hq = 4,
+                   .hkv = 2,
+                   .block = 1,
+                   .seqs = long_seqs,
+                   .causal = false,
+                   .force_splits = 3});
   cases.push_back({.name = "v3 d256 unaligned out rows",
                    .head = 256,
                    .hq = 3,
@@ -1445,26 +1466,29 @@ TEST_F(CudaFlash, HopperPrefillForm) {
   EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm);
 }
 
-// The fp8 Hopper form at every head in a few tiles: small enough to run under racecheck and
-// synccheck in seconds (the producer's raw ring and its conversion into the stages), where
+// The Hopper form at every head over a 16-bit and an fp8 cache in a few tiles: small enough to
+// run under racecheck and synccheck in seconds (the stage barriers, the producer's raw ring and
+// its conversion into the stages, the copies of heads laid out wider than themselves), where
 // HopperPrefillForm takes minutes.
-TEST_F(CudaFlash, HopperFp8FormSmall) {
+TEST_F(CudaFlash, HopperFormSmall) {
   if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
   uint32_t seed = 950;
-  for (int head : {64, 128, 256}) {
-    Case c{.name = "v3 d" + std::to_string(head) + " fp8-e4m3 small",
-           .kv = KvCacheDType::kFp8E4M3,
-           .gran = ScaleGranularity::kPerHead,
-           .head = head,
-           .hq = 4,
-           .hkv = 2,
-           .block = 16,
-           .seqs = {{130, 300}, {3, 77}},
-           .hopper_any_length = true};
-    const std::vector<int> forms = run_case(c, seed++);
-    ASSERT_EQ(forms.size(), 2u) << c.name;
-    EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm) << c.name << ": v3's form";
-  }
+  for (int head : {64, 80, 96, 128, 160, 192, 224, 256})
+    for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3}) {
+      Case c{.name = "v3 d" + std::to_string(head) + " " + std::string(to_string(kv)) + " small",
+             .kv = kv,
+             .gran = kv == KvCacheDType::kFp8E4M3 ? ScaleGranularity::kPerHead
+                                                  : ScaleGranularity::kNone,
+             .head = head,
+             .hq = 4,
+             .hkv = 2,
+             .block = 16,
+             .seqs = {{130, 300}, {3, 77}},
+             .hopper_any_length = true};
+      const std::vector<int> forms = run_case(c, seed++);
+      ASSERT_EQ(forms.size(), 2u) << c.name;
+      EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm) << c.name << ": v3's form";
+    }
 }
 
 // Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
@@ -3072,10 +3096,10 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   for (int h : gens[0].caps.head_sizes.sizes)
     if (cuda_flash::hopper_prefill_head(h, h)) heads.push_back(h);
   EXPECT_EQ(v3.caps.head_sizes.sizes, heads);
-  EXPECT_EQ(heads, (std::vector<int>{64, 128, 256}));
+  EXPECT_EQ(heads, (std::vector<int>{64, 80, 96, 128, 160, 192, 224, 256}));
   EXPECT_TRUE(v3.caps.asymmetric_head_sizes.empty());
   EXPECT_EQ(v3.caps.kv_cache_dtypes, gens[0].caps.kv_cache_dtypes);  // 16-bit and fp8
-  // Head 64 takes the form over long sequences only; heads 128 and 256 always.
+  // Head 64 takes the form over long sequences only; the wider heads always.
   // Head 64: from 4k keys under a causal mask, 1k without; a window narrower than the sequence
   // counts its CTAs' keys (128 rows: 128 tokens at MHA, 64 at GQA 2) from 1k under either mask.
   namespace cf = cuda_flash;
@@ -3094,7 +3118,17 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_TRUE(cf::hopper_prefill_takes(128, 128, 1, 1, true, 0, -1));
   EXPECT_TRUE(cf::hopper_prefill_takes(256, 256, 1, 1, false, 0, 0));
   EXPECT_FALSE(cf::hopper_prefill_takes(192, 128, 1 << 20, 1, false, -1, -1));
-  EXPECT_FALSE(cf::hopper_prefill_takes(96, 96, 1 << 20, 1, true, -1, -1));
+  EXPECT_TRUE(cf::hopper_prefill_takes(96, 96, 1, 1, true, -1, -1));
+  EXPECT_FALSE(cf::hopper_prefill_takes(512, 512, 1 << 20, 1, false, -1, -1));
+  // Tiles of whole 64-element column blocks: heads 80 and 96 laid out as 128 (128-key tiles),
+  // 160 as 192, 224 as 256 (64-key tiles).
+  EXPECT_EQ(cf::hopper_layout_head(96), 128);
+  EXPECT_EQ(cf::hopper_layout_head(160), 192);
+  EXPECT_EQ(cf::hopper_layout_head(224), 256);
+  EXPECT_EQ(cf::hopper_prefill_tile_keys(80), 128);
+  EXPECT_EQ(cf::hopper_prefill_tile_keys(160), 64);
+  EXPECT_EQ(cf::hopper_raw_slots(192), 3);
+  EXPECT_EQ(cf::hopper_raw_slots(224), 1);
 
   LayerSpec spec;
   spec.num_heads = 32;
@@ -3107,12 +3141,14 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
             "v2");
   for (auto [head, kv] : {std::pair{128, KvCacheDType::kFp8E4M3},
                           {64, KvCacheDType::kFp8E5M2},
+                          {96, KvCacheDType::kAuto},
+                          {224, KvCacheDType::kFp8E4M3},
                           {256, KvCacheDType::kFp8E4M3}}) {
     spec.head_size = head;
     spec.kv_cache_dtype = kv;
     EXPECT_EQ(resolve_generation(gens, "CUDA_FLASH", spec, h200, none).variant, "v3") << head;
   }
-  spec.head_size = 96;
+  spec.head_size = 512;
   spec.kv_cache_dtype = KvCacheDType::kAuto;
   const VariantChoice v = resolve_generation(gens, "CUDA_FLASH", spec, h200, none);
   EXPECT_EQ(v.variant, "v2");

@@ -5,6 +5,7 @@
 #include "attnkit/error.hpp"
 #include "backends/cuda_flash/flash_hopper.cuh"
 #include "backends/cuda_flash/flash_launch.cuh"
+#include "backends/cuda_flash/manifest.hpp"
 
 namespace attnkit::cuda_flash {
 namespace {
@@ -46,6 +47,13 @@ void prepare_head() {
 template <int... kD>
 struct HopperHeads {
   static_assert((hopper_prefill_head(kD, kD) && ...), "tiles.hpp's rule covers every head");
+  // Every built head the rule admits has its kernel here (the v3 declaration is those heads).
+  static constexpr bool covers_manifest() {
+    for (auto [qk, v] : kFlashHeadPairs)
+      if (hopper_prefill_head(qk, v) && ((qk != kD) && ...)) return false;
+    return true;
+  }
+  static_assert(covers_manifest(), "a head of the manifest that the rule admits has no kernel");
   template <typename T, bool kFp8>
   static bool launch(int head, const FlashParams& p, int grid_m, cudaStream_t stream) {
     return ((head == kD && launch_head<kD, T, kFp8>(p, grid_m, stream)) || ...);
@@ -55,7 +63,7 @@ struct HopperHeads {
     (prepare_head<kD, T>(), ...);
   }
 };
-using Heads = HopperHeads<64, 128, 256>;
+using Heads = HopperHeads<64, 80, 96, 128, 160, 192, 224, 256>;
 
 }  // namespace
 
@@ -71,8 +79,8 @@ void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int gr
                    : Heads::launch<__half, false>(inst.head_qk, p, grid_m, stream)));
   if (!launched)
     throw Unsupported(
-        "CUDA_FLASH v3: the Hopper prefill form runs heads 64, 128 and 256, with PrefixLM ranges "
-        "128 and 256 (got head " +
+        "CUDA_FLASH v3: the Hopper prefill form runs heads 64, 80, 96, 128, 160, 192, 224 and 256 "
+        "(qk = v), with PrefixLM ranges 128 and 256 (got head " +
         std::to_string(inst.head_qk) + "/" + std::to_string(inst.head_v) +
         (p.mm_offsets ? ", with ranges)" : ")"));
 }

@@ -1,6 +1,6 @@
 // CUDA_FLASH v3's prefill form (sm_90a): paged, varlen, GQA-packed flash attention on wgmma for
-// 16-bit and fp8 caches at heads 64, 128 and 256. One CTA = 128 packed rows (query token x query
-// head of one KV head) and a range of key tiles, in three warpgroups:
+// 16-bit and fp8 caches at heads 64 to 256 (tiles.hpp hopper_prefill_head). One CTA = 128 packed
+// rows (query token x query head of one KV head) and a range of key tiles, in three warpgroups:
 // - warpgroup 0 produces: it copies Q once and each tile's K and V rows (cp.async through v2's
 //   page ring) into two stages, 128-byte swizzled (gmma.cuh), and each copy's completion arrives
 //   on that stage's K or V barrier (mbarrier). fp8 rows land raw in a ring of their own first;
@@ -25,6 +25,8 @@ namespace attnkit::cuda_flash {
 
 // Rows of kRowBytes, unpadded: the fp8 raw ring, where each thread reads back only the chunks it
 // copied (a warp's 32 chunks are 512 contiguous bytes, free of bank conflicts).
+constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
+
 template <int kRowBytes>
 struct PackedRows {
   __device__ __forceinline__ static constexpr int at(int r, int c) {
@@ -42,8 +44,10 @@ struct PackedRows {
 template <int kD, typename Rows>
 __device__ __forceinline__ float q_rows_to_half(unsigned char* sQ, int r0, int lane) {
   constexpr int kChunks = kD / 8, kIters = 16 * kChunks / 32;
-  static_assert(32 % kChunks == 0, "a lane keeps one chunk column");
-  auto at = [&](int i) { return sQ + Rows::at(r0 + (lane + 32 * i) / kChunks, lane % kChunks); };
+  static_assert(16 * kChunks % 32 == 0, "the warp's rows are whole steps of its lanes");
+  auto at = [&](int i) {
+    return sQ + Rows::at(r0 + (lane + 32 * i) / kChunks, (lane + 32 * i) % kChunks);
+  };
   uint4 q[kIters];
   uint32_t big = 0;  // the largest bf16 magnitude (as bits; NaN above infinity above finite)
 #pragma unroll
@@ -81,16 +85,17 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   using M = std::conditional_t<kFp8, __half, T>;
   constexpr bool kQToHalf = kFp8 && !std::is_same_v<T, __half>;
   constexpr int kBM = kHopperPrefillRows, kBN = hopper_prefill_tile_keys(kD);
+  constexpr int kDL = hopper_layout_head(kD);          // the tiles' width (whole column blocks)
   constexpr int kChunks = kD / 8;                      // 16-byte chunks of a row
   constexpr int kQCol = kBM * 128, kKCol = kBN * 128;  // bytes of a 64-element column block
-  constexpr int kTile = kBN * kD * 2;                  // one K or V tile
+  constexpr int kTile = kBN * kDL * 2;                 // one K or V tile
   using QRows = GmmaRows<kQCol>;
   using KRows = GmmaRows<kKCol>;
   static_assert(kHopperPrefillStages == 2, "a tile's stage is its index's parity");
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* sQ = smem;
-  unsigned char* stage_base = smem + kBM * kD * 2;  // stage s: K tile, then V tile
-  __shared__ PageRing<4, kBN> ring;                 // the producer's: tile t in slot t % 4
+  unsigned char* stage_base = smem + kBM * kDL * 2;  // stage s: K tile, then V tile
+  __shared__ PageRing<4, kBN> ring;                  // the producer's: tile t in slot t % 4
   // Barriers: Q landed; stage s's K / V landed; stage s's K / V released by both consumers.
   __shared__ __align__(8) uint64_t q_full, k_full[2], v_full[2], k_empty[2], v_empty[2];
   static_assert(sizeof(ring) + 9 * sizeof(uint64_t) <= hopper_prefill_static_smem_bytes(kD),
@@ -132,30 +137,40 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       // i / 2 - 1), item i in raw slot i % kSlots. Before converting item i a thread issues item
       // i + kAhead and waits for its own copies of item i (kAhead later items stay in flight);
       // the stage is released as in the 16-bit steps below.
-      static_assert(kThreads == 128 && 128 % (kD / 16) == 0, "copy_rows' chunk of each thread");
-      constexpr int kRawChunks = kD / 16, kRawTile = kBN * kD, kIters = kBN * kRawChunks / 128;
+      // Thread wtid copies and converts raw chunk cc of rows r0 + kRowStep r, kLanes threads a
+      // row: the row's chunks rounded up to a power of two, lanes past them idle (heads 80, 96,
+      // 160, 192, 224). Its rows then share their swizzle in the stage, so each one's offset
+      // there is the first's plus an immediate (with GmmaRows::at per row ptxas kept a register
+      // per row and chunk).
+      constexpr int kRawChunks = kD / 16, kRawTile = kBN * kD;
+      constexpr int kLanes = pow2_at_least(kRawChunks), kRowStep = 128 / kLanes;
+      constexpr int kIters = kBN / kRowStep;
+      static_assert(kThreads == 128 && kRowStep % 8 == 0 && kBN % kRowStep == 0,
+                    "a thread's rows are a multiple of eight apart, evenly many a tile");
       constexpr int kSlots = hopper_raw_slots(kD), kAhead = kSlots - 1;
       using RawRows = PackedRows<kD>;
       unsigned char* raw = stage_base + kHopperPrefillStages * 2 * kTile;
       const bool e5m2 = p.kv_e5m2;
+      const int cc = wtid % kLanes, r0 = wtid / kLanes;
+      const bool lane_on = kLanes == kRawChunks || cc < kRawChunks;
+      const int raw_off = RawRows::at(r0, cc);
+      const int off_lo = KRows::at(r0, 2 * cc), off_hi = KRows::at(r0, 2 * cc + 1);
       auto issue = [&](int i) {  // an empty group past the last tile keeps the count uniform
         const int t = i == 0 ? 0 : (i & 1) ? (i + 1) / 2 : i / 2 - 1;
-        if (t < n) {
+        if (t < n && lane_on) {
           const int slot = t % 4;
-          const bool v = i >= 2 && !(i & 1);
-          copy_rows<kBN, kRawChunks, RawRows>(
-              raw + i % kSlots * kRawTile, v ? ring.v[slot] : ring.k[slot], ring.rows[slot], wtid);
+          const char* const* rows = i >= 2 && !(i & 1) ? ring.v[slot] : ring.k[slot];
+          const int n_valid = ring.rows[slot];
+          const char* src[kIters];  // every row address read before any copy is issued
+#pragma unroll
+          for (int r = 0; r < kIters; ++r) src[r] = rows[r0 + kRowStep * r];
+          const uint32_t d = smem_addr(raw + i % kSlots * kRawTile + raw_off);
+#pragma unroll
+          for (int r = 0; r < kIters; ++r)
+            cp_async16(d + kRowStep * kD * r, src[r] + cc * 16, r0 + kRowStep * r < n_valid);
         }
         cp_async_commit();
       };
-      // Thread wtid copied raw chunk cc of rows r0 + kRowStep r (copy_rows' map). Those rows
-      // share their swizzle in the stage, so each one's offset there is the first's plus an
-      // immediate (with GmmaRows::at per row ptxas kept a register per row and chunk).
-      constexpr int kRowStep = 128 / kRawChunks;
-      static_assert(kRowStep % 8 == 0, "a thread's rows are a multiple of eight apart");
-      const int cc = wtid % kRawChunks, r0 = wtid / kRawChunks;
-      const int raw_off = RawRows::at(r0, cc);
-      const int off_lo = KRows::at(r0, 2 * cc), off_hi = KRows::at(r0, 2 * cc + 1);
       // Item i into a stage. Every chunk is loaded before any is stored (the stores to the stage
       // would otherwise hold each load behind the previous chunk's conversion), and each code
       // format has its own loop (one predicated on the format issued both). No proxy fence: each
@@ -163,6 +178,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       // the 16-bit form's cp.async rows); here it drained this thread's stores (s17 r1: +3-7%).
       auto convert = [&](int i, unsigned char* dst) {
         cp_async_wait<kAhead>();
+        if (!lane_on) return;
         const unsigned char* src = raw + i % kSlots * kRawTile + raw_off;
         uint4 w[kIters];
 #pragma unroll
@@ -205,19 +221,35 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       // Step j copies K of tile j and V of tile j - 1: a consumer's S of tile j + 1 runs beside
       // its P V of tile j, so K is needed a tile ahead of V. A stage's K (V) is reused once both
       // consumers released tile j - 2's K (V).
+      // Chunk counts that do not divide the threads take copy_rows' map, a row address per
+      // copy, all loaded in one batch. At heads 192 and 224 (64-key tiles, 12 and 14 copies a
+      // thread) that batch spilled and a tile goes as two halves of its rows (each half's rows
+      // keep their swizzle): 0.98-1.09x and 1.08-1.33x the whole tile's TFLOP/s on an H100. At
+      // head 96 (128-key tiles, 12 copies, a 24-byte spill) halves ran 0.93-1.05x, at 80 and 160
+      // (10 copies, no spill) 0.99-1.03x and 0.92-1.06x: whole tiles there (s61 calls 3-4).
+      constexpr bool kHalves =
+          kThreads % kChunks != 0 && kBN == 64 && kBN * kChunks > 10 * kThreads;
+      auto copy_tile = [&](unsigned char* dst, const char* const* rows, int n_valid) {
+        if constexpr (kHalves) {
+          constexpr int kHalf = kBN / 2;
+          static_assert(kHalf % 8 == 0, "a half's rows keep their swizzle");
+          copy_rows<kHalf, kChunks, KRows>(dst, rows, n_valid, wtid);
+          copy_rows<kHalf, kChunks, KRows>(dst + kHalf * 128, rows + kHalf, n_valid - kHalf, wtid);
+        } else {
+          copy_rows<kBN, kChunks, KRows>(dst, rows, n_valid, wtid);
+        }
+      };
       for (int j = 0; j <= n; ++j) {
         const PageRows pf = page_of(j + 2);  // stored in the ring once this step is issued
         if (j < n) {
           if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
-          copy_rows<kBN, kChunks, KRows>(stage_base + (j & 1) * 2 * kTile, ring.k[j % 4],
-                                         ring.rows[j % 4], wtid);
+          copy_tile(stage_base + (j & 1) * 2 * kTile, ring.k[j % 4], ring.rows[j % 4]);
           mbar_arrive_cp_async(&k_full[j & 1]);
         }
         if (j >= 1) {
           const int t = j - 1;
           if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
-          copy_rows<kBN, kChunks, KRows>(stage_base + (t & 1) * 2 * kTile + kTile, ring.v[t % 4],
-                                         ring.rows[t % 4], wtid);
+          copy_tile(stage_base + (t & 1) * 2 * kTile + kTile, ring.v[t % 4], ring.rows[t % 4]);
           mbar_arrive_cp_async(&v_full[t & 1]);
         }
         put_page(j + 2, pf);  // slot (j + 2) % 4 last served tile j - 2, issued at step j - 1
@@ -257,9 +289,9 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       l[i] = tig == 0 ? 1.f : 0.f;
     }
   }
-  float o[1][kD / 8][4];
+  float o[1][kDL / 8][4];  // columns from kD on: the layout's, never stored
 #pragma unroll
-  for (int j = 0; j < kD / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
+  for (int j = 0; j < kDL / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
   const int p_min = w.t_first + w.shift, p_max = w.t_last + w.shift;
   const GmmaDesc qd(smem_addr(sQ) + 64 * c * 128, 16, 1024);
   auto k_addr = [&](int it) { return smem_addr(stage_base + (it & 1) * 2 * kTile); };
@@ -355,18 +387,18 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       if (rescale) rescale_o(o, corr);
       mbar_wait(&v_full[it & 1], (it / 2) & 1);
       fence_proxy_async();
-      gmma_fence_regs<kD / 2>(&o[0][0][0]);
+      gmma_fence_regs<kDL / 2>(&o[0][0][0]);
       gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
       gmma_arrive();  // orders the rescale before the P V reads O
       const GmmaDesc vd(k_addr(it) + kTile, kKCol, 1024);
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk)
-        Gmma<M, kD>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
+        Gmma<M, kDL>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
       gmma_commit();
     };
     auto pv_done = [&](int it) {
       gmma_wait<0>();
-      gmma_fence_regs<kD / 2>(&o[0][0][0]);
+      gmma_fence_regs<kDL / 2>(&o[0][0][0]);
       gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
       mbar_arrive(&v_empty[it & 1]);
     };

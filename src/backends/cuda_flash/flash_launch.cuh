@@ -164,7 +164,7 @@ void fill_flash_part(FlashKernelEntry* table, std::index_sequence<Is...>) {
   (fill_flash_entry<N, Is>(table), ...);
 }
 
-// v3's Hopper prefill form (flash_hopper.cu): 16-bit caches at heads 64, 128, 256 (sm_90a).
+// v3's Hopper prefill form (flash_hopper.cu, sm_90a): tiles.hpp hopper_prefill_head's heads.
 void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int grid_m,
                          cudaStream_t stream);
 void prepare_flash_hopper();

@@ -132,17 +132,20 @@ struct Gmma;
   ATTNKIT_GMMA_D32                                                                                \
   ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54," \
   "%55,%56,%57,%58,%59,%60,%61,%62,%63"
-#define ATTNKIT_GMMA_D128                                                                         \
+#define ATTNKIT_GMMA_D96                                                                          \
   ATTNKIT_GMMA_D64                                                                                \
   ",%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86," \
-  "%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,"  \
-  "%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,"    \
-  "%126,%127"
+  "%87,%88,%89,%90,%91,%92,%93,%94,%95"
+#define ATTNKIT_GMMA_D128                                                                        \
+  ATTNKIT_GMMA_D96                                                                               \
+  ",%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114," \
+  "%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
 #define ATTNKIT_GMMA_R4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define ATTNKIT_GMMA_R16(i) \
   ATTNKIT_GMMA_R4(i), ATTNKIT_GMMA_R4(i + 4), ATTNKIT_GMMA_R4(i + 8), ATTNKIT_GMMA_R4(i + 12)
 #define ATTNKIT_GMMA_R32(i) ATTNKIT_GMMA_R16(i), ATTNKIT_GMMA_R16(i + 16)
 #define ATTNKIT_GMMA_R64(i) ATTNKIT_GMMA_R32(i), ATTNKIT_GMMA_R32(i + 32)
+#define ATTNKIT_GMMA_R96(i) ATTNKIT_GMMA_R64(i), ATTNKIT_GMMA_R32(i + 64)
 #define ATTNKIT_GMMA_R128(i) ATTNKIT_GMMA_R64(i), ATTNKIT_GMMA_R64(i + 64)
 
 // One (element type, N) specialization. DL: the accumulators' placeholder list; R: their
@@ -177,15 +180,18 @@ struct Gmma;
 ATTNKIT_GMMA_TYPES(32, ATTNKIT_GMMA_D16, ATTNKIT_GMMA_R16, "16", "17", "18", "19", "20")
 ATTNKIT_GMMA_TYPES(64, ATTNKIT_GMMA_D32, ATTNKIT_GMMA_R32, "32", "33", "34", "35", "36")
 ATTNKIT_GMMA_TYPES(128, ATTNKIT_GMMA_D64, ATTNKIT_GMMA_R64, "64", "65", "66", "67", "68")
+ATTNKIT_GMMA_TYPES(192, ATTNKIT_GMMA_D96, ATTNKIT_GMMA_R96, "96", "97", "98", "99", "100")
 ATTNKIT_GMMA_TYPES(256, ATTNKIT_GMMA_D128, ATTNKIT_GMMA_R128, "128", "129", "130", "131", "132")
 #undef ATTNKIT_GMMA_TYPES
 #undef ATTNKIT_GMMA
 #undef ATTNKIT_GMMA_R128
+#undef ATTNKIT_GMMA_R96
 #undef ATTNKIT_GMMA_R64
 #undef ATTNKIT_GMMA_R32
 #undef ATTNKIT_GMMA_R16
 #undef ATTNKIT_GMMA_R4
 #undef ATTNKIT_GMMA_D128
+#undef ATTNKIT_GMMA_D96
 #undef ATTNKIT_GMMA_D64
 #undef ATTNKIT_GMMA_D32
 #undef ATTNKIT_GMMA_D16
