@@ -8,8 +8,8 @@ plus written, a read-only streaming pass, an 8192^3 bf16 matrix product), then o
 and shape. Peers are torch SDPA's CUDNN (cuDNN fused attention) and FLASH (PyTorch's
 FlashAttention-2) backends; they take contiguous K/V (no paging, no fp8 KV), so their decode rows
 are an upper bound for a paged kernel. Shapes match `attnkit bench --device cuda`:
-  prefill: head 64/128/256 (--prefill-heads), S = 1k/4k/16k at 16k tokens per batch, 2048/head
-           heads, causal or not;
+  prefill: head 64/128/256 (--prefill-heads; qk/v pairs such as 192/128 too), S = 1k/4k/16k at
+           16k tokens per batch, 2048/head heads, causal or not;
   decode: 32 query heads over 8 or 4 KV heads, head 128 (--decode-head), batch x context 1x32k,
           16x8k, 64x4k, 256x2k;
   encoder: 12 heads of 64 (BERT-base), bidirectional, batch x S 256x128, 64x512, 16x2048, 2x8192,
@@ -103,17 +103,28 @@ def peer(name, fn, reps, flush, clean=False, layer_fns=None):
         return {"error": str(e).splitlines()[0][:200]}
 
 
+def head_pairs(text):
+    """'64,192/128' -> ((64, 64), (192, 128)): (qk, v) head sizes."""
+    out = []
+    for item in text.split(","):
+        qk, _, v = item.partition("/")
+        out.append((int(qk), int(v or qk)))
+    return tuple(out)
+
+
 def prefill(args, flush):
-    for d in args.prefill_heads:
+    for d, dv in args.prefill_heads:
         for s in ((1024, 4096) if args.quick else (1024, 4096, 16384)):
             for causal in (False, True):
                 b, h = 16384 // s, 2048 // d
                 q = torch.randn(b, h, s, d, dtype=torch.bfloat16, device="cuda")
-                k, v = torch.randn_like(q), torch.randn_like(q)
-                flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                k = torch.randn_like(q)
+                v = torch.randn(b, h, s, dv, dtype=torch.bfloat16, device="cuda")
+                flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)  # Q K^T and P V
                 for name in PEERS:
                     row = {"impl": name, "kind": "prefill", "batch": b, "heads_q": h, "heads_kv": h,
-                           "head_dim": d, "seq_q": s, "seq_k": s, "causal": causal}
+                           "head_dim": d, "head_dim_v": dv, "seq_q": s, "seq_k": s,
+                           "causal": causal}
                     row.update(peer(name, lambda: F.scaled_dot_product_attention(
                         q, k, v, is_causal=causal), 20, flush))
                     if "ms" in row:
@@ -202,9 +213,9 @@ def main():
     p.add_argument("--quick", action="store_true")
     p.add_argument("--suite", choices=("all", "prefill", "decode", "encoder"), default="all")
     p.add_argument("--decode-head", type=int, default=128, help="head size of the decode rows")
-    p.add_argument("--prefill-heads", type=lambda t: tuple(int(x) for x in t.split(",")),
-                   default=(64, 128, 256),
-                   help="head sizes of the prefill rows, comma-separated (2048 // head heads)")
+    p.add_argument("--prefill-heads", type=head_pairs, default=((64, 64), (128, 128), (256, 256)),
+                   help="head sizes of the prefill rows, comma-separated, qk/v for an asymmetric "
+                        "pair (192/128: MLA's prefill; 2048 // qk heads)")
     p.add_argument("--decode-heads", type=heads_list, default=((32, 8), (32, 4)),
                    help="query/KV head counts of the decode rows, e.g. 32/8,32/32")
     p.add_argument("--decode-grid", type=decode_grid, default=None,

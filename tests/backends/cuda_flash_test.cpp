@@ -1368,6 +1368,49 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .seqs = long_seqs,
                    .sinks = true,
                    .force_splits = 5});
+  // MLA's prefill pair: K rows of 192, V rows of 128 (their own chunk maps and stage tiles).
+  cases.push_back({.name = "v3 d192/128 causal awkward",
+                   .head = 192,
+                   .head_v = 128,
+                   .hq = 8,
+                   .hkv = 2,
+                   .block = 16,
+                   .seqs = kAwkwardPrefill});
+  cases.push_back({.name = "v3 d192/128 fp16 non-causal GQA 5 forced splits",
+                   .dtype = DType::kFloat16,
+                   .kv = KvCacheDType::kFloat16,
+                   .head = 192,
+                   .head_v = 128,
+                   .hq = 10,
+                   .hkv = 2,
+                   .block = 64,
+                   .seqs = long_seqs,
+                   .causal = false,
+                   .force_splits = 3});
+  cases.push_back({.name = "v3 d192/128 fp8-e4m3 per-head window softcap alibi sinks",
+                   .kv = KvCacheDType::kFp8E4M3,
+                   .gran = ScaleGranularity::kPerHead,
+                   .head = 192,
+                   .head_v = 128,
+                   .hq = 12,
+                   .hkv = 4,
+                   .block = 128,
+                   .seqs = long_seqs,
+                   .wl = 100,
+                   .softcap = 30.f,
+                   .alibi = true,
+                   .sinks = true});
+  cases.push_back({.name = "v3 d192/128 fp16 fp8-e5m2 per-tensor causal awkward unaligned out",
+                   .dtype = DType::kFloat16,
+                   .kv = KvCacheDType::kFp8E5M2,
+                   .gran = ScaleGranularity::kPerTensor,
+                   .head = 192,
+                   .head_v = 128,
+                   .hq = 8,
+                   .hkv = 2,
+                   .block = 16,
+                   .seqs = kAwkwardPrefill,
+                   .out_pad = 2});
   cases.push_back({.name = "v3 d96 forced splits unaligned out rows",
                    .head = 96,
                    .hq = 3,
@@ -1444,11 +1487,11 @@ TEST_F(CudaFlash, HopperPrefillForm) {
     if (c.head == 64 && !v2_form && !by_rule && c.wl >= 0) c.hopper_any_length = true;
     int max_k = 0;
     for (auto [q, k] : c.seqs) max_k = std::max(max_k, k);
-    const int want =
-        c.hopper_any_length || cuda_flash::hopper_prefill_takes(c.head, c.head, max_k, c.hq / c.hkv,
-                                                                c.causal, c.wl, c.wr)
-            ? cuda_flash::kHopperPrefillForm
-            : 0;
+    const int want = c.hopper_any_length || cuda_flash::hopper_prefill_takes(
+                                                c.head, c.head_v ? c.head_v : c.head, max_k,
+                                                c.hq / c.hkv, c.causal, c.wl, c.wr)
+                         ? cuda_flash::kHopperPrefillForm
+                         : 0;
     EXPECT_EQ(want, v2_form ? 0 : cuda_flash::kHopperPrefillForm) << c.name;
     const std::vector<int> forms = run_case(c, seed++);
     ASSERT_EQ(forms.size(), 2u) << c.name;
@@ -1473,13 +1516,23 @@ TEST_F(CudaFlash, HopperPrefillForm) {
 TEST_F(CudaFlash, HopperFormSmall) {
   if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
   uint32_t seed = 950;
-  for (int head : {64, 80, 96, 128, 160, 192, 224, 256})
+  for (auto [head, head_v] : {std::pair{64, 64},
+                              {80, 80},
+                              {96, 96},
+                              {128, 128},
+                              {160, 160},
+                              {192, 192},
+                              {192, 128},
+                              {224, 224},
+                              {256, 256}})
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3}) {
-      Case c{.name = "v3 d" + std::to_string(head) + " " + std::string(to_string(kv)) + " small",
+      Case c{.name = "v3 d" + std::to_string(head) + "/" + std::to_string(head_v) + " " +
+                     std::string(to_string(kv)) + " small",
              .kv = kv,
              .gran = kv == KvCacheDType::kFp8E4M3 ? ScaleGranularity::kPerHead
                                                   : ScaleGranularity::kNone,
              .head = head,
+             .head_v = head_v,
              .hq = 4,
              .hkv = 2,
              .block = 16,
@@ -3097,7 +3150,7 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
     if (cuda_flash::hopper_prefill_head(h, h)) heads.push_back(h);
   EXPECT_EQ(v3.caps.head_sizes.sizes, heads);
   EXPECT_EQ(heads, (std::vector<int>{64, 80, 96, 128, 160, 192, 224, 256}));
-  EXPECT_TRUE(v3.caps.asymmetric_head_sizes.empty());
+  EXPECT_EQ(v3.caps.asymmetric_head_sizes, (std::vector<std::pair<int, int>>{{192, 128}}));
   EXPECT_EQ(v3.caps.kv_cache_dtypes, gens[0].caps.kv_cache_dtypes);  // 16-bit and fp8
   // Head 64 takes the form over long sequences only; the wider heads always.
   // Head 64: from 4k keys under a causal mask, 1k without; a window narrower than the sequence
@@ -3117,7 +3170,8 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_TRUE(cf::hopper_prefill_takes(64, 64, 8192, 1, false, 64, -1));  // one side unbounded
   EXPECT_TRUE(cf::hopper_prefill_takes(128, 128, 1, 1, true, 0, -1));
   EXPECT_TRUE(cf::hopper_prefill_takes(256, 256, 1, 1, false, 0, 0));
-  EXPECT_FALSE(cf::hopper_prefill_takes(192, 128, 1 << 20, 1, false, -1, -1));
+  EXPECT_TRUE(cf::hopper_prefill_takes(192, 128, 1, 1, false, -1, -1));  // MLA's prefill
+  EXPECT_FALSE(cf::hopper_prefill_head(128, 192));  // O leaves through Q's tile
   EXPECT_TRUE(cf::hopper_prefill_takes(96, 96, 1, 1, true, -1, -1));
   EXPECT_FALSE(cf::hopper_prefill_takes(512, 512, 1 << 20, 1, false, -1, -1));
   // Tiles of whole 64-element column blocks: heads 80 and 96 laid out as 128 (128-key tiles),
@@ -3125,10 +3179,10 @@ TEST(CudaFlashDeclaration, V3IsTheHopperPrefillForm) {
   EXPECT_EQ(cf::hopper_layout_head(96), 128);
   EXPECT_EQ(cf::hopper_layout_head(160), 192);
   EXPECT_EQ(cf::hopper_layout_head(224), 256);
-  EXPECT_EQ(cf::hopper_prefill_tile_keys(80), 128);
-  EXPECT_EQ(cf::hopper_prefill_tile_keys(160), 64);
-  EXPECT_EQ(cf::hopper_raw_slots(192), 3);
-  EXPECT_EQ(cf::hopper_raw_slots(224), 1);
+  EXPECT_EQ(cf::hopper_prefill_tile_keys(80, 80), 128);
+  EXPECT_EQ(cf::hopper_prefill_tile_keys(160, 160), 64);
+  EXPECT_EQ(cf::hopper_raw_slots(192, 192), 3);
+  EXPECT_EQ(cf::hopper_raw_slots(224, 224), 1);
 
   LayerSpec spec;
   spec.num_heads = 32;

@@ -265,8 +265,13 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   EXPECT_THAT(r.err, HasSubstr("--prefill-heads apply to --device cuda only"));
   r = run_cli("bench --device cuda --prefill-heads 64,112");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-heads takes head sizes CUDA_FLASH builds (64, 80, 96, "
-                               "128, 160, 192, 224, 256, 512); got '112'"));
+  EXPECT_THAT(r.err, HasSubstr("--prefill-heads takes head sizes (qk/v pairs) CUDA_FLASH builds "
+                               "(64, 80, 96, 128, 160, 192, 224, 256, 192/128, 512); got '112'"));
+  for (const char* bad : {"128/192", "192/", "/128", "192/128/64"}) {
+    r = run_cli(std::string("bench --device cuda --prefill-heads ") + bad);
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(std::string("got '") + bad + "'")) << bad;
+  }
   r = run_cli("bench --device cpu --suite decode --decode-chunk 8192");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--decode-chunk, --mla-form"));

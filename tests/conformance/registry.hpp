@@ -113,7 +113,7 @@ inline const std::vector<BackendEntry>& backends_under_test() {
     // GPU backends are always listed: their declarations are checked (undeclared cells refused)
     // on any machine; their kernels run only in CUDA builds with a GPU present.
     // CUDA_FLASH runs the device's newest generation: v3 on SM90, whose Hopper form then takes
-    // every prefill cell at heads 64 to 256 of qk = v (the plan's head-64 length rule only
+    // every prefill cell at heads 64 to 256 and 192/128 (the plan's head-64 length rule only
     // chooses between that form and v2's); CUDA_FLASH_v2 runs the same cells on v2's forms.
     for (int generation : {0, 2}) {
       BackendEntry e;

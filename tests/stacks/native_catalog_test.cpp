@@ -150,9 +150,12 @@ TEST_F(NativeCatalog, MlaOnCuda) {
   ASSERT_EQ(details.size(), 1u);
   EXPECT_EQ(details[0].first, "MLA prefill");
   EXPECT_THAT(details[0].second, HasSubstr("qk 192 / v 128"));
-  // v3, preferred on SM90, has no 192/128 form: the line says why v2 runs the prefill.
-  EXPECT_THAT(details[0].second, HasSubstr("CUDA_FLASH v2"));
-  EXPECT_THAT(details[0].second, HasSubstr("do not support this layer (head_size not supported"));
+  // v3, preferred on SM90, runs the 192/128 prefill on its Hopper form; an A100 runs v2.
+  EXPECT_EQ(details[0].second, "CUDA_FLASH v3 (qk 192 / v 128)");
+  Selector a100(cat, device_from_name("a100"));
+  details = cat.plan_details(deepseek(), a100.device(), {}, a100.select(deepseek()));
+  ASSERT_EQ(details.size(), 1u);
+  EXPECT_EQ(details[0].second, "CUDA_FLASH v2 (qk 192 / v 128)");
   EXPECT_TRUE(cat.plan_details(llama(), s.device(), {}, s.select(llama())).empty());
 }
 

@@ -57,21 +57,27 @@ std::vector<cpu_flash::Isa> parse_isa_list(const std::string& text) {
   return out;
 }
 
-std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag) {
-  std::vector<int> built;
+std::vector<std::pair<int, int>> parse_head_sizes(const std::string& text, std::string_view flag) {
+  std::vector<std::string> built;
   for (auto [qk, v] : cuda_flash::kFlashHeadPairs)
-    if (qk == v) built.push_back(qk);
-  std::vector<int> out;
+    built.push_back(qk == v ? std::to_string(qk) : fmt::format("{}/{}", qk, v));
+  auto number = [](std::string_view t, int& d) {
+    return !t.empty() &&
+           std::from_chars(t.data(), t.data() + t.size(), d).ptr == t.data() + t.size();
+  };
+  std::vector<std::pair<int, int>> out;
   for (std::string_view item : split(text)) {
-    int d = 0;
-    const bool parsed =
-        std::from_chars(item.data(), item.data() + item.size(), d).ptr == item.data() + item.size();
-    if (!parsed || std::find(built.begin(), built.end(), d) == built.end())
+    const size_t slash = item.find('/');
+    int qk = 0, v = 0;
+    const bool parsed = slash == std::string_view::npos ? number(item, qk) && number(item, v)
+                                                        : number(item.substr(0, slash), qk) &&
+                                                              number(item.substr(slash + 1), v);
+    if (!parsed || std::find(cuda_flash::kFlashHeadPairs.begin(), cuda_flash::kFlashHeadPairs.end(),
+                             std::pair{qk, v}) == cuda_flash::kFlashHeadPairs.end())
       throw InvalidArgument(
-          fmt::format("bench: {} takes head sizes CUDA_FLASH builds ({}); got "
-                      "'{}'",
+          fmt::format("bench: {} takes head sizes (qk/v pairs) CUDA_FLASH builds ({}); got '{}'",
                       flag, fmt::join(built, ", "), item));
-    out.push_back(d);
+    out.emplace_back(qk, v);
   }
   return out;
 }
@@ -141,8 +147,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--decode-head", opts->decode_head, "head size of the decode rows")
       ->capture_default_str();
   cmd->add_option("--prefill-heads", opts->prefill_heads,
-                  "cuda: head sizes of the prefill rows, comma-separated (2048 / head query "
-                  "heads each)")
+                  "cuda: head sizes of the prefill rows, comma-separated, qk/v for an asymmetric "
+                  "pair (192/128: MLA's prefill); 2048 / qk query heads each")
       ->capture_default_str();
   cmd->add_option("--decode-heads", opts->decode_heads,
                   "the decode rows' query / KV head counts, comma-separated (MHA: "
@@ -214,7 +220,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     parse_heads_list(opts->decode_heads);
     if (!opts->decode_grid.empty()) parse_decode_grid(opts->decode_grid);
     if (opts->device == "cuda") {
-      parse_head_sizes(std::to_string(opts->decode_head), "--decode-head");
+      parse_head_sizes(std::to_string(opts->decode_head), "--decode-head");  // a square head
     } else if (const HeadSizeRule& rule = cpu_flash_capabilities().head_sizes;
                !rule.accepts(opts->decode_head)) {
       throw InvalidArgument(

@@ -23,7 +23,7 @@ struct BenchOptions {
   bool uniform_splits = false;          // cuda: one split count for every decode sequence
   std::string decode_grid;              // "BxCTX,..." replaces the decode (cuda: and MLA) grids
   int decode_head = 128;                // head size of the decode rows
-  std::string prefill_heads = "64,128,256";  // cuda: head sizes of the prefill rows
+  std::string prefill_heads = "64,128,256";  // cuda: head sizes (or qk/v pairs) of the prefill rows
   // the decode rows' query / KV head counts ("32/8,32/4"; parse_heads_list)
   std::string decode_heads = "32/8,32/4";
   int decode_q = 1;      // query tokens per sequence of the decode rows
@@ -46,8 +46,9 @@ std::vector<cpu_flash::Isa> parse_isa_list(const std::string& text);
 // "32/8,32/32" -> {{32, 8}, {32, 32}}; InvalidArgument names an entry that is not Q/KV with
 // positive counts, Q a multiple of KV.
 std::vector<std::pair<int, int>> parse_heads_list(const std::string& text);
-// "64,160" -> {64, 160}; InvalidArgument names a size CUDA_FLASH builds no square head for.
-std::vector<int> parse_head_sizes(const std::string& text, std::string_view flag);
+// "64,160,192/128" -> {{64, 64}, {160, 160}, {192, 128}} (qk / v); InvalidArgument names an
+// entry that is not a pair CUDA_FLASH builds.
+std::vector<std::pair<int, int>> parse_head_sizes(const std::string& text, std::string_view flag);
 // The CPU bench's decode rows follow --decode-grid / --decode-heads / --decode-head / --decode-q
 // (instead of its own grid) when any of them is given.
 bool custom_decode_rows(const BenchOptions& o);

@@ -165,6 +165,7 @@ struct Shape {
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
   int wl = -1, wr = -1;        // prefill, encoder: window_left / window_right as kernels get them
   int chunk = 0;               // decode: attention_chunk_size (a row reads its chunk's keys only)
+  int dv = 0;                  // prefill: V's head size where it is not `head` (192/128)
   // mixed (a chunked-prefill step): each sequence's query tokens, decodes first (seq_q: the most)
   std::vector<int> qlens = {};
   int image_of(int seq) const { return std::min(image, len(seq)); }
@@ -177,7 +178,7 @@ struct Shape {
   bool mla() const { return kind.starts_with("mla_"); }
   bool mixed() const { return kind == "mixed" || kind == "mla_mixed"; }
   bool contiguous() const { return kind == "encoder"; }
-  int head_v() const { return mla() ? 512 : head; }
+  int head_v() const { return mla() ? 512 : dv ? dv : head; }
   int len(int seq) const { return lens.empty() ? seq_k : lens[seq]; }
   double total_keys() const {
     double n = 0;
@@ -194,7 +195,7 @@ struct Shape {
     const int elem = kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
     double keys = 0;
     for (int i = 0; i < batch; ++i) keys += len(i) - first_key(i);
-    return keys * hkv * (mla() ? head : 2.0 * head) * elem;
+    return keys * hkv * (mla() ? head : double(head + head_v())) * elem;
   }
 };
 
@@ -582,7 +583,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
     return row;
   }
   if (s.kind == "prefill" || s.contiguous()) {
-    double flops = 4.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * D / (s.causal ? 2 : 1);
+    // 2 (D + Dv) per (query, key) pair and head: Q K^T and P V
+    double flops = 2.0 * s.batch * s.hq * double(s.seq_q) * s.seq_k * (D + Dv) / (s.causal ? 2 : 1);
     if (s.wl >= 0 || s.wr >= 0) {  // the pairs a window lets through (seq_q == seq_k)
       double pairs = 0;
       for (int p = 0; p < s.seq_q; ++p)
@@ -590,7 +592,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
                   : s.wr >= 0 ? std::min(s.seq_k - 1, p + s.wr)
                               : s.seq_k - 1) -
                  (s.wl >= 0 ? std::max(0, p - s.wl) : 0) + 1;
-      flops = 4.0 * s.batch * s.hq * pairs * D;
+      flops = 2.0 * s.batch * s.hq * pairs * (D + Dv);
       row["window_left"] = s.wl;
       row["window_right"] = s.wr;
     }
@@ -599,7 +601,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
       // Under a causal mask the image's rows also see the image keys after their own.
       if (s.causal)
         for (int i = 0; i < s.batch; ++i)
-          flops += 4.0 * s.hq * D * double(s.image_of(i)) * (s.image_of(i) - 1) / 2;
+          flops += 2.0 * s.hq * (D + Dv) * double(s.image_of(i)) * (s.image_of(i) - 1) / 2;
     }
     row["TFLOPs"] = flops / ms / 1e9;
   } else {
@@ -765,10 +767,10 @@ int run_cuda_bench(const BenchOptions& o) {
         o.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 4096, 16384};
     const KvCacheDType kv =
         o.prefill_kv == "fp8_e4m3" ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16;
-    for (int d : parse_head_sizes(o.prefill_heads, "--prefill-heads"))
+    for (auto [d, dv] : parse_head_sizes(o.prefill_heads, "--prefill-heads"))
       for (int s : seqs)
         for (bool causal : {false, true}) {
-          if (o.prefill_image > 0 && !cuda_flash::mm_prefix_built(d, d)) continue;  // refused
+          if (o.prefill_image > 0 && !cuda_flash::mm_prefix_built(d, dv)) continue;  // refused
           const int h = 2048 / d;
           const int w = o.prefill_window - 1;  // -1: none
           go({.kind = "prefill",
@@ -783,7 +785,8 @@ int run_cuda_bench(const BenchOptions& o) {
               .kv = kv,
               .image = o.prefill_image,
               .wl = w,
-              .wr = causal ? -1 : w},
+              .wr = causal ? -1 : w,
+              .dv = dv == d ? 0 : dv},
              20);
         }
   }

@@ -115,7 +115,8 @@ const std::vector<KernelGeneration>& cuda_flash_generations() {
     v3.max_compute_capability = 90;
     std::erase_if(v3.head_sizes.sizes,
                   [](int h) { return !cuda_flash::hopper_prefill_head(h, h); });
-    v3.asymmetric_head_sizes = {};
+    std::erase_if(v3.asymmetric_head_sizes,
+                  [](auto qv) { return !cuda_flash::hopper_prefill_head(qv.first, qv.second); });
     // v4 is a declaration of what that generation will cover, not built here.
     Capabilities v4 = v2_caps();
     v4.min_compute_capability = 100;

@@ -452,7 +452,7 @@ class CudaFlashBackend final : public AttentionBackend {
     int splits_hopper = 1, grid_m_hopper = 1;
     if (hopper) {
       // One CTA per SM: its registers, not its shared memory, bound it (tiles.hpp).
-      const Launch h = launch_of(kHopperPrefillRows, hopper_prefill_tile_keys(layer.head_size),
+      const Launch h = launch_of(kHopperPrefillRows, hopper_prefill_tile_keys(layer.head_size, hv),
                                  kHopperPrefillCtasPerSm);
       splits_hopper = splits_of(h, kLoneCtaTiles);
       grid_m_hopper = h.grid_m;
@@ -480,7 +480,7 @@ class CudaFlashBackend final : public AttentionBackend {
                                        ctas_per_item, sm_count_, v2.per_sm, splits);
         if (hopper)
           splits_hopper = skewed_uniform_splits(
-              visible_tiles(hopper_prefill_tile_keys(layer.head_size)).data(), b.num_seqs,
+              visible_tiles(hopper_prefill_tile_keys(layer.head_size, hv)).data(), b.num_seqs,
               layer.num_kv_heads, sm_count_, kHopperPrefillCtasPerSm, splits_hopper);
       }
     }

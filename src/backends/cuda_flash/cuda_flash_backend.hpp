@@ -20,7 +20,7 @@ struct CudaFlashOptions {
   // form (SM90 and plain logits only; Unsupported otherwise).
   int mla_form = 0;
   // CUDA_FLASH's kernel generation: 0 the device's newest (v3 on SM90, else v2), 2 v2's forms
-  // only, 3 v3 (SM90 only; Unsupported elsewhere): prefill at heads 64 to 256 of qk = v on wgmma
+  // only, 3 v3 (SM90 only; Unsupported elsewhere): prefill at heads 64 to 256 and 192/128 on wgmma
   // (flash_hopper.cuh, tiles.hpp hopper_prefill_head), v2's forms for everything else.
   int generation = 0;
   // Tests: v3's Hopper form at head 64 whatever the keys (the plan gives batches whose CTAs

@@ -1,6 +1,7 @@
 // CUDA_FLASH v3's prefill form (sm_90a): paged, varlen, GQA-packed flash attention on wgmma for
-// 16-bit and fp8 caches at heads 64 to 256 (tiles.hpp hopper_prefill_head). One CTA = 128 packed
-// rows (query token x query head of one KV head) and a range of key tiles, in three warpgroups:
+// 16-bit and fp8 caches at heads 64 to 256, qk and v (tiles.hpp hopper_prefill_head). One CTA = 128
+// packed rows (query token x query head of one KV head) and a range of key tiles, in three
+// warpgroups:
 // - warpgroup 0 produces: it copies Q once and each tile's K and V rows (cp.async through v2's
 //   page ring) into two stages, 128-byte swizzled (gmma.cuh), and each copy's completion arrives
 //   on that stage's K or V barrier (mbarrier). fp8 rows land raw in a ring of their own first;
@@ -23,15 +24,83 @@
 
 namespace attnkit::cuda_flash {
 
-// Rows of kRowBytes, unpadded: the fp8 raw ring, where each thread reads back only the chunks it
-// copied (a warp's 32 chunks are 512 contiguous bytes, free of bank conflicts).
 constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
 
+// Rows of kRowBytes, unpadded: the fp8 raw ring, where each thread reads back only the chunks it
+// copied (a warp's 32 chunks are 512 contiguous bytes, free of bank conflicts).
 template <int kRowBytes>
 struct PackedRows {
   __device__ __forceinline__ static constexpr int at(int r, int c) {
     return r * kRowBytes + c * 16;
   }
+};
+
+// The fp8 producer's map of a raw tile of rows kRowBytes apart (the raw ring's: K's row, the
+// wider), of which it copies kW bytes (a K row of head_qk, a V row of head_v): thread wtid copies,
+// then converts into the stage, raw chunk cc of rows r0 + kRowStep r, kLanes threads a row (K's
+// chunks rounded up to a power of two, lanes past a row's chunks idle: heads 80, 96, 160, 192,
+// 224, V of 192/128), so that it converts exactly what it copied and waits on its own copies
+// only. K and V items take the same lanes (V's a subset), so the bytes a thread's copy overwrites
+// in a reused raw slot are bytes only it read there (with a map per width, racecheck found each
+// thread's V copies landing on chunks other threads still converted as K: s61 call 6). Its rows
+// share their swizzle in the stage, so each one's offset there is the first's plus an immediate
+// (with GmmaRows::at per row ptxas kept a register per row and chunk).
+template <int kRowBytes, int kW, int kBN, typename StageRows>
+struct RawRowMap {
+  static constexpr int kRawChunks = kW / 16, kLanes = pow2_at_least(kRowBytes / 16);
+  static constexpr int kRowStep = 128 / kLanes, kIters = kBN / kRowStep;
+  static_assert(kW <= kRowBytes, "a row's bytes fit the raw row");
+  static_assert(kThreads == 128 && kRowStep % 8 == 0 && kBN % kRowStep == 0,
+                "a thread's rows are a multiple of eight apart, evenly many a tile");
+  int cc, r0, raw_off, off_lo, off_hi;
+  bool on;
+  __device__ __forceinline__ explicit RawRowMap(int wtid)
+      : cc(wtid % kLanes),
+        r0(wtid / kLanes),
+        raw_off(PackedRows<kRowBytes>::at(r0, cc)),
+        off_lo(StageRows::at(r0, 2 * cc)),
+        off_hi(StageRows::at(r0, 2 * cc + 1)),
+        on(kLanes == kRawChunks || cc < kRawChunks) {}
+  // Issues this thread's copies of a tile (rows from n_valid on zero-filled), every row address
+  // read before any copy is issued.
+  __device__ __forceinline__ void copy(unsigned char* raw, const char* const* rows,
+                                       int n_valid) const {
+    if (!on) return;
+    const char* src[kIters];
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) src[r] = rows[r0 + kRowStep * r];
+    const uint32_t d = smem_addr(raw + raw_off);
+#pragma unroll
+    for (int r = 0; r < kIters; ++r)
+      cp_async16(d + kRowStep * kRowBytes * r, src[r] + cc * 16, r0 + kRowStep * r < n_valid);
+  }
+#if defined(ATTNKIT_GMMA_BODY)
+  // This thread's chunks of a landed raw tile into the stage tile dst as M pairs. Every chunk is
+  // loaded before any is stored (the stores to the stage would otherwise hold each load behind
+  // the previous chunk's conversion), and each code format has its own loop (one predicated on
+  // the format issued both). No proxy fence: each consumer fences after its wait on the full
+  // barrier, before wgmma reads the stage (as for the 16-bit form's cp.async rows); here it
+  // drained this thread's stores (s17 r1: +3-7%).
+  template <typename M>
+  __device__ __forceinline__ void convert(const unsigned char* raw, unsigned char* dst,
+                                          bool e5m2) const {
+    if (!on) return;
+    uint4 w[kIters];
+#pragma unroll
+    for (int r = 0; r < kIters; ++r)
+      w[r] = *reinterpret_cast<const uint4*>(raw + raw_off + kRowStep * kRowBytes * r);
+    auto store = [&](bool fmt_e5m2) {
+#pragma unroll
+      for (int r = 0; r < kIters; ++r)
+        dequant16(w[r], reinterpret_cast<M*>(dst + off_lo + kRowStep * 128 * r),
+                  reinterpret_cast<M*>(dst + off_hi + kRowStep * 128 * r), fmt_e5m2);
+    };
+    if (e5m2)
+      store(true);
+    else
+      store(false);
+  }
+#endif
 };
 
 #if defined(ATTNKIT_GMMA_BODY)
@@ -76,7 +145,8 @@ __device__ __forceinline__ float q_rows_to_half(unsigned char* sQ, int r0, int l
 #endif
 
 // kMm: PrefixLM ranges (p.mm_offsets), an instantiation of its own as in flash_fwd_kernel.
-template <int kD, typename T, bool kFp8, bool kMm = false>
+// kD, kDv: the Q/K and V head sizes.
+template <int kD, int kDv, typename T, bool kFp8, bool kMm = false>
 __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     flash_hopper_kernel(const FlashParams p) {
 #if defined(ATTNKIT_GMMA_BODY)
@@ -84,11 +154,13 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   // The MMAs' operand type: fp16 over fp8 caches (q_rows_to_half), else the model's.
   using M = std::conditional_t<kFp8, __half, T>;
   constexpr bool kQToHalf = kFp8 && !std::is_same_v<T, __half>;
-  constexpr int kBM = kHopperPrefillRows, kBN = hopper_prefill_tile_keys(kD);
-  constexpr int kDL = hopper_layout_head(kD);          // the tiles' width (whole column blocks)
-  constexpr int kChunks = kD / 8;                      // 16-byte chunks of a row
+  constexpr int kBM = kHopperPrefillRows, kBN = hopper_prefill_tile_keys(kD, kDv);
+  // The tiles' widths (whole column blocks) and 16-byte chunks of a Q / K and of a V / O row.
+  constexpr int kDL = hopper_layout_head(kD), kDvL = hopper_layout_head(kDv);
+  constexpr int kChunks = kD / 8, kChunksV = kDv / 8;
   constexpr int kQCol = kBM * 128, kKCol = kBN * 128;  // bytes of a 64-element column block
-  constexpr int kTile = kBN * kDL * 2;                 // one K or V tile
+  constexpr int kTileK = kBN * kDL * 2, kTileV = kBN * kDvL * 2, kStage = kTileK + kTileV;
+  static_assert(kDvL <= kDL, "O leaves through Q's tile");
   using QRows = GmmaRows<kQCol>;
   using KRows = GmmaRows<kKCol>;
   static_assert(kHopperPrefillStages == 2, "a tile's stage is its index's parity");
@@ -98,7 +170,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
   __shared__ PageRing<4, kBN> ring;                  // the producer's: tile t in slot t % 4
   // Barriers: Q landed; stage s's K / V landed; stage s's K / V released by both consumers.
   __shared__ __align__(8) uint64_t q_full, k_full[2], v_full[2], k_empty[2], v_empty[2];
-  static_assert(sizeof(ring) + 9 * sizeof(uint64_t) <= hopper_prefill_static_smem_bytes(kD),
+  static_assert(sizeof(ring) + 9 * sizeof(uint64_t) <= hopper_prefill_static_smem_bytes(kD, kDv),
                 "the plan's static shared-memory figure covers the ring and the barriers");
 
   // The warpgroup index through a shuffle: visibly warp-uniform, so that ptxas allocates each
@@ -137,63 +209,30 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       // i / 2 - 1), item i in raw slot i % kSlots. Before converting item i a thread issues item
       // i + kAhead and waits for its own copies of item i (kAhead later items stay in flight);
       // the stage is released as in the 16-bit steps below.
-      // Thread wtid copies and converts raw chunk cc of rows r0 + kRowStep r, kLanes threads a
-      // row: the row's chunks rounded up to a power of two, lanes past them idle (heads 80, 96,
-      // 160, 192, 224). Its rows then share their swizzle in the stage, so each one's offset
-      // there is the first's plus an immediate (with GmmaRows::at per row ptxas kept a register
-      // per row and chunk).
-      constexpr int kRawChunks = kD / 16, kRawTile = kBN * kD;
-      constexpr int kLanes = pow2_at_least(kRawChunks), kRowStep = 128 / kLanes;
-      constexpr int kIters = kBN / kRowStep;
-      static_assert(kThreads == 128 && kRowStep % 8 == 0 && kBN % kRowStep == 0,
-                    "a thread's rows are a multiple of eight apart, evenly many a tile");
-      constexpr int kSlots = hopper_raw_slots(kD), kAhead = kSlots - 1;
-      using RawRows = PackedRows<kD>;
-      unsigned char* raw = stage_base + kHopperPrefillStages * 2 * kTile;
+      constexpr int kRawTile = kBN * kD;  // K rows, the wider
+      constexpr int kSlots = hopper_raw_slots(kD, kDv), kAhead = kSlots - 1;
+      unsigned char* raw = stage_base + kHopperPrefillStages * kStage;
       const bool e5m2 = p.kv_e5m2;
-      const int cc = wtid % kLanes, r0 = wtid / kLanes;
-      const bool lane_on = kLanes == kRawChunks || cc < kRawChunks;
-      const int raw_off = RawRows::at(r0, cc);
-      const int off_lo = KRows::at(r0, 2 * cc), off_hi = KRows::at(r0, 2 * cc + 1);
+      const RawRowMap<kD, kD, kBN, KRows> mk(wtid);
+      const RawRowMap<kD, kDv, kBN, KRows> mv(wtid);
       auto issue = [&](int i) {  // an empty group past the last tile keeps the count uniform
         const int t = i == 0 ? 0 : (i & 1) ? (i + 1) / 2 : i / 2 - 1;
-        if (t < n && lane_on) {
+        if (t < n) {
           const int slot = t % 4;
-          const char* const* rows = i >= 2 && !(i & 1) ? ring.v[slot] : ring.k[slot];
-          const int n_valid = ring.rows[slot];
-          const char* src[kIters];  // every row address read before any copy is issued
-#pragma unroll
-          for (int r = 0; r < kIters; ++r) src[r] = rows[r0 + kRowStep * r];
-          const uint32_t d = smem_addr(raw + i % kSlots * kRawTile + raw_off);
-#pragma unroll
-          for (int r = 0; r < kIters; ++r)
-            cp_async16(d + kRowStep * kD * r, src[r] + cc * 16, r0 + kRowStep * r < n_valid);
+          const bool v = i >= 2 && !(i & 1);
+          unsigned char* dst = raw + i % kSlots * kRawTile;
+          if constexpr (kD == kDv)
+            mk.copy(dst, v ? ring.v[slot] : ring.k[slot], ring.rows[slot]);
+          else if (v)
+            mv.copy(dst, ring.v[slot], ring.rows[slot]);
+          else
+            mk.copy(dst, ring.k[slot], ring.rows[slot]);
         }
         cp_async_commit();
       };
-      // Item i into a stage. Every chunk is loaded before any is stored (the stores to the stage
-      // would otherwise hold each load behind the previous chunk's conversion), and each code
-      // format has its own loop (one predicated on the format issued both). No proxy fence: each
-      // consumer fences after its wait on the full barrier, before wgmma reads the stage (as for
-      // the 16-bit form's cp.async rows); here it drained this thread's stores (s17 r1: +3-7%).
-      auto convert = [&](int i, unsigned char* dst) {
+      auto raw_item = [&](int i) {
         cp_async_wait<kAhead>();
-        if (!lane_on) return;
-        const unsigned char* src = raw + i % kSlots * kRawTile + raw_off;
-        uint4 w[kIters];
-#pragma unroll
-        for (int r = 0; r < kIters; ++r)
-          w[r] = *reinterpret_cast<const uint4*>(src + kRowStep * kD * r);
-        auto store = [&](bool fmt_e5m2) {
-#pragma unroll
-          for (int r = 0; r < kIters; ++r)
-            dequant16(w[r], reinterpret_cast<M*>(dst + off_lo + kRowStep * 128 * r),
-                      reinterpret_cast<M*>(dst + off_hi + kRowStep * 128 * r), fmt_e5m2);
-        };
-        if (e5m2)
-          store(true);
-        else
-          store(false);
+        return raw + i % kSlots * kRawTile;
       };
       for (int i = 0; i < kAhead; ++i) issue(i);
       for (int j = 0; j <= n; ++j) {
@@ -204,14 +243,14 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
         issue(ik + kAhead);
         if (j < n) {
           if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
-          convert(ik, stage_base + (j & 1) * 2 * kTile);
+          mk.template convert<M>(raw_item(ik), stage_base + (j & 1) * kStage, e5m2);
           mbar_arrive(&k_full[j & 1]);
         }
         if (j >= 1) {
           const int t = j - 1;
           issue(2 * j + kAhead);
           if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
-          convert(2 * j, stage_base + (t & 1) * 2 * kTile + kTile);
+          mv.template convert<M>(raw_item(2 * j), stage_base + (t & 1) * kStage + kTileK, e5m2);
           mbar_arrive(&v_full[t & 1]);
         }
         put_page(j + 2, pf);
@@ -227,29 +266,31 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       // keep their swizzle): 0.98-1.09x and 1.08-1.33x the whole tile's TFLOP/s on an H100. At
       // head 96 (128-key tiles, 12 copies, a 24-byte spill) halves ran 0.93-1.05x, at 80 and 160
       // (10 copies, no spill) 0.99-1.03x and 0.92-1.06x: whole tiles there (s61 calls 3-4).
-      constexpr bool kHalves =
-          kThreads % kChunks != 0 && kBN == 64 && kBN * kChunks > 10 * kThreads;
-      auto copy_tile = [&](unsigned char* dst, const char* const* rows, int n_valid) {
-        if constexpr (kHalves) {
+      // `chunks`: the row's, K's (kChunks) or V's (kChunksV).
+      auto copy_tile = [&](auto chunks, unsigned char* dst, const char* const* rows, int n_valid) {
+        constexpr int kC = decltype(chunks)::value;
+        if constexpr (kThreads % kC != 0 && kBN == 64 && kBN * kC > 10 * kThreads) {
           constexpr int kHalf = kBN / 2;
           static_assert(kHalf % 8 == 0, "a half's rows keep their swizzle");
-          copy_rows<kHalf, kChunks, KRows>(dst, rows, n_valid, wtid);
-          copy_rows<kHalf, kChunks, KRows>(dst + kHalf * 128, rows + kHalf, n_valid - kHalf, wtid);
+          copy_rows<kHalf, kC, KRows>(dst, rows, n_valid, wtid);
+          copy_rows<kHalf, kC, KRows>(dst + kHalf * 128, rows + kHalf, n_valid - kHalf, wtid);
         } else {
-          copy_rows<kBN, kChunks, KRows>(dst, rows, n_valid, wtid);
+          copy_rows<kBN, kC, KRows>(dst, rows, n_valid, wtid);
         }
       };
       for (int j = 0; j <= n; ++j) {
         const PageRows pf = page_of(j + 2);  // stored in the ring once this step is issued
         if (j < n) {
           if (j >= 2) mbar_wait(&k_empty[j & 1], (j / 2 - 1) & 1);
-          copy_tile(stage_base + (j & 1) * 2 * kTile, ring.k[j % 4], ring.rows[j % 4]);
+          copy_tile(std::integral_constant<int, kChunks>{}, stage_base + (j & 1) * kStage,
+                    ring.k[j % 4], ring.rows[j % 4]);
           mbar_arrive_cp_async(&k_full[j & 1]);
         }
         if (j >= 1) {
           const int t = j - 1;
           if (t >= 2) mbar_wait(&v_empty[t & 1], (t / 2 - 1) & 1);
-          copy_tile(stage_base + (t & 1) * 2 * kTile + kTile, ring.v[t % 4], ring.rows[t % 4]);
+          copy_tile(std::integral_constant<int, kChunksV>{}, stage_base + (t & 1) * kStage + kTileK,
+                    ring.v[t % 4], ring.rows[t % 4]);
           mbar_arrive_cp_async(&v_full[t & 1]);
         }
         put_page(j + 2, pf);  // slot (j + 2) % 4 last served tile j - 2, issued at step j - 1
@@ -289,12 +330,12 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       l[i] = tig == 0 ? 1.f : 0.f;
     }
   }
-  float o[1][kDL / 8][4];  // columns from kD on: the layout's, never stored
+  float o[1][kDvL / 8][4];  // columns from kDv on: the layout's, never stored
 #pragma unroll
-  for (int j = 0; j < kDL / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
+  for (int j = 0; j < kDvL / 8; ++j) o[0][j][0] = o[0][j][1] = o[0][j][2] = o[0][j][3] = 0.f;
   const int p_min = w.t_first + w.shift, p_max = w.t_last + w.shift;
   const GmmaDesc qd(smem_addr(sQ) + 64 * c * 128, 16, 1024);
-  auto k_addr = [&](int it) { return smem_addr(stage_base + (it & 1) * 2 * kTile); };
+  auto k_addr = [&](int it) { return smem_addr(stage_base + (it & 1) * kStage); };
 
   float s[1][kBN / 8][4];       // scores of the tile being scored
   uint32_t pa[kBN / 16][1][4];  // probabilities of the tile whose P V is next
@@ -387,18 +428,18 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       if (rescale) rescale_o(o, corr);
       mbar_wait(&v_full[it & 1], (it / 2) & 1);
       fence_proxy_async();
-      gmma_fence_regs<kDL / 2>(&o[0][0][0]);
+      gmma_fence_regs<kDvL / 2>(&o[0][0][0]);
       gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
       gmma_arrive();  // orders the rescale before the P V reads O
-      const GmmaDesc vd(k_addr(it) + kTile, kKCol, 1024);
+      const GmmaDesc vd(k_addr(it) + kTileK, kKCol, 1024);
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk)
-        Gmma<M, kDL>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
+        Gmma<M, kDvL>::rs_t(&o[0][0][0], pa[kk][0], vd.at(kk * 16 * 128));
       gmma_commit();
     };
     auto pv_done = [&](int it) {
       gmma_wait<0>();
-      gmma_fence_regs<kDL / 2>(&o[0][0][0]);
+      gmma_fence_regs<kDvL / 2>(&o[0][0][0]);
       gmma_fence_regs<kBN / 4>(&pa[0][0][0]);
       mbar_arrive(&v_empty[it & 1]);
     };
@@ -440,7 +481,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     for (int i = 0; i < 2; ++i) {
       const int r = row_t + 8 * i, pr = w.row0 + r;
 #pragma unroll
-      for (int j = 0; j < kD / 8; ++j)
+      for (int j = 0; j < kChunksV; ++j)
         *reinterpret_cast<uint32_t*>(sQ + QRows::at(r, j) + 4 * tig) =
             E::pack(o[0][j][2 * i] * f[i], o[0][j][2 * i + 1] * f[i]);
       if (p.lse && tig == 0 && pr < w.rows) {
@@ -450,7 +491,7 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
       }
     }
     named_barrier(2 + c, 128);
-    using Walk = RowWalk<kChunks>;
+    using Walk = RowWalk<kChunksV>;
     Walk rw(p, ww, wtid, p.o_stride_token, p.o_stride_head);
     if (!rw.active()) return;
     T* out = static_cast<T*>(p.out) + rw.cc * 8;
@@ -476,9 +517,9 @@ __global__ void __launch_bounds__(kHopperPrefillThreads, 1)
     if (pr >= w.rows) continue;
     const int t = p.gdiv.div(pr), tok = w.q_start + t, h = w.kvh * G + p.gdiv.mod(pr, t);
     const int64_t row = (int64_t(w.split) * p.total_q_capacity + tok) * p.num_heads + h;
-    float* out = p.ws_o + row * kD + 2 * tig;
+    float* out = p.ws_o + row * kDv + 2 * tig;
 #pragma unroll
-    for (int j = 0; j < kD / 8; ++j)
+    for (int j = 0; j < kChunksV; ++j)
       *reinterpret_cast<float2*>(out + 8 * j) =
           make_float2(o[0][j][2 * i] * f[i], o[0][j][2 * i + 1] * f[i]);
     if (tig == 0) p.ws_lse[row] = row_lse(m[i], l[i]);

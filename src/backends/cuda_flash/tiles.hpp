@@ -246,16 +246,17 @@ constexpr int ctas_per_sm(int smem_per_sm, int smem_per_cta) {
   return std::clamp(smem_per_sm / std::max(smem_per_cta, 1), 1, 8);
 }
 
-// v3's Hopper prefill form (flash_hopper.cuh, sm_90a): heads of qk = v, a multiple of 16 from 64
-// to 256, over 16-bit and fp8 caches. 128 packed rows per CTA, 64 per consumer warpgroup, one
-// producer warpgroup. Its shared-memory tiles are wgmma's 64-element column blocks, so a head
-// that is not a multiple of 64 is laid out as the next one up (hopper_layout_head: 80 and 96 as
-// 128, 160 as 192, 224 as 256); Q K^T reads only the head's own columns, P V runs over the
-// layout's width (a wgmma's N spans whole column blocks) and the columns past the head, never
-// written, give output columns that are never stored. Two K/V stages of hopper_prefill_tile_keys:
-// 80 KB at head 64, 160 KB at layouts of 128, 192 KB at 256; one CTA per SM (registers: the
-// producer keeps kHopperProducerRegs, each consumer kHopperConsumerRegs). fp8 caches also take a
-// ring of hopper_raw_slots raw tiles, which the producer converts into the stages.
+// v3's Hopper prefill form (flash_hopper.cuh, sm_90a): heads qk and v, each a multiple of 16 from
+// 64 to 256, v no wider than qk (the epilogue's O tile reuses Q's; 192/128 is MLA's prefill), over
+// 16-bit and fp8 caches. 128 packed rows per CTA, 64 per consumer warpgroup, one producer
+// warpgroup. Its shared-memory tiles are wgmma's 64-element column blocks, so a head that is not a
+// multiple of 64 is laid out as the next one up (hopper_layout_head: 80 and 96 as 128, 160 as 192,
+// 224 as 256); Q K^T reads only the head's own columns, P V runs over the layout's width (a
+// wgmma's N spans whole column blocks) and the columns past the head, never written, give output
+// columns that are never stored. Two K/V stages of hopper_prefill_tile_keys: 80 KB at head 64,
+// 160 KB at layouts of 128, 192 KB at 256; one CTA per SM (registers: the producer keeps
+// kHopperProducerRegs, each consumer kHopperConsumerRegs). fp8 caches also take a ring of
+// hopper_raw_slots raw tiles, which the producer converts into the stages.
 inline constexpr int kHopperPrefillForm = 1;  // FlashParams::form (0: the v2 forms above)
 // cuda_flash_planned_form's code for v2's decode form (FlashParams::form 0 with split keys; v2's
 // prefill forms report 0).
@@ -273,12 +274,13 @@ static_assert(128 * kHopperProducerRegs + 256 * kHopperConsumerRegs <=
 inline constexpr int kHopperPrefillCtasPerSm = 1;
 static_assert(2 * kHopperPrefillThreads * (65536 / kHopperPrefillThreads / 8 * 8) > 65536,
               "the launch's registers leave no room for a second CTA");
+constexpr bool hopper_head_size(int head) { return head % 16 == 0 && head >= 64 && head <= 256; }
 constexpr bool hopper_prefill_head(int head_qk, int head_v) {
-  return head_qk == head_v && head_qk % 16 == 0 && head_qk >= 64 && head_qk <= 256;
+  return hopper_head_size(head_qk) && hopper_head_size(head_v) && head_v <= head_qk;
 }
 constexpr int hopper_layout_head(int head) { return (head + 63) / 64 * 64; }
-constexpr int hopper_prefill_tile_keys(int head) {
-  return hopper_layout_head(head) <= 128 ? 128 : 64;
+constexpr int hopper_prefill_tile_keys(int head_qk, int head_v) {
+  return hopper_layout_head(std::max(head_qk, head_v)) <= 128 ? 128 : 64;
 }
 // Whether a prefill batch whose longest sequence has max_k keys takes the Hopper form. At head 64
 // the form's per-CTA fixed cost (one CTA per SM) weighs against its faster tiles when a CTA visits
@@ -305,34 +307,38 @@ constexpr bool hopper_prefill_takes(int head_qk, int head_v, int max_k, int grou
   }
   return max_k >= (causal ? kHopperHead64MinKeysCausal : kHopperHead64MinKeys);
 }
-// Dynamic shared memory: Q, the K/V stages (both at the layout's width), for fp8 `raw_slots` raw
-// tiles of the head's own bytes. The epilogue's O tile reuses it.
-constexpr int hopper_prefill_smem_bytes(int head, bool fp8, int raw_slots) {
-  const int keys = hopper_prefill_tile_keys(head), wide = hopper_layout_head(head);
-  return kHopperPrefillRows * wide * 2 + kHopperPrefillStages * 2 * keys * wide * 2 +
-         (fp8 ? raw_slots * keys * head : 0);
+// Dynamic shared memory: Q, the K/V stages (each at its layout's width), for fp8 `raw_slots` raw
+// tiles of a K row's own bytes (the wider). The epilogue's O tile reuses Q's.
+constexpr int hopper_prefill_smem_bytes(int head_qk, int head_v, bool fp8, int raw_slots) {
+  const int keys = hopper_prefill_tile_keys(head_qk, head_v);
+  const int wide_qk = hopper_layout_head(head_qk), wide_v = hopper_layout_head(head_v);
+  return kHopperPrefillRows * wide_qk * 2 + kHopperPrefillStages * keys * (wide_qk + wide_v) * 2 +
+         (fp8 ? raw_slots * keys * head_qk : 0);
 }
 // Static: the page ring (PageRing<4, keys>) and the stage barriers.
-constexpr int hopper_prefill_static_smem_bytes(int head) {
-  return 4 * (hopper_prefill_tile_keys(head) * 2 * 8 + 4) + 9 * 8;
+constexpr int hopper_prefill_static_smem_bytes(int head_qk, int head_v) {
+  return 4 * (hopper_prefill_tile_keys(head_qk, head_v) * 2 * 8 + 4) + 9 * 8;
 }
 inline constexpr int kSm90SmemBytes = 227 * 1024;  // a CTA's shared memory on SM90
 // Raw fp8 tiles: three slots keep two items in flight while one converts; one (each item copied,
 // then converted) where three do not fit beside the stages (layouts of 256: 240 KB).
-constexpr int hopper_raw_slots(int head) {
-  return hopper_prefill_smem_bytes(head, true, 3) + hopper_prefill_static_smem_bytes(head) <=
+constexpr int hopper_raw_slots(int head_qk, int head_v) {
+  return hopper_prefill_smem_bytes(head_qk, head_v, true, 3) +
+                     hopper_prefill_static_smem_bytes(head_qk, head_v) <=
                  kSm90SmemBytes
              ? 3
              : 1;
 }
-constexpr int hopper_prefill_smem_bytes(int head, bool fp8 = false) {
-  return hopper_prefill_smem_bytes(head, fp8, hopper_raw_slots(head));
+constexpr int hopper_prefill_smem_bytes(int head_qk, int head_v, bool fp8) {
+  return hopper_prefill_smem_bytes(head_qk, head_v, fp8, hopper_raw_slots(head_qk, head_v));
 }
 constexpr bool hopper_prefill_fits_every_head() {
-  for (int h = 64; h <= 256; h += 16)
-    for (bool fp8 : {false, true})
-      if (hopper_prefill_smem_bytes(h, fp8) + hopper_prefill_static_smem_bytes(h) > kSm90SmemBytes)
-        return false;
+  for (int qk = 64; qk <= 256; qk += 16)
+    for (int v = 64; v <= qk; v += 16)
+      for (bool fp8 : {false, true})
+        if (hopper_prefill_smem_bytes(qk, v, fp8) + hopper_prefill_static_smem_bytes(qk, v) >
+            kSm90SmemBytes)
+          return false;
   return true;
 }
 static_assert(hopper_prefill_fits_every_head(),

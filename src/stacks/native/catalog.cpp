@@ -75,9 +75,9 @@ Catalog make_native_catalog() {
          return resolve_generation(cuda_flash_generations(), "CUDA_FLASH", spec, device,
                                    options.variant);
        },
-       "paged flash attention on NVIDIA GPUs (v2 portable; v3 Hopper: wgmma prefill at heads 64, "
-       "128, 256 over 16-bit and fp8 caches, v2 elsewhere; v4 Blackwell declared, not built; "
-       "PrefixLM at heads 128 and 256)",
+       "paged flash attention on NVIDIA GPUs (v2 portable; v3 Hopper: wgmma prefill at heads "
+       "64-256 and 192/128 over 16-bit and fp8 caches, v2 elsewhere; v4 Blackwell declared, not "
+       "built; PrefixLM at heads 128 and 256)",
        cuda_flash_generations()});
   c.backends.push_back({cuda_mla_capabilities(), nullptr,
                         "MLA decode over the latent cache (576 = 512 latent + 64 rope, V read "
