@@ -128,26 +128,29 @@ if want sanitizers; then
   done
 fi
 
+# Prefill rows at every head CUDA_FLASH builds up to 256 and MLA's prefill pair (#6: prefill at
+# or above FlashAttention-2 at every head size), for attnkit and the peers alike.
+prefill_heads=64,80,96,128,160,192,224,256,192/128
 if want bench; then
   echo "== attnkit CUDA bench"
-  "$ATTNKIT" bench --device cuda $quick --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 ||
-    status=1
+  "$ATTNKIT" bench --device cuda $quick --prefill-heads $prefill_heads \
+    --out "$out/cuda_bench.jsonl" >"$out/cuda_bench.log" 2>&1 || status=1
   tail -n 5 "$out/cuda_bench.log"
   # The default rows run the device's newest CUDA_FLASH generation (v3 on SM90); v2's prefill
   # beside them.
-  "$ATTNKIT" bench --device cuda $quick --suite prefill --variant v2 \
+  "$ATTNKIT" bench --device cuda $quick --suite prefill --variant v2 --prefill-heads $prefill_heads \
     --out "$out/cuda_bench_v2.jsonl" >"$out/cuda_bench_v2.log" 2>&1 || status=1
   # Prefill over an fp8 e4m3 cache, the default generation and v2.
   for v in auto v2; do
     "$ATTNKIT" bench --device cuda $quick --suite prefill --variant $v --prefill-kv fp8_e4m3 \
-      --out "$out/cuda_bench_fp8_prefill_$v.jsonl" >"$out/cuda_bench_fp8_prefill_$v.log" 2>&1 ||
-      status=1
+      --prefill-heads $prefill_heads --out "$out/cuda_bench_fp8_prefill_$v.jsonl" \
+      >"$out/cuda_bench_fp8_prefill_$v.log" 2>&1 || status=1
   done
 fi
 if want peers; then
   echo "== peers (torch SDPA: cuDNN, FlashAttention-2) and ceilings"
-  PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --out "$out/cuda_peers.jsonl" \
-    >"$out/cuda_peers.log" 2>&1 || status=1
+  PYTHONUNBUFFERED=1 python3 bench/peers_gpu.py $quick --prefill-heads $prefill_heads \
+    --out "$out/cuda_peers.jsonl" >"$out/cuda_peers.log" 2>&1 || status=1
   tail -n 5 "$out/cuda_peers.log"
 fi
 echo "results in $out (status $status)"

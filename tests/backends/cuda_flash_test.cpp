@@ -1368,7 +1368,8 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .seqs = long_seqs,
                    .sinks = true,
                    .force_splits = 5});
-  // MLA's prefill pair: K rows of 192, V rows of 128 (their own chunk maps and stage tiles).
+  // MLA's prefill pair: K rows of 192, V rows of 128 (a V stage tile of its own width; fp8 V rows
+  // through K's raw lanes, a subset active).
   cases.push_back({.name = "v3 d192/128 causal awkward",
                    .head = 192,
                    .head_v = 128,
@@ -1509,22 +1510,16 @@ TEST_F(CudaFlash, HopperPrefillForm) {
   EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm);
 }
 
-// The Hopper form at every head over a 16-bit and an fp8 cache in a few tiles: small enough to
-// run under racecheck and synccheck in seconds (the stage barriers, the producer's raw ring and
-// its conversion into the stages, the copies of heads laid out wider than themselves), where
+// The Hopper form at every head pair it covers (the manifest's pairs under tiles.hpp
+// hopper_prefill_head) over a 16-bit and an fp8 cache in a few tiles: small enough to run under
+// racecheck and synccheck in seconds (the stage barriers, the producer's raw ring and its
+// conversion into the stages, the copies of heads laid out wider than themselves), where
 // HopperPrefillForm takes minutes.
 TEST_F(CudaFlash, HopperFormSmall) {
   if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
   uint32_t seed = 950;
-  for (auto [head, head_v] : {std::pair{64, 64},
-                              {80, 80},
-                              {96, 96},
-                              {128, 128},
-                              {160, 160},
-                              {192, 192},
-                              {192, 128},
-                              {224, 224},
-                              {256, 256}})
+  for (auto [head, head_v] : cuda_flash::kFlashHeadPairs) {
+    if (!cuda_flash::hopper_prefill_head(head, head_v)) continue;
     for (KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3}) {
       Case c{.name = "v3 d" + std::to_string(head) + "/" + std::to_string(head_v) + " " +
                      std::string(to_string(kv)) + " small",
@@ -1542,6 +1537,7 @@ TEST_F(CudaFlash, HopperFormSmall) {
       ASSERT_EQ(forms.size(), 2u) << c.name;
       EXPECT_EQ(forms[1], cuda_flash::kHopperPrefillForm) << c.name << ": v3's form";
     }
+  }
 }
 
 // Head 512 runs the wide form (flash_wide.cuh: the warps split the head dimension and exchange
