@@ -165,7 +165,9 @@ struct Shape {
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
   int wl = -1, wr = -1;        // prefill, encoder: window_left / window_right as kernels get them
   int chunk = 0;               // decode: attention_chunk_size (a row reads its chunk's keys only)
-  int dv = 0;                  // prefill: V's head size where it is not `head` (192/128)
+  // prefill: V's head size where it is not `head` (192/128); V rows keep K's row stride in the
+  // cache (their leading dv elements are read), as sampled_check reads them
+  int dv = 0;
   // mixed (a chunked-prefill step): each sequence's query tokens, decodes first (seq_q: the most)
   std::vector<int> qlens = {};
   int image_of(int seq) const { return std::min(image, len(seq)); }
