@@ -68,6 +68,13 @@ struct HopperHeads {
   static void prepare() {
     (H::template prepare<T>(), ...);
   }
+  static std::string names() {  // "64, 80, ..., 192/128"
+    std::string out;
+    ((out += (out.empty() ? "" : ", ") + std::to_string(H::kQk) +
+             (H::kQk == H::kV ? "" : "/" + std::to_string(H::kV))),
+     ...);
+    return out;
+  }
 };
 using Heads = HopperHeads<HopperHead<64, 64>, HopperHead<80, 80>, HopperHead<96, 96>,
                           HopperHead<128, 128>, HopperHead<160, 160>, HopperHead<192, 192>,
@@ -84,11 +91,13 @@ void launch_flash_hopper(const FlashInstance& inst, const FlashParams& p, int gr
                                     : Heads::launch<__half, true>(qk, v, p, grid_m, stream))
                             : (bf16 ? Heads::launch<__nv_bfloat16, false>(qk, v, p, grid_m, stream)
                                     : Heads::launch<__half, false>(qk, v, p, grid_m, stream));
-  if (!launched)
-    throw Unsupported(
-        "CUDA_FLASH v3: the Hopper prefill form runs heads 64, 80, 96, 128, 160, 192, 224 and 256 "
-        "and 192/128, with PrefixLM ranges 128 and 256 (got head " +
-        std::to_string(qk) + "/" + std::to_string(v) + (p.mm_offsets ? ", with ranges)" : ")"));
+  if (!launched) {
+    std::string mm;
+    for (int h : kMmPrefixHeads) mm += (mm.empty() ? "" : ", ") + std::to_string(h);
+    throw Unsupported("CUDA_FLASH v3: the Hopper prefill form runs heads " + Heads::names() +
+                      ", with PrefixLM ranges at " + mm + " (got head " + std::to_string(qk) + "/" +
+                      std::to_string(v) + (p.mm_offsets ? ", with ranges)" : ")"));
+  }
 }
 
 void prepare_flash_hopper() {
