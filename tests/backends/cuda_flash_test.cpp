@@ -1246,24 +1246,29 @@ TEST_F(CudaFlash, Heads160And224) {
 // v3's Hopper prefill form (SM90): every head, dtype and cache kind it covers (16-bit, fp8 e4m3
 // and e5m2 with per-head and per-tensor scales), the features, masks, awkward lengths, page sizes
 // 1..128, GQA ratios 1..8 and non-powers of two, forced splits and unaligned output rows; each
-// case also runs v2 (run_case) and must have taken the Hopper form under v3. The heads laid out
-// wider than themselves (80, 96, 160, 224; tiles.hpp hopper_layout_head) and 192 run the bf16
-// model (their code differs from the others' by head only; the conformance suite runs fp16 there).
+// case also runs v2 (run_case) and must have taken the Hopper form under v3. The head pairs are
+// the manifest's under tiles.hpp hopper_prefill_head (192/128 included: V tiles of their own
+// width, fp8 V rows through K's raw lanes); heads laid out wider than themselves (80, 96, 160,
+// 224; hopper_layout_head) run the bf16 model only (their code differs from the others' by head
+// only; the conformance suite runs fp16 there).
 TEST_F(CudaFlash, HopperPrefillForm) {
   if (device_cc() != 90) GTEST_SKIP() << "the Hopper form runs on SM90 only";
   const Seqs long_seqs = {{300, 300}, {129, 1013}, {1, 64}, {200, 2000}};
   std::vector<Case> cases;
-  for (int head : {64, 80, 96, 128, 160, 192, 224, 256})
+  for (auto [head, head_v] : cuda_flash::kFlashHeadPairs) {
+    if (!cuda_flash::hopper_prefill_head(head, head_v)) continue;
     for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
-      if (dt == DType::kFloat16 && head % 64 != 0 && head != 192) continue;
+      if (dt == DType::kFloat16 && (head % 64 != 0 || head_v % 64 != 0)) continue;
       const KvCacheDType kv =
           dt == DType::kBFloat16 ? KvCacheDType::kBFloat16 : KvCacheDType::kFloat16;
-      const std::string n =
-          "v3 d" + std::to_string(head) + (dt == DType::kFloat16 ? " fp16" : " bf16");
+      const std::string n = "v3 d" + std::to_string(head) +
+                            (head_v == head ? "" : "/" + std::to_string(head_v)) +
+                            (dt == DType::kFloat16 ? " fp16" : " bf16");
       cases.push_back({.name = n + " causal awkward",
                        .dtype = dt,
                        .kv = kv,
                        .head = head,
+                       .head_v = head_v,
                        .hq = 8,
                        .hkv = 2,
                        .block = 16,
@@ -1272,6 +1277,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                        .dtype = dt,
                        .kv = kv,
                        .head = head,
+                       .head_v = head_v,
                        .hq = 10,
                        .hkv = 2,
                        .block = 64,
@@ -1281,6 +1287,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                        .dtype = dt,
                        .kv = kv,
                        .head = head,
+                       .head_v = head_v,
                        .hq = 12,
                        .hkv = 4,
                        .block = 128,
@@ -1294,6 +1301,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                        .kv = KvCacheDType::kFp8E4M3,
                        .gran = ScaleGranularity::kPerHead,
                        .head = head,
+                       .head_v = head_v,
                        .hq = 8,
                        .hkv = 2,
                        .block = 16,
@@ -1303,6 +1311,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                        .kv = KvCacheDType::kFp8E5M2,
                        .gran = ScaleGranularity::kPerTensor,
                        .head = head,
+                       .head_v = head_v,
                        .hq = 6,
                        .hkv = 2,
                        .block = 128,
@@ -1312,6 +1321,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                        .alibi = true,
                        .sinks = true});
     }
+  }
   cases.push_back({.name = "v3 d128 fp8-e4m3 non-causal forced splits page 1",
                    .kv = KvCacheDType::kFp8E4M3,
                    .gran = ScaleGranularity::kPerTensor,
@@ -1368,18 +1378,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .seqs = long_seqs,
                    .sinks = true,
                    .force_splits = 5});
-  // MLA's prefill pair: K rows of 192, V rows of 128 (a V stage tile of its own width; fp8 V rows
-  // through K's raw lanes, a subset active).
-  cases.push_back({.name = "v3 d192/128 causal awkward",
-                   .head = 192,
-                   .head_v = 128,
-                   .hq = 8,
-                   .hkv = 2,
-                   .block = 16,
-                   .seqs = kAwkwardPrefill});
-  cases.push_back({.name = "v3 d192/128 fp16 non-causal GQA 5 forced splits",
-                   .dtype = DType::kFloat16,
-                   .kv = KvCacheDType::kFloat16,
+  cases.push_back({.name = "v3 d192/128 forced splits unaligned out rows",
                    .head = 192,
                    .head_v = 128,
                    .hq = 10,
@@ -1387,30 +1386,7 @@ TEST_F(CudaFlash, HopperPrefillForm) {
                    .block = 64,
                    .seqs = long_seqs,
                    .causal = false,
-                   .force_splits = 3});
-  cases.push_back({.name = "v3 d192/128 fp8-e4m3 per-head window softcap alibi sinks",
-                   .kv = KvCacheDType::kFp8E4M3,
-                   .gran = ScaleGranularity::kPerHead,
-                   .head = 192,
-                   .head_v = 128,
-                   .hq = 12,
-                   .hkv = 4,
-                   .block = 128,
-                   .seqs = long_seqs,
-                   .wl = 100,
-                   .softcap = 30.f,
-                   .alibi = true,
-                   .sinks = true});
-  cases.push_back({.name = "v3 d192/128 fp16 fp8-e5m2 per-tensor causal awkward unaligned out",
-                   .dtype = DType::kFloat16,
-                   .kv = KvCacheDType::kFp8E5M2,
-                   .gran = ScaleGranularity::kPerTensor,
-                   .head = 192,
-                   .head_v = 128,
-                   .hq = 8,
-                   .hkv = 2,
-                   .block = 16,
-                   .seqs = kAwkwardPrefill,
+                   .force_splits = 3,
                    .out_pad = 2});
   cases.push_back({.name = "v3 d96 forced splits unaligned out rows",
                    .head = 96,

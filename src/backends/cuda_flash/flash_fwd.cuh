@@ -759,12 +759,12 @@ __device__ __forceinline__ void pv_mma(float (&o)[kMT][kOT][4], const float (&s)
 
 // kWarpsSplitKeys = false (prefill): 128 packed rows per CTA, 32 per warp as two 16-row m-tiles
 // (prefill_m_tiles), each warp sees every key. With separate K and V (16-bit heads 129..256,
-// tiles.hpp separate_kv) 64 rows per CTA run on warp pairs: both warps
-// of a pair hold the same 32 rows, each computes their scores against half of a tile's keys
-// (sharing the row maxima through shared memory) and O for half of the V dimensions, taking the
-// partner's probabilities from shared memory. Each K and V fragment then feeds two m-tiles: at
-// head 256, 4k, ldmatrix went from 75.5 M to 52.4 M instructions and shared-memory wavefronts
-// down 23% against one warp per 16 rows holding all of O (FA2's layout; v2n ncu, r2).
+// tiles.hpp separate_kv) 64 rows per CTA run on warp pairs: both warps of a pair hold the same 32
+// rows, each computes their scores against half of a tile's keys (sharing the row maxima through
+// shared memory) and O for half of the V dimensions, taking the partner's probabilities from
+// shared memory. Each K and V fragment then feeds two m-tiles: at head 256, 4k, ldmatrix went
+// from 75.5 M to 52.4 M instructions and shared-memory wavefronts down 23% against one warp per
+// 16 rows holding all of O (FA2's layout; v2n ncu, r2).
 // kWarpsSplitKeys = true (decode, <= 16 packed rows): one 16-row tile shared by the 4 warps, each
 // taking a quarter of every key tile; the warps' softmax states merge through shared memory at the
 // end. All four warps then do tensor work on every tile, a quarter each, instead of one warp
