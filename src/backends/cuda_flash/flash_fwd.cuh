@@ -701,21 +701,32 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
   });
 }
 
-// A warp pair splits V's dims in 32-dim blocks, warp h taking 16-byte chunks 4 h .. 4 h + 3 of
-// every 8 (so a lane's chunk bits never carry into SmemRows::step's offsets): a warp's n8 O tile
-// j is chunk pair_half_chunk(j) + 4 h.
+// A warp pair splits V's dims: each whole 64-dim group in 32-dim blocks, warp h taking 16-byte
+// chunks 4 h .. 4 h + 3 of every 8 (so a lane's chunk bits never carry into SmemRows::step's
+// offsets), and a last 32-dim group (heads 160 and 224, whose padded rows are not swizzled) in
+// 16-dim halves. Of a warp's kOT n8 O tiles, the first pair_group_tiles(kOT) lie in the groups
+// (tile j is chunk pair_half_chunk(j) + 4 h); the tail's tiles j are chunks
+// 2 pair_group_tiles(kOT) + 2 h + (j - pair_group_tiles(kOT)).
 __device__ __forceinline__ constexpr int pair_half_chunk(int j) { return 8 * (j / 4) + j % 4; }
+__device__ __forceinline__ constexpr int pair_group_tiles(int kOT) { return kOT / 4 * 4; }
+__device__ __forceinline__ constexpr int pair_chunk(int kOT, int j, int h) {
+  return j < pair_group_tiles(kOT) ? pair_half_chunk(j) + 4 * h
+                                   : 2 * pair_group_tiles(kOT) + 2 * h + j - pair_group_tiles(kOT);
+}
 
 // O += P V from a 16-bit V tile in shared memory (layout VRows) over kKSteps 16-key steps:
 // a_frag(kk, a) supplies the probabilities' A fragments of step kk (per m-tile), ldmatrix.trans
 // reads V's B fragments. v_lane_addr: this lane's row (keys lane % 8, + 8 for lanes 8..15 and
 // 24..31) and column (+ 8 dims for lanes 16..31) of the first 16 x 16 block. O's n8 tiles 2 dn,
-// 2 dn + 1 hold the 16 dims 2 dn chunks on, or with kHalfDims (a warp pair's half of V)
-// pair_half_chunk(2 dn) chunks on. Only the first live_mt m-tiles run (CTA-uniform).
+// 2 dn + 1 hold the 16 dims 2 dn chunks on, or with kHalfDims (a warp pair's half of V; its lane
+// addresses include the warp's 4 h chunks, v_tail_addr its 2 h of the tail) pair_chunk's. Only
+// the first live_mt m-tiles run (CTA-uniform).
 template <typename E, typename VRows, int kKSteps, bool kHalfDims = false, int kMT, int kOT,
           typename AFrag>
 __device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_frag,
-                                             uint32_t v_lane_addr, int live_mt) {
+                                             uint32_t v_lane_addr, int live_mt,
+                                             uint32_t v_tail_addr = 0) {
+  constexpr int kGroupTiles = kHalfDims ? pair_group_tiles(kOT) : kOT;
 #pragma unroll
   for (int kk = 0; kk < kKSteps; ++kk) {
     uint32_t a[kMT][4];
@@ -723,8 +734,10 @@ __device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_
 #pragma unroll
     for (int dn = 0; dn < kOT / 2; ++dn) {
       uint32_t b[4];
-      const int dc = kHalfDims ? pair_half_chunk(2 * dn) : 2 * dn;
-      ldsm_x4_t(b, VRows::step(v_lane_addr, kk * 16, dc));
+      if (2 * dn < kGroupTiles)
+        ldsm_x4_t(b, VRows::step(v_lane_addr, kk * 16, kHalfDims ? pair_half_chunk(2 * dn) : 2 * dn));
+      else
+        ldsm_x4_t(b, VRows::step(v_tail_addr, kk * 16, 2 * dn - kGroupTiles));
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
         if (mt < live_mt) {
@@ -794,7 +807,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // m-tiles per warp
   constexpr int kMT = kWarpsSplitKeys ? 1 : kSepKV ? 2 : prefill_m_tiles(kDqk, kDv);
   constexpr int kDvW = kSepKV ? kDv / 2 : kDv;  // O columns of a warp
-  static_assert(!kSepKV || (kBM == 32 * kMT && kDv % 64 == 0), "two pairs of 32 rows");
+  static_assert(!kSepKV || (kBM == 32 * kMT && kDv % 32 == 0), "two pairs of 32 rows");
+  static_assert(!kSepKV || kDv % 64 == 0 || !SmemRows<kDv * 2>::kSwizzled,
+                "a pair's 16-dim tail halves take unswizzled V rows");
   // Shared-memory tiles (SmemRows): Q, K and the dequantized K rows; V rows; raw fp8 rows.
   using QRows = SmemRows<kDqk * 2>;
   using VRows = SmemRows<kDv * 2>;
@@ -1381,8 +1396,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       if constexpr (kSepKV) {
         // This warp's half of O's columns (pv_mma_steps kHalfDims) over the tile's keys: its own
         // keys' probabilities from its registers, the partner's from sP.
-        const uint32_t v_lane =
-            smem_addr(sV) + VRows::at((lane & 7) + ((lane >> 3) & 1) * 8, (lane >> 4) + 4 * half);
+        const int v_row = (lane & 7) + ((lane >> 3) & 1) * 8;
+        const uint32_t v_lane = smem_addr(sV) + VRows::at(v_row, (lane >> 4) + 4 * half);
+        const uint32_t v_tail =
+            smem_addr(sV) + VRows::at(v_row, (lane >> 4) + 2 * pair_group_tiles(kDvW / 8) + 2 * half);
         constexpr int kSteps = kWarpKeys / 16;
         pv_mma_steps<E, VRows, kSteps, true>(
             o,
@@ -1392,7 +1409,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
                 for (int x = 0; x < 4; ++x) a[mt][x] = pa[kk][mt][x];
             },
-            VRows::step(v_lane, key0, 0), kMT);
+            VRows::step(v_lane, key0, 0), kMT, VRows::step(v_tail, key0, 0));
         const int pkey0 = kWarpKeys - key0;
         const uint32_t p_lane =
             smem_addr(sP + (pair * 32 + (lane & 15)) * kSP + pkey0 + (lane >> 4) * 8);
@@ -1403,7 +1420,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
               for (int mt = 0; mt < kMT; ++mt)
                 ldsm_x4(a[mt], p_lane + (mt * 16 * kSP + kk * 16) * 2);
             },
-            VRows::step(v_lane, pkey0, 0), kMT);
+            VRows::step(v_lane, pkey0, 0), kMT, VRows::step(v_tail, pkey0, 0));
       } else if constexpr (!kFp8Regs) {
         pv_mma<E, VRows>(
             o, s, smem_addr(sV) + VRows::at(key0 + (lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4),
@@ -1429,7 +1446,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   if constexpr (kSepKV) pair_exchange(l, true);
   float f[kR];  // output factor per row: 1/l (times the V scale)
   // First dim of this warp's O tile j.
-  auto o_col = [&](int j) { return kSepKV ? (pair_half_chunk(j) + 4 * half) * 8 : j * 8; };
+  auto o_col = [&](int j) { return kSepKV ? pair_chunk(kDvW / 8, j, half) * 8 : j * 8; };
   // Row r's LSE, computed where it is stored (ptxas hoisted a precomputed array's log2 into every
   // CTA's epilogue, with or without an LSE output).
   auto lse_of = [&](int r) { return row_lse(m[r], l[r]); };

@@ -77,11 +77,12 @@ constexpr bool fp8_side_decode(int head_qk, int head_v, int max_rows) {
 // Prefill over 16-bit caches with heads 129..256: FA2's schedule. K and V are single-buffered and
 // each loads under the other's math (V under Q.K^T and the softmax, the next K under P.V), so
 // 64-key tiles fit two CTAs per SM where a two-stage K+V ring only fits 32-key tiles. Its warps
-// work in pairs (flash_fwd.cuh): each pair holds 32 rows, each warp half of O's dims, which takes
-// heads of whole 64-dim halves; 160 and 224 run the two-stage ring of 32-key tiles.
+// work in pairs (flash_fwd.cuh): each pair holds 32 rows, each warp half of O's dims in whole
+// 16-dim steps, so V's head is a multiple of 32 (160 and 224 split their last 32 dims 16 / 16;
+// they ran the two-stage ring of 32-key tiles until session 62).
 constexpr bool separate_kv(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) && std::max(head_qk, head_v) > 128 &&
-         head_qk % 64 == 0 && head_v % 64 == 0;
+         head_v % 32 == 0;
 }
 
 // Keys per tile of a kernel form: fp8 caches in the decode form take 128-key tiles up to head 128
