@@ -735,7 +735,8 @@ __device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_
     for (int dn = 0; dn < kOT / 2; ++dn) {
       uint32_t b[4];
       if (2 * dn < kGroupTiles)
-        ldsm_x4_t(b, VRows::step(v_lane_addr, kk * 16, kHalfDims ? pair_half_chunk(2 * dn) : 2 * dn));
+        ldsm_x4_t(b,
+                  VRows::step(v_lane_addr, kk * 16, kHalfDims ? pair_half_chunk(2 * dn) : 2 * dn));
       else
         ldsm_x4_t(b, VRows::step(v_tail_addr, kk * 16, 2 * dn - kGroupTiles));
 #pragma unroll
@@ -1399,7 +1400,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         const int v_row = (lane & 7) + ((lane >> 3) & 1) * 8;
         const uint32_t v_lane = smem_addr(sV) + VRows::at(v_row, (lane >> 4) + 4 * half);
         const uint32_t v_tail =
-            smem_addr(sV) + VRows::at(v_row, (lane >> 4) + 2 * pair_group_tiles(kDvW / 8) + 2 * half);
+            smem_addr(sV) +
+            VRows::at(v_row, (lane >> 4) + 2 * pair_group_tiles(kDvW / 8) + 2 * half);
         constexpr int kSteps = kWarpKeys / 16;
         pv_mma_steps<E, VRows, kSteps, true>(
             o,
