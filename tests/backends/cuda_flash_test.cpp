@@ -1171,10 +1171,10 @@ TEST_F(CudaFlash, EveryManifestHeadPair) {
 
 // Heads of 160 and 224 (Zamba2's): 16-bit prefill in the warp-pair form, whose warps split the
 // last 32 dims of V 16 / 16 (padded shared rows; forced splits write the workspace's columns
-// through the same map); over fp8 caches the
-// decode form, whose Q fragments go back into the Q tile in a short last round (10 and 14
-// chunks over four warps). Masks, features, awkward lengths, Zamba2's 48-token blocks, page 1,
-// MHA and GQA, forced splits, both fp8 formats and scale granularities.
+// through the same map); over fp8 caches the decode form, whose Q fragments go back into the Q
+// tile in a short last round (10 and 14 chunks over four warps). Masks, features, awkward
+// lengths, Zamba2's 48-token blocks, page 1, MHA and GQA, forced splits, both fp8 formats and
+// scale granularities.
 TEST_F(CudaFlash, Heads160And224) {
   uint32_t seed = 160;
   for (int d : {160, 224}) {
