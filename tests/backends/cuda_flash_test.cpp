@@ -2792,6 +2792,36 @@ TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   check_smem_rows<1024>();  // 16-bit head 512
 }
 
+// The warp-pair form's split of V (tiles.hpp pair_chunk), at every manifest pair that takes it:
+// the two warps' n8 O tiles cover each 16-byte chunk of V's rows exactly once, each even tile
+// and the next are one ldmatrix's two chunks (c, c + 1), and inside the 64-dim groups a tile's
+// chunk less the warp's 4 h shares no bit with a lane's own chunk bits (0 and 2: lanes 16..31
+// take c + 1, warp 1 takes + 4), which SmemRows::step's XOR needs on swizzled rows.
+TEST(CudaFlashHost, WarpPairSplitsEveryChunkOfV) {
+  std::vector<int> heads_v;
+  for (auto [qk, v] : cuda_flash::kFlashHeadPairs) {
+    if (!cuda_flash::separate_kv(qk, v, false, false)) continue;
+    heads_v.push_back(v);
+    const int tiles = v / 16;  // a warp's n8 O tiles: half of V's head
+    std::vector<int> seen(size_t(v / 8), 0);
+    for (int h = 0; h < 2; ++h)
+      for (int j = 0; j < tiles; ++j) {
+        const int c = cuda_flash::pair_chunk(tiles, j, h);
+        ASSERT_GE(c, 0) << qk << "/" << v << " warp " << h << " tile " << j;
+        ASSERT_LT(c, v / 8) << qk << "/" << v << " warp " << h << " tile " << j;
+        ++seen[size_t(c)];
+        if (j % 2 == 1)
+          EXPECT_EQ(c, cuda_flash::pair_chunk(tiles, j - 1, h) + 1) << qk << "/" << v << " " << j;
+        if (j < cuda_flash::pair_group_tiles(tiles) && j % 2 == 0)
+          EXPECT_EQ((c - 4 * h) & 5, 0) << qk << "/" << v << " warp " << h << " tile " << j;
+      }
+    for (int c = 0; c < v / 8; ++c)
+      EXPECT_EQ(seen[size_t(c)], 1) << qk << "/" << v << " chunk " << c;
+  }
+  // 160 and 224 take the 16-dim tail; 192/128 and 256 whole groups only.
+  EXPECT_EQ(heads_v, (std::vector<int>{160, 192, 224, 256, 128}));
+}
+
 // When the decode form asks for its shared-memory floor (two CTAs per SM), at the H200's 132
 // SMs and the shapes session 46 measured both ways (tiles.hpp decode_floor).
 TEST(CudaFlashHost, DecodeFloorByGrid) {

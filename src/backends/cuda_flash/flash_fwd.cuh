@@ -701,26 +701,13 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMT][kNT][4], float (&
   });
 }
 
-// A warp pair splits V's dims: each whole 64-dim group in 32-dim blocks, warp h taking 16-byte
-// chunks 4 h .. 4 h + 3 of every 8 (so a lane's chunk bits never carry into SmemRows::step's
-// offsets), and a last 32-dim group (heads 160 and 224, whose padded rows are not swizzled) in
-// 16-dim halves. Of a warp's kOT n8 O tiles, the first pair_group_tiles(kOT) lie in the groups
-// (tile j is chunk pair_half_chunk(j) + 4 h); the tail's tiles j are chunks
-// 2 pair_group_tiles(kOT) + 2 h + (j - pair_group_tiles(kOT)).
-__device__ __forceinline__ constexpr int pair_half_chunk(int j) { return 8 * (j / 4) + j % 4; }
-__device__ __forceinline__ constexpr int pair_group_tiles(int kOT) { return kOT / 4 * 4; }
-__device__ __forceinline__ constexpr int pair_chunk(int kOT, int j, int h) {
-  return j < pair_group_tiles(kOT) ? pair_half_chunk(j) + 4 * h
-                                   : 2 * pair_group_tiles(kOT) + 2 * h + j - pair_group_tiles(kOT);
-}
-
 // O += P V from a 16-bit V tile in shared memory (layout VRows) over kKSteps 16-key steps:
 // a_frag(kk, a) supplies the probabilities' A fragments of step kk (per m-tile), ldmatrix.trans
 // reads V's B fragments. v_lane_addr: this lane's row (keys lane % 8, + 8 for lanes 8..15 and
 // 24..31) and column (+ 8 dims for lanes 16..31) of the first 16 x 16 block. O's n8 tiles 2 dn,
 // 2 dn + 1 hold the 16 dims 2 dn chunks on, or with kHalfDims (a warp pair's half of V; its lane
-// addresses include the warp's 4 h chunks, v_tail_addr its 2 h of the tail) pair_chunk's. Only
-// the first live_mt m-tiles run (CTA-uniform).
+// addresses include the warp's 4 h chunks, v_tail_addr its 2 h of the tail) tiles.hpp pair_chunk's.
+// Only the first live_mt m-tiles run (CTA-uniform).
 template <typename E, typename VRows, int kKSteps, bool kHalfDims = false, int kMT, int kOT,
           typename AFrag>
 __device__ __forceinline__ void pv_mma_steps(float (&o)[kMT][kOT][4], AFrag&& a_frag,

@@ -84,6 +84,19 @@ constexpr bool separate_kv(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) && std::max(head_qk, head_v) > 128 &&
          head_v % 32 == 0;
 }
+// A warp pair splits V's dims: each whole 64-dim group in 32-dim blocks, warp h taking 16-byte
+// chunks 4 h .. 4 h + 3 of every 8 (so a lane's chunk bits never carry into SmemRows::step's
+// offsets), and a last 32-dim group (heads 160 and 224, whose padded rows are not swizzled) in
+// 16-dim halves. Of a warp's kOT n8 O tiles (V's head / 16), the first pair_group_tiles(kOT) lie
+// in the groups (tile j is chunk pair_half_chunk(j) + 4 h); the tail's tiles j are chunks
+// 2 pair_group_tiles(kOT) + 2 h + (j - pair_group_tiles(kOT)). Host tests check that the two
+// warps cover every chunk once.
+ATTNKIT_HD constexpr int pair_half_chunk(int j) { return 8 * (j / 4) + j % 4; }
+ATTNKIT_HD constexpr int pair_group_tiles(int kOT) { return kOT / 4 * 4; }
+ATTNKIT_HD constexpr int pair_chunk(int kOT, int j, int h) {
+  return j < pair_group_tiles(kOT) ? pair_half_chunk(j) + 4 * h
+                                   : 2 * pair_group_tiles(kOT) + 2 * h + j - pair_group_tiles(kOT);
+}
 
 // Keys per tile of a kernel form: fp8 caches in the decode form take 128-key tiles up to head 128
 // (the same 16 KB as a 64-key 16-bit tile), so the per-tile fixed costs (barriers, page ring,
