@@ -468,14 +468,14 @@ __device__ __forceinline__ bool cta_work(const FlashParams& p, CtaWork& w) {
 
 // One thread's walk over a CTA's packed rows when its threads copy a tile's 16-byte chunks:
 // thread tid takes chunk cc = tid % kLanes of rows r = tid / kLanes, then r + kStep, r + 2 kStep,
-// ... (kLanes: the chunks per row rounded up to a power of two; lanes past a row's chunks idle).
+// ... (kLanes: the chunks per row rounded up to a power of two, at least 8; lanes past a row's
+// chunks idle).
 // Packed row pr is query token pr / G and head pr % G of the KV head's group; the walk carries
 // both and the row's element offset from step to step, dividing once. Dividing per chunk cost ~45
 // instructions a chunk: the Q and O tiles took 1.5 key tiles' worth of instructions per warp in a
 // head-128 1k prefill CTA (v2l source counters, cuda_s6_r7/r8); v2o's walk: 6% fewer in the call.
-constexpr int chunk_lanes(int chunks) {
-  return chunks <= 8 ? 8 : 2 * chunk_lanes((chunks + 1) / 2);
-}
+constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
+constexpr int chunk_lanes(int chunks) { return std::max(8, pow2_at_least(chunks)); }
 template <int kChunks>
 struct RowWalk {
   static constexpr int kLanes = chunk_lanes(kChunks);

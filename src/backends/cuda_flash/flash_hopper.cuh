@@ -24,8 +24,6 @@
 
 namespace attnkit::cuda_flash {
 
-constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
-
 // Rows of kRowBytes, unpadded: the fp8 raw ring, where each thread reads back only the chunks it
 // copied (a warp's 32 chunks are 512 contiguous bytes, free of bank conflicts).
 template <int kRowBytes>
