@@ -165,8 +165,8 @@ struct Shape {
   int image = 0;               // prefill: keys [0, image) of each sequence are one PrefixLM range
   int wl = -1, wr = -1;        // prefill, encoder: window_left / window_right as kernels get them
   int chunk = 0;               // decode: attention_chunk_size (a row reads its chunk's keys only)
-  // prefill: V's head size where it is not `head` (192/128); V rows keep K's row stride in the
-  // cache (their leading dv elements are read), as sampled_check reads them
+  // prefill: V's head size where it is not `head` (192/128); the cache packs V rows at their own
+  // dv elements, as a model's cache does
   int dv = 0;
   // mixed (a chunked-prefill step): each sequence's query tokens, decodes first (seq_q: the most)
   std::vector<int> qlens = {};
@@ -237,34 +237,43 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         const int nk =
             s.causal ? std::max(pos + 1, pos < s.image_of(seq) ? s.image_of(seq) : 0) : s.len(seq);
         const int pages = s.contiguous() ? 0 : (nk + s.page - 1) / s.page;
-        const int64_t head_bytes = int64_t(s.page) * D * elem;
-        std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(kb.size());
-        int64_t row_of_key = D;  // elements from one key's row of this head to the next
-        if (s.contiguous()) {    // the sequence's rows, every head
+        // V rows hold Dv elements (MLA: V is the leading Dv of each latent row, of D)
+        const int Dr = s.mla() ? D : Dv;
+        const int64_t head_bytes = int64_t(s.page) * D * elem,
+                      head_bytes_v = int64_t(s.page) * Dr * elem;
+        std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(size_t(pages) * head_bytes_v);
+        // elements from one key's row of this head to the next, in K and in V
+        int64_t row_of_key = D, row_of_v = Dr;
+        if (s.contiguous()) {  // the sequence's rows, every head
           row_of_key = int64_t(s.hkv) * D;
-          const int64_t bytes = nk * row_of_key * elem, off = int64_t(seq) * s.seq_k * row_of_key;
-          kb.resize(size_t(bytes));
-          vb.resize(size_t(bytes));
-          ck(cudaMemcpy(kb.data(), A.k.as<uint8_t>() + off * elem, bytes, cudaMemcpyDeviceToHost),
+          row_of_v = int64_t(s.hkv) * Dr;
+          const int64_t kbytes = nk * row_of_key * elem, vbytes = nk * row_of_v * elem;
+          kb.resize(size_t(kbytes));
+          vb.resize(size_t(vbytes));
+          ck(cudaMemcpy(kb.data(), A.k.as<uint8_t>() + int64_t(seq) * s.seq_k * row_of_key * elem,
+                        kbytes, cudaMemcpyDeviceToHost),
              "k rows");
-          ck(cudaMemcpy(vb.data(), A.v.as<uint8_t>() + off * elem, bytes, cudaMemcpyDeviceToHost),
+          ck(cudaMemcpy(vb.data(), A.v.as<uint8_t>() + int64_t(seq) * s.seq_k * row_of_v * elem,
+                        vbytes, cudaMemcpyDeviceToHost),
              "v rows");
         }
         for (int p = 0; p < pages; ++p) {
           const int64_t blk = bt[size_t(seq) * bt_stride + p];
-          const int64_t off = (blk * s.hkv + g) * head_bytes;
-          ck(cudaMemcpy(kb.data() + p * head_bytes, A.k.as<uint8_t>() + off, head_bytes,
+          ck(cudaMemcpy(kb.data() + p * head_bytes,
+                        A.k.as<uint8_t>() + (blk * s.hkv + g) * head_bytes, head_bytes,
                         cudaMemcpyDeviceToHost),
              "k page");
           if (!s.mla())
-            ck(cudaMemcpy(vb.data() + p * head_bytes, A.v.as<uint8_t>() + off, head_bytes,
+            ck(cudaMemcpy(vb.data() + p * head_bytes_v,
+                          A.v.as<uint8_t>() + (blk * s.hkv + g) * head_bytes_v, head_bytes_v,
                           cudaMemcpyDeviceToHost),
                "v page");
         }
         if (s.mla()) vb = kb;  // V = the leading Dv elements of each latent row
         const int64_t head_at = s.contiguous() ? int64_t(g) * D : 0;
-        auto val = [&](const std::vector<uint8_t>& b, int j, int d) -> double {
-          const size_t i = size_t(j * row_of_key + head_at + d);
+        const int64_t head_at_v = s.contiguous() ? int64_t(g) * Dr : 0;
+        auto val = [&](const std::vector<uint8_t>& b, int j, int d, bool v) -> double {
+          const size_t i = size_t(v ? j * row_of_v + head_at_v + d : j * row_of_key + head_at + d);
           if (elem == 1) return fp8_e4m3_to_float(b[i]);
           uint16_t x;
           std::memcpy(&x, &b[i * 2], 2);
@@ -278,7 +287,7 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         double mx = -INFINITY;
         for (int j = j0; j < j1; ++j) {
           double acc = 0;
-          for (int d = 0; d < D; ++d) acc += double(bf16_at(q, d)) * val(kb, j, d);
+          for (int d = 0; d < D; ++d) acc += double(bf16_at(q, d)) * val(kb, j, d, false);
           logit[j] = acc * scale * kscale;
           mx = std::max(mx, logit[j]);
         }
@@ -287,7 +296,7 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         for (int j = j0; j < j1; ++j) {
           const double w = std::exp(logit[j] - mx);
           z += w;
-          for (int d = 0; d < Dv; ++d) ref[d] += w * val(vb, j, d);
+          for (int d = 0; d < Dv; ++d) ref[d] += w * val(vb, j, d, true);
         }
         double num = 0, den = 0;
         for (int d = 0; d < Dv; ++d) {
@@ -319,20 +328,24 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
   int64_t blocks = 0;
   for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
-  const int64_t head_bytes = int64_t(s.page) * D * elem;
+  const int64_t head_bytes = int64_t(s.page) * D * elem, head_bytes_v = int64_t(s.page) * Dv * elem;
   const size_t cache_bytes = s.contiguous() ? size_t(s.total_keys()) * s.hkv * D * elem
                                             : size_t(blocks) * s.hkv * head_bytes;
+  // V's cache (none for MLA's latent), its rows packed at Dv
+  const size_t v_cache_bytes = s.mla()          ? 0
+                               : s.contiguous() ? size_t(s.total_keys()) * s.hkv * Dv * elem
+                                                : size_t(blocks) * s.hkv * head_bytes_v;
   A.need(A.q, tq * s.hq * D * 2);
   A.need(A.out, tq * s.hq * Dv * 2);
   A.need(A.lse, tq * s.hq * 4);
   A.need(A.k, cache_bytes);
-  if (!s.mla()) A.need(A.v, cache_bytes);
+  if (!s.mla()) A.need(A.v, v_cache_bytes);
   void* st = nullptr;
   cuda_flash::launch_fill_random(A.q.p, tq * s.hq * D, 2, 1, seed, 1.f, st);
   cuda_flash::launch_fill_random(A.k.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 1,
                                  elem == 1 ? 4.f : 1.f, st);
   if (!s.mla())
-    cuda_flash::launch_fill_random(A.v.p, cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
+    cuda_flash::launch_fill_random(A.v.p, v_cache_bytes / elem, elem, kind_of(s.kv), seed + 2,
                                    elem == 1 ? 4.f : 1.f, st);
   std::vector<int32_t> used(s.batch);
   for (int i = 0; i < s.batch; ++i) used[i] = s.len(i);
@@ -424,9 +437,9 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
     kv.stride_token = int64_t(D) * elem;
     kv.stride_head = head_bytes;
     kv.stride_block = head_bytes * s.hkv;
-    kv.v_stride_token = kv.stride_token;
-    kv.v_stride_head = kv.stride_head;
-    kv.v_stride_block = kv.stride_block;
+    kv.v_stride_token = int64_t(Dv) * elem;
+    kv.v_stride_head = head_bytes_v;
+    kv.v_stride_block = head_bytes_v * s.hkv;
   }
   kv.k = A.k.p;
   if (!s.mla()) kv.v = A.v.p;
@@ -625,10 +638,9 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
     // previous layers' clean lines (perf-anchors §7: input sets rotated, a layer loop replayed
     // from a graph). Per layer: launch and ramp overlap the previous call's tail.
     // 4 GiB of K/V in all, 4 to 32 layers, within 80% of the free device memory (at least 2).
-    const int kv_tensors = s.mla() ? 1 : 2;
     size_t free_bytes = 0, total_bytes = 0;
     ck(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const size_t layer_bytes = kv_tensors * cache_bytes;
+    const size_t layer_bytes = cache_bytes + v_cache_bytes;
     const int layers = int(std::min(std::clamp<size_t>((size_t(4) << 30) / layer_bytes, 4, 32),
                                     free_bytes / 5 * 4 / layer_bytes));
     if (layers < 2) {
