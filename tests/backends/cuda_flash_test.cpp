@@ -1961,30 +1961,34 @@ TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
 }
 
 // The plan keeps two split counts and run() settles on one with the cache it is given: pages
-// that hold whole tiles take kLoneCtaTilesPaged's count, over 16-bit caches and, at head 256, fp8
-// ones (fp8_decode_paged_count; on a 132-SM GPU, 1x32k 32/4 runs 32 splits at page 64 and 64 at
-// page 16). Each run is checked against the reference.
+// that hold whole tiles take kLoneCtaTilesPaged's count, over 16-bit caches and, at heads 128 and
+// 256, fp8 ones (fp8_decode_paged_count: 128-key fp8 tiles at head 128, 64-key at 256). On a
+// 132-SM GPU 1x32k 32/4 then runs 32 splits where a page holds whole tiles, else 64. Each run is
+// checked against the reference.
 TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
-  for (const bool fp8 : {false, true}) {
-    int splits[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
-      Case c{.name = std::string(fp8 ? "fp8 e4m3 head 256 " : "") +
-                     (i ? "1x32k 32/4 page 64" : "1x32k 32/4 page 16"),
-             .kv = fp8 ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16,
-             .gran = fp8 ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
-             .head = fp8 ? 256 : 128,
-             .hq = 32,
-             .hkv = 4,
-             .block = i ? 64 : 16,
-             .seqs = {{1, 32768}}};
-      splits[i] = run_planned(c, 40 + i).splits;
-    }
-    int sms = 0;
-    ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    if (sms == 132) {
-      EXPECT_EQ(splits[0], 64) << (fp8 ? "fp8 head 256" : "bf16 head 128");
-      EXPECT_EQ(splits[1], 32) << (fp8 ? "fp8 head 256" : "bf16 head 128");
-    }
+  struct Row {
+    bool fp8;
+    int head, block, splits;
+  };
+  const Row rows[] = {{false, 128, 16, 64}, {false, 128, 64, 32}, {true, 256, 16, 64},
+                      {true, 256, 64, 32},  {true, 128, 64, 64},  {true, 128, 128, 32}};
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int seed = 40;
+  for (const Row& row : rows) {
+    const std::string name = std::string(row.fp8 ? "fp8 e4m3" : "bf16") + " head " +
+                             std::to_string(row.head) + " 1x32k 32/4 page " +
+                             std::to_string(row.block);
+    Case c{.name = name,
+           .kv = row.fp8 ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16,
+           .gran = row.fp8 ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
+           .head = row.head,
+           .hq = 32,
+           .hkv = 4,
+           .block = row.block,
+           .seqs = {{1, 32768}}};
+    const int splits = run_planned(c, seed++).splits;
+    if (sms == 132) EXPECT_EQ(splits, row.splits) << name;
   }
 }
 

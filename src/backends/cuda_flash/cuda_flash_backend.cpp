@@ -505,7 +505,7 @@ class CudaFlashBackend final : public AttentionBackend {
                           flash_static_smem_bytes(layer.head_size, hv, !spec_rows, true)));
       fp8.grid_m = f.grid_m;
       fp8.splits = splits_of(f, kLoneCtaTiles);
-      fp8.splits_paged = fp8_decode_paged_count(layer.head_size, hv)
+      fp8.splits_paged = fp8_decode_paged_count(layer.head_size, hv) && !spec_rows
                              ? splits_of(f, kLoneCtaTilesPaged)
                              : fp8.splits;
       if (options_.force_num_splits <= 0 && !options_.uniform_splits && b.num_seqs > 1) {
@@ -762,8 +762,12 @@ class CudaFlashBackend final : public AttentionBackend {
         if (ragged) return planned_ragged.max_splits;
         if (fp8_decode)
           return kv.block_size % pl.fp8.tile_keys == 0 ? pl.fp8.splits_paged : pl.fp8.splits;
-        return kind != KvKind::kFp8 && kv.block_size % pl.tile_keys == 0 ? pl.splits_paged
-                                                                         : pl.splits;
+        // fp8 caches run this plan's decode form on 128-key tiles at heads up to 128
+        const bool whole_tiles =
+            kind != KvKind::kFp8 ? kv.block_size % pl.tile_keys == 0
+                                 : fp8_decode_paged_count(L.head_size, hv) &&
+                                       kv.block_size % tile_keys(L.head_size, hv, true, true) == 0;
+        return whole_tiles ? pl.splits_paged : pl.splits;
       }();
       p.num_splits = splits;
       p.split_chunk =

@@ -380,14 +380,21 @@ static_assert(hopper_prefill_fits_every_head(),
 // 32 splits ran 31.9 / 25.6 us (write / clean L2) against 64 splits' 33.0 / 26.9 at page 128,
 // 32.2 / 26.1 against 33.2 / 27.2 at page 64, but 35.1 / 28.9 against 33.3 / 27.3 at page 16
 // (each tile four 4 KB runs); fp8 (two stages) lost at pages 16 and 64 and, with a clean L2, at
-// 128 (v2n sweep, s7 r11).
+// 128 (v2n's form on the H200, sweep s7 r11; today's form at head 128: below).
 // The fp8 decode form at head 256 takes kLoneCtaTilesPaged's count too over pages of whole
 // (64-key, 32 KB) tiles. H200, two alternating rounds (s20 r3): 1x32k 32/4 40.4-40.7 -> 36.1-36.7
 // us, 2x16k and 4x8k 32/4 -1.0..-2.0 us, 1x16k 32/8 -0.7..-1.0 us at pages 64 and 128 (other
 // shapes keep their counts); at page 16 the same rule cost up to 1.2 us, and at head 192 up to 1.3
 // us over whole-tile pages (3.7 at page 16), so those keep kLoneCtaTiles.
+// At head 128 the one-row fp8 decode (the 16-bit plan's decode form, 128-key fp8 tiles) takes it
+// over pages of whole 128-key tiles: H100, two rounds of a split sweep (s63 call 2), 1x32k 32/4 at
+// page 128 ran 32 splits in 18.23-18.27 us a layer in the layer loop against 64's 18.61-18.68,
+// and 2-3% faster under the write and clean-L2 protocols too; at page 64 32 splits were level in
+// the loop and 2% slower with a clean L2, at page 16 11% slower, so those keep 64. Speculative
+// rows at head 128 and heads 64..96 were not measured and keep kLoneCtaTiles.
 constexpr bool fp8_decode_paged_count(int head_qk, int head_v) {
-  return std::max(head_qk, head_v) == 256;
+  const int head = std::max(head_qk, head_v);
+  return head == 128 || head == 256;
 }
 inline constexpr int kCtaFixedTiles = 4;
 inline constexpr int kLoneCtaTiles = 8;
