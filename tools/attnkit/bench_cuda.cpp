@@ -328,7 +328,10 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
   int64_t blocks = 0;
   for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
-  const int64_t head_bytes = int64_t(s.page) * D * elem, head_bytes_v = int64_t(s.page) * Dv * elem;
+  // V's rows hold Dv elements; MLA's V is the leading Dv of each latent (K) row, so its view
+  // keeps K's strides
+  const int Dr = s.mla() ? D : Dv;
+  const int64_t head_bytes = int64_t(s.page) * D * elem, head_bytes_v = int64_t(s.page) * Dr * elem;
   const size_t cache_bytes = s.contiguous() ? size_t(s.total_keys()) * s.hkv * D * elem
                                             : size_t(blocks) * s.hkv * head_bytes;
   // V's cache (none for MLA's latent), its rows packed at Dv
@@ -437,7 +440,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
     kv.stride_token = int64_t(D) * elem;
     kv.stride_head = head_bytes;
     kv.stride_block = head_bytes * s.hkv;
-    kv.v_stride_token = int64_t(Dv) * elem;
+    kv.v_stride_token = int64_t(Dr) * elem;
     kv.v_stride_head = head_bytes_v;
     kv.v_stride_block = head_bytes_v * s.hkv;
   }

@@ -762,7 +762,8 @@ class CudaFlashBackend final : public AttentionBackend {
         if (ragged) return planned_ragged.max_splits;
         if (fp8_decode)
           return kv.block_size % pl.fp8.tile_keys == 0 ? pl.fp8.splits_paged : pl.fp8.splits;
-        // fp8 caches run this plan's decode form on 128-key tiles at heads up to 128
+        // An fp8 cache's decode form runs 128-key tiles at heads up to 128 (tiles.hpp
+        // fp8_decode_paged_count); a prefill plan has one count either way.
         const bool whole_tiles =
             kind != KvKind::kFp8 ? kv.block_size % pl.tile_keys == 0
                                  : fp8_decode_paged_count(L.head_size, hv) &&
