@@ -2826,6 +2826,25 @@ TEST(CudaFlashHost, WarpPairSplitsEveryChunkOfV) {
   EXPECT_EQ(heads_v, (std::vector<int>{160, 192, 224, 256, 128}));
 }
 
+// Which cache takes a plan's paged split count (tiles.hpp takes_paged_count): 16-bit pages that
+// hold whole tiles of the plan's form; fp8 pages that hold whole fp8 decode tiles (128 keys at
+// head 128, 64 at 256), and at no other head.
+TEST(CudaFlashHost, PagedCountByCacheKind) {
+  namespace cf = cuda_flash;
+  EXPECT_TRUE(cf::takes_paged_count(false, 128, 128, 64, 64));
+  EXPECT_TRUE(cf::takes_paged_count(false, 128, 128, 128, 64));
+  EXPECT_FALSE(cf::takes_paged_count(false, 128, 128, 16, 64));
+  EXPECT_TRUE(cf::takes_paged_count(true, 128, 128, 128, 64));
+  EXPECT_TRUE(cf::takes_paged_count(true, 128, 128, 256, 64));
+  EXPECT_FALSE(cf::takes_paged_count(true, 128, 128, 64, 64));  // half an fp8 tile a page
+  EXPECT_FALSE(cf::takes_paged_count(true, 128, 128, 16, 64));
+  EXPECT_TRUE(cf::takes_paged_count(true, 256, 256, 64, 32));
+  EXPECT_FALSE(cf::takes_paged_count(true, 256, 256, 16, 32));
+  for (int head : {64, 80, 96, 160, 192, 224})
+    for (int block : {16, 64, 128, 256})
+      EXPECT_FALSE(cf::takes_paged_count(true, head, head, block, 64)) << head << " " << block;
+}
+
 // When the decode form asks for its shared-memory floor (two CTAs per SM), at the H200's 132
 // SMs and the shapes session 46 measured both ways (tiles.hpp decode_floor).
 TEST(CudaFlashHost, DecodeFloorByGrid) {

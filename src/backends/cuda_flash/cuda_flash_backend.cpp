@@ -761,14 +761,12 @@ class CudaFlashBackend final : public AttentionBackend {
         if (hopper) return pl.splits_hopper;
         if (ragged) return planned_ragged.max_splits;
         if (fp8_decode)
-          return kv.block_size % pl.fp8.tile_keys == 0 ? pl.fp8.splits_paged : pl.fp8.splits;
-        // An fp8 cache's decode form runs 128-key tiles at heads up to 128 (tiles.hpp
-        // fp8_decode_paged_count); a prefill plan has one count either way.
-        const bool whole_tiles =
-            kind != KvKind::kFp8 ? kv.block_size % pl.tile_keys == 0
-                                 : fp8_decode_paged_count(L.head_size, hv) &&
-                                       kv.block_size % tile_keys(L.head_size, hv, true, true) == 0;
-        return whole_tiles ? pl.splits_paged : pl.splits;
+          return takes_paged_count(true, L.head_size, hv, kv.block_size, pl.fp8.tile_keys)
+                     ? pl.fp8.splits_paged
+                     : pl.fp8.splits;
+        return takes_paged_count(kind == KvKind::kFp8, L.head_size, hv, kv.block_size, pl.tile_keys)
+                   ? pl.splits_paged
+                   : pl.splits;
       }();
       p.num_splits = splits;
       p.split_chunk =

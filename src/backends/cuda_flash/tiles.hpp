@@ -396,6 +396,17 @@ constexpr bool fp8_decode_paged_count(int head_qk, int head_v) {
   const int head = std::max(head_qk, head_v);
   return head == 128 || head == 256;
 }
+// Whether a launch of a plan's forms takes the plan's kLoneCtaTilesPaged count over a cache of
+// `block_size`-key pages: 16-bit caches where a page holds whole tiles of the plan's form
+// (`plan_tile_keys`), fp8 ones where it holds whole tiles of the fp8 decode form at the heads
+// fp8_decode_paged_count names (at heads up to 128 the 16-bit plan's decode form runs 128-key
+// fp8 tiles; a prefill plan's two counts are one).
+constexpr bool takes_paged_count(bool fp8, int head_qk, int head_v, int block_size,
+                                 int plan_tile_keys) {
+  return fp8 ? fp8_decode_paged_count(head_qk, head_v) &&
+                   block_size % tile_keys(head_qk, head_v, true, true) == 0
+             : block_size % plan_tile_keys == 0;
+}
 inline constexpr int kCtaFixedTiles = 4;
 inline constexpr int kLoneCtaTiles = 8;
 inline constexpr int kLoneCtaTilesPaged = 16;
