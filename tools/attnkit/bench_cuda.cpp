@@ -181,6 +181,9 @@ struct Shape {
   bool mixed() const { return kind == "mixed" || kind == "mla_mixed"; }
   bool contiguous() const { return kind == "encoder"; }
   int head_v() const { return mla() ? 512 : dv ? dv : head; }
+  // elements of a V row in the cache: head_v, packed; MLA's V is the leading 512 of each latent
+  // (K) row, so its rows are K's
+  int v_row() const { return mla() ? head : head_v(); }
   int len(int seq) const { return lens.empty() ? seq_k : lens[seq]; }
   double total_keys() const {
     double n = 0;
@@ -237,8 +240,7 @@ double sampled_check(const Shape& s, Arena& A, const std::vector<int32_t>& bt, i
         const int nk =
             s.causal ? std::max(pos + 1, pos < s.image_of(seq) ? s.image_of(seq) : 0) : s.len(seq);
         const int pages = s.contiguous() ? 0 : (nk + s.page - 1) / s.page;
-        // V rows hold Dv elements (MLA: V is the leading Dv of each latent row, of D)
-        const int Dr = s.mla() ? D : Dv;
+        const int Dr = s.v_row();
         const int64_t head_bytes = int64_t(s.page) * D * elem,
                       head_bytes_v = int64_t(s.page) * Dr * elem;
         std::vector<uint8_t> kb(size_t(pages) * head_bytes), vb(size_t(pages) * head_bytes_v);
@@ -328,15 +330,13 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
   int64_t blocks = 0;
   for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
-  // V's rows hold Dv elements; MLA's V is the leading Dv of each latent (K) row, so its view
-  // keeps K's strides
-  const int Dr = s.mla() ? D : Dv;
+  const int Dr = s.v_row();
   const int64_t head_bytes = int64_t(s.page) * D * elem, head_bytes_v = int64_t(s.page) * Dr * elem;
   const size_t cache_bytes = s.contiguous() ? size_t(s.total_keys()) * s.hkv * D * elem
                                             : size_t(blocks) * s.hkv * head_bytes;
-  // V's cache (none for MLA's latent), its rows packed at Dv
+  // V's cache (none for MLA's latent)
   const size_t v_cache_bytes = s.mla()          ? 0
-                               : s.contiguous() ? size_t(s.total_keys()) * s.hkv * Dv * elem
+                               : s.contiguous() ? size_t(s.total_keys()) * s.hkv * Dr * elem
                                                 : size_t(blocks) * s.hkv * head_bytes_v;
   A.need(A.q, tq * s.hq * D * 2);
   A.need(A.out, tq * s.hq * Dv * 2);
