@@ -374,12 +374,26 @@ TEST(CliBench, CpuMlaRows) {
   }
 }
 
-// The CPU bench shuffles its block tables by default; --sequential-blocks (CPU only) keeps each
-// sequence's blocks in order. The cuda bench has no such switch and says so.
-TEST(CliBench, SequentialBlocksIsCpuOnly) {
-  const CliResult r = run_cli("bench --device cuda --suite decode --sequential-blocks");
-  EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--sequential-blocks applies to --device cpu only"));
+// The bench shuffles its block tables by default, each row from its own seed: --seed sets the
+// first row's (each row takes the next, and says which it took), --sequential-blocks keeps each
+// sequence's blocks in order. Every layout verifies. The cuda bench's rows do the same (GPU only).
+TEST(CliBench, SeedAndBlockOrderAreOptions) {
+  const std::string shape = "--suite decode --quick --decode-grid 1x97+2x54 --decode-heads 8/2";
+  const auto seeds = [](const std::vector<nlohmann::json>& rows, const std::string& order) {
+    std::vector<int> out;
+    for (const auto& j : rows) {
+      EXPECT_TRUE(j["verified"].get<bool>()) << j.dump();
+      EXPECT_EQ(j["block_table"], order) << j.dump();
+      out.push_back(j["seed"].get<int>());
+    }
+    return out;
+  };
+  EXPECT_THAT(seeds(cpu_bench_rows(shape), "shuffled"), testing::ElementsAre(1, 2));
+  EXPECT_THAT(seeds(cpu_bench_rows(shape + " --seed 7"), "shuffled"), testing::ElementsAre(7, 8));
+  EXPECT_THAT(seeds(cpu_bench_rows(shape + " --seed 7 --sequential-blocks"), "sequential"),
+              testing::ElementsAre(7, 8));
+  const CliResult bad = run_cli("bench --device cpu " + shape + " --seed -1");
+  EXPECT_EQ(bad.rc, 2) << bad.err;
 }
 
 // --interleave-isa: every row is also timed on the named CPU_FLASH variants in turn, each

@@ -193,8 +193,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--sequential-blocks", opts->sequential_blocks,
-                "cpu: each sequence's KV blocks one after another in the cache (by default the "
-                "block tables take them in a shuffled order, as the cuda bench's do)");
+                "each sequence's KV blocks one after another in the cache (by default the "
+                "block tables take them in a shuffled order)");
+  cmd->add_option("--seed", opts->seed,
+                  "the first row's seed for its shuffled block table (cuda: and its random "
+                  "inputs), each row taking the next (default: cuda 100, cpu 1), so that a "
+                  "figure can be checked over other layouts of the same shape");
   cmd->add_option("--interleave-isa", opts->interleave_isa,
                   "cpu: also time every row on these CPU_FLASH variants (comma-separated, e.g. "
                   "amx_bf16,avx512_bf16) in turn, a few calls each over 12 rounds in this one "
@@ -212,10 +216,6 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->device == "cuda" && !opts->interleave_isa.empty())
       throw InvalidArgument("bench: --interleave-isa applies to --device cpu only");
     if (!opts->interleave_isa.empty()) parse_isa_list(opts->interleave_isa);
-    if (opts->device == "cuda" && opts->sequential_blocks)
-      throw InvalidArgument(
-          "bench: --sequential-blocks applies to --device cpu only (the cuda bench always "
-          "shuffles its block tables)");
     // Refused here, before any device work.
     parse_heads_list(opts->decode_heads);
     if (!opts->decode_grid.empty()) parse_decode_grid(opts->decode_grid);

@@ -35,8 +35,11 @@ struct BenchOptions {
   int prefill_window = 0;                 // cuda: the prefill rows' sliding window (0: none)
   std::string prefill_kv = "bfloat16";    // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
   int prefill_image = 0;  // cuda: each prefill sequence's first N keys are one PrefixLM range
-  bool sequential_blocks = false;  // cpu: block tables in allocation order, not shuffled
-  std::string interleave_isa;      // cpu: CPU_FLASH variants timed in turn per row (parse_isa_list)
+  bool sequential_blocks = false;  // block tables in allocation order, not shuffled
+  // the first row's seed of its block order (cuda: and random inputs); each row takes the next.
+  // Unset: the device bench's own, so that rows stay comparable with earlier runs.
+  std::optional<uint32_t> seed;
+  std::string interleave_isa;  // cpu: CPU_FLASH variants timed in turn per row (parse_isa_list)
 };
 
 // "amx_bf16,avx512_bf16" -> those variants; InvalidArgument names one that is not a CPU_FLASH

@@ -751,7 +751,7 @@ int run_cpu_bench(const BenchOptions& o) {
       isa_env && *isa_env ? isa_env : std::string(cpu_flash::to_string(cpu_flash::detect_isa()));
   cpu_set_t all_cpus;
   const bool have_affinity = sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0;
-  uint32_t seed = 1;  // each shape's block order
+  uint32_t seed = o.seed.value_or(1);  // each shape's block order
   for (const Shape& s : shapes) {
     const bool in_l2 = std::string_view(s.kind) == "decode_l2";
     AttentionBackend& be = in_l2 ? *backend_1t : *backend;
@@ -765,7 +765,8 @@ int run_cpu_bench(const BenchOptions& o) {
       sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
     }
     BenchRun r;
-    build(s, r, o.sequential_blocks, uint32_t(seed++));
+    const uint32_t row_seed = seed++;
+    build(s, r, o.sequential_blocks, row_seed);
     be.plan(r.a.batch, r.a.layer);
     r.ws.resize(be.workspace_bytes() + 64);
     r.a.workspace = r.ws.data();
@@ -838,6 +839,7 @@ int run_cpu_bench(const BenchOptions& o) {
              {"causal", s.causal},
              {"page", s.page},
              {"block_table", o.sequential_blocks ? "sequential" : "shuffled"},
+             {"seed", row_seed},
              {"time_ms", sec * 1e3},
              {"repeats", repeats},
              {"gflops", flops / sec * 1e-9},

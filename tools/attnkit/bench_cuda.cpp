@@ -322,7 +322,7 @@ std::string form_name(const Shape& s, int form) {
 }
 
 // `opt`: the backend's options as the command line set them.
-json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
+json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, bool sequential,
                const CudaFlashOptions& opt) {
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const std::vector<int32_t> cu = s.cu_seqlens_q();
@@ -354,7 +354,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed,
   for (int i = 0; i < s.batch; ++i) used[i] = s.len(i);
   std::vector<int32_t> perm(blocks);
   std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(seed)));  // scattered pages
+  if (!sequential)  // scattered pages, as a serving cache hands them out after a while
+    std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(seed)));
   // Each sequence's pages from the shuffled list; entries past its last page stay unused.
   std::vector<int32_t> bt(size_t(s.batch) * pages_per_seq, 0);
   for (int64_t i = 0, next = 0; i < s.batch; ++i)
@@ -751,7 +752,7 @@ int run_cuda_bench(const BenchOptions& o) {
   head["empty_kernel_us"] = read_probe_ms(T, 0).ms * 1e3;  // a launch with nothing to read
   emit(head);
   Arena A;
-  uint64_t seed = 100;
+  uint64_t seed = o.seed.value_or(100);
   int failures = 0;
   CudaFlashOptions opt;  // every row's backend options, from the command line
   opt.force_num_splits = o.splits;
@@ -763,7 +764,10 @@ int run_cuda_bench(const BenchOptions& o) {
   opt.hopper_any_length = o.hopper_any_length;
   opt.decode_occupancy = o.decode_occupancy == "floor" ? 1 : o.decode_occupancy == "own" ? 2 : 0;
   auto go = [&](const Shape& s, int reps) {
-    json row = run_shape(s, A, T, reps, seed++, opt);
+    const uint64_t row_seed = seed++;
+    json row = run_shape(s, A, T, reps, row_seed, o.sequential_blocks, opt);
+    row["seed"] = row_seed;
+    if (!s.contiguous()) row["block_table"] = o.sequential_blocks ? "sequential" : "shuffled";
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
     // as asked; "form" is the one that ran
     if (s.mla())
