@@ -255,14 +255,14 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   EXPECT_THAT(r.err, HasSubstr("--suite mixed benchmarks CUDA kernels"));
   r = run_cli("bench --device cpu --suite prefill --prefill-kv FP8_E4M3");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-kv, --prefill-image and --prefill-heads apply to "
-                               "--device cuda only"));
+  EXPECT_THAT(r.err, HasSubstr("--prefill-kv, --prefill-image, --prefill-heads and --pool "
+                               "apply to --device cuda only"));
   r = run_cli("bench --device cpu --suite prefill --prefill-image 256");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-heads apply to --device cuda only"));
+  EXPECT_THAT(r.err, HasSubstr("--pool apply to --device cuda only"));
   r = run_cli("bench --device cpu --suite prefill --prefill-heads 160");
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--prefill-heads apply to --device cuda only"));
+  EXPECT_THAT(r.err, HasSubstr("--pool apply to --device cuda only"));
   r = run_cli("bench --device cuda --prefill-heads 64,112");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--prefill-heads takes head sizes (qk/v pairs) CUDA_FLASH builds "
@@ -394,6 +394,13 @@ TEST(CliBench, SeedAndBlockOrderAreOptions) {
               testing::ElementsAre(7, 8));
   const CliResult bad = run_cli("bench --device cpu " + shape + " --seed -1");
   EXPECT_EQ(bad.rc, 2) << bad.err;
+  // --pool (a cache larger than the batch's blocks) is the cuda bench's; below 1 it is refused.
+  CliResult r = run_cli("bench --device cpu " + shape + " --pool 2");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--pool apply to --device cuda only"));
+  r = run_cli("bench --device cuda --suite decode --pool 0.5");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--pool"));
 }
 
 // --interleave-isa: every row is also timed on the named CPU_FLASH variants in turn, each

@@ -199,6 +199,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "the first row's seed for its shuffled block table (cuda: and its random "
                   "inputs), each row taking the next (default: cuda 100, cpu 1), so that a "
                   "figure can be checked over other layouts of the same shape");
+  cmd->add_option("--pool", opts->pool,
+                  "cuda: the paged cache holds this many times the blocks a row's batch reads "
+                  "(its block tables take theirs from the pool; K, V and the layer loop's "
+                  "layers lie a pool apart), as a serving cache holds more than one step reads")
+      ->check(CLI::Range(1.0, 16.0))
+      ->capture_default_str();
   cmd->add_option("--interleave-isa", opts->interleave_isa,
                   "cpu: also time every row on these CPU_FLASH variants (comma-separated, e.g. "
                   "amx_bf16,avx512_bf16) in turn, a few calls each over 12 rounds in this one "
@@ -208,11 +214,13 @@ void add_bench_command(CLI::App& app, int* exit_code) {
         (opts->splits > 0 || opts->uniform_splits || opts->decode_chunk > 0 ||
          opts->mla_form != "auto" || opts->variant != "auto" || opts->decode_occupancy != "auto" ||
          opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
-         opts->prefill_window > 0 || opts->prefill_heads != BenchOptions{}.prefill_heads))
+         opts->prefill_window > 0 || opts->prefill_heads != BenchOptions{}.prefill_heads ||
+         opts->pool != 1))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-chunk, --mla-form, --decode-occupancy, "
-          "--variant, --hopper-any-length, --prefill-window, --prefill-kv, --prefill-image and "
-          "--prefill-heads apply to --device cuda only (the CPU suite has its own grid)");
+          "--variant, --hopper-any-length, --prefill-window, --prefill-kv, --prefill-image, "
+          "--prefill-heads and --pool apply to --device cuda only (the CPU suite has its own "
+          "grid)");
     if (opts->device == "cuda" && !opts->interleave_isa.empty())
       throw InvalidArgument("bench: --interleave-isa applies to --device cpu only");
     if (!opts->interleave_isa.empty()) parse_isa_list(opts->interleave_isa);

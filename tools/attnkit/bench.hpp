@@ -39,6 +39,7 @@ struct BenchOptions {
   // the first row's seed of its block order (cuda: and random inputs); each row takes the next.
   // Unset: the device bench's own, so that rows stay comparable with earlier runs.
   std::optional<uint32_t> seed;
+  double pool = 1;             // cuda: the cache's blocks, as a multiple of those the batch reads
   std::string interleave_isa;  // cpu: CPU_FLASH variants timed in turn per row (parse_isa_list)
 };
 

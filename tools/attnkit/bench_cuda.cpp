@@ -321,15 +321,27 @@ std::string form_name(const Shape& s, int form) {
                                                 : "v2";
 }
 
+// Where a row's pages lie: its seed (inputs and block order), the order (shuffled or each
+// sequence's blocks in turn) and the pool, `pool` times the blocks the batch reads, from whose
+// first blocks (sequential) or random ones (shuffled) the block tables take theirs, as a serving
+// cache holds more blocks than one step reads (K, V and the layer loop's layers lie a pool apart).
+struct CacheLayout {
+  uint64_t seed;
+  bool sequential;
+  double pool;
+};
+
 // `opt`: the backend's options as the command line set them.
-json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, bool sequential,
+json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& lay,
                const CudaFlashOptions& opt) {
+  const uint64_t seed = lay.seed;
   const int D = s.head, Dv = s.head_v(), elem = s.kv == KvCacheDType::kFp8E4M3 ? 1 : 2;
   const std::vector<int32_t> cu = s.cu_seqlens_q();
   const int64_t tq = cu.back();
   const int pages_per_seq = (s.seq_k + s.page - 1) / s.page;  // the block table's row stride
-  int64_t blocks = 0;
-  for (int i = 0; i < s.batch; ++i) blocks += (s.len(i) + s.page - 1) / s.page;
+  int64_t used_blocks = 0;
+  for (int i = 0; i < s.batch; ++i) used_blocks += (s.len(i) + s.page - 1) / s.page;
+  const int64_t blocks = int64_t(std::ceil(double(used_blocks) * lay.pool));  // the pool
   const int Dr = s.v_row();
   const int64_t head_bytes = int64_t(s.page) * D * elem, head_bytes_v = int64_t(s.page) * Dr * elem;
   const size_t cache_bytes = s.contiguous() ? size_t(s.total_keys()) * s.hkv * D * elem
@@ -354,7 +366,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, uint64_t seed, bool
   for (int i = 0; i < s.batch; ++i) used[i] = s.len(i);
   std::vector<int32_t> perm(blocks);
   std::iota(perm.begin(), perm.end(), 0);
-  if (!sequential)  // scattered pages, as a serving cache hands them out after a while
+  if (!lay.sequential)  // scattered pages, as a serving cache hands them out after a while
     std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(seed)));
   // Each sequence's pages from the shuffled list; entries past its last page stay unused.
   std::vector<int32_t> bt(size_t(s.batch) * pages_per_seq, 0);
@@ -764,10 +776,13 @@ int run_cuda_bench(const BenchOptions& o) {
   opt.hopper_any_length = o.hopper_any_length;
   opt.decode_occupancy = o.decode_occupancy == "floor" ? 1 : o.decode_occupancy == "own" ? 2 : 0;
   auto go = [&](const Shape& s, int reps) {
-    const uint64_t row_seed = seed++;
-    json row = run_shape(s, A, T, reps, row_seed, o.sequential_blocks, opt);
-    row["seed"] = row_seed;
-    if (!s.contiguous()) row["block_table"] = o.sequential_blocks ? "sequential" : "shuffled";
+    const CacheLayout lay{seed++, o.sequential_blocks, o.pool};
+    json row = run_shape(s, A, T, reps, lay, opt);
+    row["seed"] = lay.seed;
+    if (!s.contiguous()) {
+      row["block_table"] = o.sequential_blocks ? "sequential" : "shuffled";
+      row["pool"] = o.pool;
+    }
     if (!s.lens.empty()) row["batch_lens"] = s.lens_text;
     // as asked; "form" is the one that ran
     if (s.mla())
