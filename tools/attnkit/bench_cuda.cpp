@@ -653,11 +653,15 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
     // metadata, as one plan serves every layer of a step), so each call finds the L2 holding the
     // previous layers' clean lines (perf-anchors §7: input sets rotated, a layer loop replayed
     // from a graph). Per layer: launch and ramp overlap the previous call's tail.
-    // 4 GiB of K/V in all, 4 to 32 layers, within 80% of the free device memory (at least 2).
+    // 4 GiB of K/V read in all, 4 to 32 layers, within 80% of the free device memory (at least
+    // 2). The count follows the pages the calls read, not the pool they lie in, so that rows of
+    // different --pool run the same layers where memory allows.
     size_t free_bytes = 0, total_bytes = 0;
     ck(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const size_t layer_bytes = cache_bytes + v_cache_bytes;
-    const int layers = int(std::min(std::clamp<size_t>((size_t(4) << 30) / layer_bytes, 4, 32),
+    const size_t read_bytes =  // a decode row's cache is paged
+        size_t(used_blocks) * s.hkv * (head_bytes + (s.mla() ? 0 : head_bytes_v));
+    const int layers = int(std::min(std::clamp<size_t>((size_t(4) << 30) / read_bytes, 4, 32),
                                     free_bytes / 5 * 4 / layer_bytes));
     if (layers < 2) {
       row["layer_loop"] = fmt::format(
