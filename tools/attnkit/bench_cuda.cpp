@@ -368,7 +368,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
   std::iota(perm.begin(), perm.end(), 0);
   if (!lay.sequential)  // scattered pages, as a serving cache hands them out after a while
     std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(seed)));
-  // Each sequence's pages from the shuffled list; entries past its last page stay unused.
+  // Each sequence's pages from that list in turn; entries past its last page stay unused.
   std::vector<int32_t> bt(size_t(s.batch) * pages_per_seq, 0);
   for (int64_t i = 0, next = 0; i < s.batch; ++i)
     for (int j = 0; j < (s.len(int(i)) + s.page - 1) / s.page; ++j)
