@@ -659,8 +659,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
     size_t free_bytes = 0, total_bytes = 0;
     ck(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const size_t layer_bytes = cache_bytes + v_cache_bytes;
-    const size_t read_bytes =  // a decode row's cache is paged
-        size_t(used_blocks) * s.hkv * (head_bytes + (s.mla() ? 0 : head_bytes_v));
+    // the pool's share that the calls read (a paged cache: layer_bytes is a multiple of blocks)
+    const size_t read_bytes = layer_bytes / size_t(blocks) * size_t(used_blocks);
     const int layers = int(std::min(std::clamp<size_t>((size_t(4) << 30) / read_bytes, 4, 32),
                                     free_bytes / 5 * 4 / layer_bytes));
     if (layers < 2) {
