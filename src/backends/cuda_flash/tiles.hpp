@@ -389,7 +389,7 @@ static_assert(hopper_prefill_fits_every_head(),
 // At head 128 the one-row fp8 decode (the 16-bit plan's decode form, 128-key fp8 tiles) takes it
 // over pages of whole 128-key tiles: H100, two rounds of a split sweep (s63 call 2), 1x32k 32/4 at
 // page 128 ran 32 splits in 18.23-18.27 us a layer in the layer loop against 64's 18.61-18.68,
-// and 3.2% / 2.6% faster under the write / clean-L2 protocols; at page 64 32 splits were level in
+// and 3.2% / 2.7% faster under the write / clean-L2 protocols; at page 64 32 splits were level in
 // the loop and 2% slower with a clean L2, at page 16 11% slower, so those keep 64. Speculative
 // rows at head 128 and heads 64..96 were not measured and keep kLoneCtaTiles.
 constexpr bool fp8_decode_paged_count(int head_qk, int head_v) {
