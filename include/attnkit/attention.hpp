@@ -69,6 +69,11 @@ struct AttentionBatch {
   // nullptr: no ranges (plain masks).
   const int32_t* mm_prefix_offsets = nullptr;  // [num_seqs + 1]
   const int32_t* mm_prefix_ranges = nullptr;   // [2 * mm_prefix_offsets[num_seqs]]
+  // Set when the stream's kernel just before run() writes no cache row that sequence i held
+  // before this step (its keys below seqused_k[i] - its query count): a serving step, whose KV
+  // write writes only its own tokens' rows. A CUDA backend may then read those rows before that
+  // kernel has finished (docs/semantics.md §7). Unset: they are read only after it.
+  bool earlier_rows_settled = false;
 };
 
 // Static per-layer parameters.

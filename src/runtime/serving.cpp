@@ -1192,6 +1192,9 @@ RunReport run_workload(const RunOptions& o) {
           static_cast<const int32_t*>(cross ? cross_used_dev.get() : used_dev.get());
       a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
       a.batch.block_table_stride = kg.stride;
+      // The step's KV write wrote only its own tokens' rows; a cross layer's admitted requests'
+      // encoder rows, written just now, sit below their decoder rows (docs/semantics.md §7).
+      a.batch.earlier_rows_settled = !cross;
       if (s.mm_prefix && image > 0) {
         a.batch.mm_prefix_offsets = static_cast<const int32_t*>(mm_off_dev.get());
         a.batch.mm_prefix_ranges = static_cast<const int32_t*>(mm_rng_dev.get());

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "../far_offsets.hpp"
@@ -136,6 +138,7 @@ struct Case {
   // larger buffers; only the tokens' rows are written).
   bool far_tokens = false;
   bool check_args = false;  // CudaFlashOptions::check_args
+  int early_copies = 0;     // CudaFlashOptions::early_copies
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -554,11 +557,17 @@ struct PreparedCase {
     opt.part_min_decode_bytes = c.part_min_decode_bytes;
     opt.chunk_pieces = c.chunk_pieces;
     opt.check_args = c.check_args;
+    opt.early_copies = c.early_copies;
     be = c.mla ? make_cuda_mla_backend(opt) : make_cuda_flash_backend(opt);
     write_cache(P, *be);
     prepare_run(P, *be, r);
   }
 };
+
+bool env_is(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v && std::string_view(v) == value;
+}
 
 int device_cc() {
   int dev = 0;
@@ -2308,6 +2317,185 @@ TEST_F(CudaFlash, BackToBackDecodeCallsShareTheWorkspace) {
   }
 }
 
+// earlier_rows_settled lets the decode form copy its first tiles before its wait where they hold
+// only rows below the sequence's own (docs/semantics.md §7): the same kernels, another order of
+// copies and cp.async groups. Every output bit must equal the waiting order's: GQA and MQA, q_len
+// 1-3 (tiles that straddle the first query row wait), pages 16 / 64 / 128, forced and planned
+// splits (CTAs of fewer tiles than stages), a window, ragged plans, chunks, heads 64 / 256, fp8.
+// The backend copies early wherever the batch allows (early_copies 1), not by the grid's rule.
+TEST_F(CudaFlash, EarlyCopiesChangeNoOutputBit) {
+  const std::vector<std::pair<int, int>> mixed = {{1, 9000}, {3, 1013}, {1, 97}, {2, 54}, {1, 1}};
+  std::vector<Case> cases;
+  for (const KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3})
+    for (const int block : {16, 64, 128}) {
+      const std::string tag = std::string(to_string(kv)) + " page " + std::to_string(block);
+      const ScaleGranularity gran =
+          is_fp8(kv) ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone;
+      cases.push_back({.name = "32/4 " + tag,
+                       .kv = kv,
+                       .gran = gran,
+                       .hq = 32,
+                       .hkv = 4,
+                       .block = block,
+                       .seqs = {{1, 32768}}});
+      cases.push_back({.name = "mixed forced 16 " + tag,
+                       .kv = kv,
+                       .gran = gran,
+                       .block = block,
+                       .seqs = mixed,
+                       .force_splits = 16});
+      cases.push_back(
+          {.name = "mixed " + tag, .kv = kv, .gran = gran, .block = block, .seqs = mixed});
+    }
+  cases.push_back(
+      {.name = "ragged", .hq = 32, .hkv = 8, .seqs = {{1, 60000}, {1, 700}, {1, 300}, {1, 4000}}});
+  // (q_len 3 times the group must fit the decode form's 16 rows)
+  cases.push_back({.name = "window", .hq = 4, .hkv = 1, .seqs = mixed, .wl = 600});
+  cases.push_back({.name = "chunked", .seqs = {{1, 5000}, {2, 3000}}, .chunk = 1024});
+  cases.push_back({.name = "head 64", .head = 64, .hq = 8, .hkv = 2, .seqs = mixed});
+  cases.push_back({.name = "head 256 fp8 e5m2",
+                   .kv = KvCacheDType::kFp8E5M2,
+                   .gran = ScaleGranularity::kPerHead,
+                   .head = 256,
+                   .seqs = mixed,
+                   .sinks = true});
+  const bool pdl = device_cc() >= 90 && !env_is("ATTNKIT_CUDA_PDL", "0");
+  for (Case& c : cases) {
+    c.early_copies = 1;
+    SCOPED_TRACE(c.name);
+    PreparedCase pc(c, 91);
+    const Outputs ref = reference(pc.P);
+    auto run = [&](bool settled) {
+      pc.r.poison_out();
+      AttentionArgs a = pc.r.args;
+      a.batch.earlier_rows_settled = settled;
+      pc.be->run(a, nullptr);
+      ck(cudaDeviceSynchronize());
+      compare(pc.P, ref, pc.r.out, pc.r.lse, c.name + (settled ? " (early)" : " (waiting)"));
+      return std::make_pair(download<uint16_t>(pc.r.out, pc.r.out.n / 2),
+                            download<float>(pc.r.lse, pc.r.lse.n / 4));
+    };
+    const auto waiting = run(false), early = run(true);
+    // Every case runs the decode form, which copies early on SM90 (a chunked layer's pieces
+    // launch without a dependency, so without early copies).
+    EXPECT_GT(cuda_flash_decode_ctas_per_sm(*pc.be), 0) << c.name;
+    if (c.chunk == 0) EXPECT_EQ(cuda_flash_decode_early_copies(*pc.be), pdl) << c.name;
+    EXPECT_TRUE(waiting.first == early.first) << c.name << ": outputs differ";
+    EXPECT_EQ(std::memcmp(waiting.second.data(), early.second.data(), pc.r.lse.n), 0)
+        << c.name << ": lse differs";
+  }
+}
+
+// Early copies by the launch's grid (tiles.hpp early_copies_pay): a grid that leaves the next
+// layer's CTAs no free slot copies early; one of a CTA per SM, a ragged plan and a batch without
+// earlier_rows_settled do not; early_copies 2 never does.
+TEST_F(CudaFlash, EarlyCopiesFollowTheGrid) {
+  if (device_cc() < 90 || env_is("ATTNKIT_CUDA_PDL", "0"))
+    GTEST_SKIP() << "early copies need programmatic dependent launch (SM90)";
+  int sms = 0;
+  ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  struct Expect {
+    Case c;
+    bool settled, early;
+  };
+  // 1x32k 32/8: 8 KV heads' splits fill every slot; 32/4 forced to sms / 4 splits: one CTA
+  // per SM (at most); ragged: a plan of chunks.
+  const std::vector<Expect> expects = {
+      {{.name = "full", .hq = 32, .hkv = 8, .seqs = {{1, 32768}}}, true, true},
+      {{.name = "unsettled", .hq = 32, .hkv = 8, .seqs = {{1, 32768}}}, false, false},
+      {{.name = "never", .hq = 32, .hkv = 8, .seqs = {{1, 32768}}, .early_copies = 2}, true, false},
+      {{.name = "one per SM", .hq = 32, .hkv = 4, .seqs = {{1, 32768}}, .force_splits = sms / 4},
+       true,
+       false},
+      {{.name = "ragged", .hq = 32, .hkv = 8, .seqs = {{1, 60000}, {1, 700}, {1, 300}, {1, 4000}}},
+       true,
+       false}};
+  for (const Expect& e : expects) {
+    SCOPED_TRACE(e.c.name);
+    PreparedCase pc(e.c, 93);
+    AttentionArgs a = pc.r.args;
+    a.batch.earlier_rows_settled = e.settled;
+    pc.be->run(a, nullptr);
+    ck(cudaDeviceSynchronize());
+    compare(pc.P, reference(pc.P), pc.r.out, pc.r.lse, e.c.name);
+    EXPECT_EQ(cuda_flash_decode_early_copies(*pc.be), e.early)
+        << e.c.name << ": " << cuda_flash_planned_splits(*pc.be) << " splits, "
+        << cuda_flash_planned_split_chunk(*pc.be) << " keys a chunk, "
+        << cuda_flash_decode_ctas_per_sm(*pc.be) << " CTAs per SM";
+  }
+}
+
+// A serving step's chain: the KV write of each sequence's new rows, then the decode with
+// earlier_rows_settled, on one stream with no synchronization between them (on SM90 the decode is
+// a programmatic dependent of the write). The new rows first hold other values (written before);
+// the decode must read what the step's write put there, and the rows it copies early must be the
+// old ones. Later keys grow (k_growth), so the new rows weigh most in every output.
+TEST_F(CudaFlash, EarlyCopiesReadTheStepsKvWrite) {
+  for (const KvCacheDType kv : {KvCacheDType::kBFloat16, KvCacheDType::kFp8E4M3}) {
+    const Case c{.name = std::string("step chain ") + std::string(to_string(kv)),
+                 .kv = kv,
+                 .gran = is_fp8(kv) ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
+                 .hq = 32,
+                 .hkv = 4,
+                 .block = 64,
+                 .seqs = {{1, 20000}, {2, 3000}, {1, 700}},
+                 .k_growth = 0.0005f,
+                 .early_copies = 1};
+    SCOPED_TRACE(c.name);
+    PreparedCase pc(c, 92);
+    Problem& P = pc.P;
+    // The step's rows: each sequence's last q_len keys, their slots and source rows.
+    const size_t krow = size_t(c.hkv) * c.head, vrow = size_t(c.hkv) * P.hv;
+    std::vector<int64_t> slots;
+    std::vector<float> k_new, v_new;
+    size_t key = 0;
+    for (size_t s = 0; s < c.seqs.size(); ++s) {
+      const auto [ql, kl] = c.seqs[s];
+      for (int j = 0; j < kl; ++j, ++key)
+        if (j >= kl - ql) {
+          slots.push_back(P.slots[key]);
+          k_new.insert(k_new.end(), P.k_src.begin() + key * krow,
+                       P.k_src.begin() + (key + 1) * krow);
+          v_new.insert(v_new.end(), P.v_src.begin() + key * vrow,
+                       P.v_src.begin() + (key + 1) * vrow);
+        }
+    }
+    std::vector<float> k_old(k_new.size()), v_old(v_new.size());
+    for (size_t i = 0; i < k_new.size(); ++i) k_old[i] = -0.5f * k_new[i];
+    for (size_t i = 0; i < v_new.size(); ++i) v_old[i] = 1.f - v_new[i];
+    DevBuf dslots = upload(slots), dk_new = upload(k_new), dv_new = upload(v_new),
+           dk_old = upload(k_old), dv_old = upload(v_old);
+    KvWriteArgs w;
+    w.dtype = DType::kFloat32;
+    w.num_tokens = int(slots.size());
+    w.k_stride_token = int64_t(krow);
+    w.k_stride_head = c.head;
+    w.v_stride_token = int64_t(vrow);
+    w.v_stride_head = P.hv;
+    w.slot_mapping = dslots.as<int64_t>();
+    w.cache = P.view;
+    const Outputs ref = reference(P);  // the cache as write_cache left it: the new rows' values
+    cudaStream_t st = nullptr;
+    ck(cudaStreamCreate(&st));
+    for (int round = 0; round < 3; ++round) {
+      w.k = dk_old.p;
+      w.v = dv_old.p;
+      pc.be->write_kv(w, st);
+      ck(cudaStreamSynchronize(st));
+      pc.r.poison_out();
+      w.k = dk_new.p;
+      w.v = dv_new.p;
+      pc.be->write_kv(w, st);
+      AttentionArgs a = pc.r.args;
+      a.batch.earlier_rows_settled = true;
+      pc.be->run(a, st);
+      ck(cudaStreamSynchronize(st));
+      compare(P, ref, pc.r.out, pc.r.lse, c.name + " round " + std::to_string(round));
+    }
+    ck(cudaStreamDestroy(st));
+  }
+}
+
 // A decode batch of one long sequence among short ones fills the GPU with one split each, so the
 // plan gives each sequence its own split count (the long one several, the short ones one): sinks
 // are counted once per sequence, unsplit sequences are written by the flash kernel and split ones
@@ -2871,6 +3059,17 @@ TEST(CudaFlashHost, DecodeFloorByGrid) {
   // Two per SM already (fp8 head 128 is built with the floor): nothing to ask for.
   EXPECT_TRUE(cf::decode_floor(4096, 132, per_sm(128, true)));
   EXPECT_TRUE(cf::decode_floor(4096, 132, per_sm(96, false)));
+}
+
+// Early copies (tiles.hpp early_copies_pay) at the H100's 132 SMs, two CTAs per SM: 1x32k's
+// 256 CTAs (32/4 at 64 splits, 32/8 at 32) and larger uniform grids copy early; 32/4's 128 CTAs
+// at 32 splits and a ragged plan do not.
+TEST(CudaFlashHost, EarlyCopiesByGrid) {
+  namespace cf = cuda_flash;
+  for (int64_t ctas : {256, 512, 1024, 2048}) EXPECT_TRUE(cf::early_copies_pay(ctas, 264, false));
+  EXPECT_FALSE(cf::early_copies_pay(128, 264, false));
+  EXPECT_FALSE(cf::early_copies_pay(132, 264, false));
+  EXPECT_FALSE(cf::early_copies_pay(1024, 264, true));
 }
 
 // The decode form's reach: 16-bit caches up to head 128, fp8 caches up to 256 (64-key tiles past

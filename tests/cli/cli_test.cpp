@@ -278,6 +278,12 @@ TEST(CliBench, ChoicesAreCaseInsensitive) {
   r = run_cli("bench --device cpu --suite decode --decode-occupancy OWN");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--mla-form, --decode-occupancy"));
+  r = run_cli("bench --device cpu --suite decode --early-copies NEVER");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--decode-occupancy, --early-copies, --variant"));
+  r = run_cli("bench --device cuda --suite decode --early-copies sometimes");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--early-copies"));
   r = run_cli("bench --device cpu --suite MIXED --prefill-kv BFLOAT16 --variant AUTO");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--suite mixed benchmarks CUDA kernels"));

@@ -178,6 +178,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                   "per SM; own: as many as its shared memory allows)")
       ->transform(CLI::IsMember({"auto", "floor", "own"}, CLI::ignore_case))
       ->capture_default_str();
+  cmd->add_option("--early-copies", opts->early_copies,
+                  "cuda: whether the decode form copies its first cache tile before the previous "
+                  "kernel has finished (the calls say AttentionBatch::earlier_rows_settled, as a "
+                  "serving step does; auto: by the launch's grid)")
+      ->transform(CLI::IsMember({"auto", "always", "never"}, CLI::ignore_case))
+      ->capture_default_str();
   cmd->add_option("--prefill-kv", opts->prefill_kv,
                   "cuda: the KV cache dtype of the prefill rows (the decode grid runs both)")
       ->transform(CLI::IsMember({"bfloat16", "fp8_e4m3"}, CLI::ignore_case))
@@ -213,14 +219,14 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     if (opts->device != "cuda" &&
         (opts->splits > 0 || opts->uniform_splits || opts->decode_chunk > 0 ||
          opts->mla_form != "auto" || opts->variant != "auto" || opts->decode_occupancy != "auto" ||
-         opts->prefill_kv != "bfloat16" || opts->prefill_image > 0 || opts->hopper_any_length ||
-         opts->prefill_window > 0 || opts->prefill_heads != BenchOptions{}.prefill_heads ||
-         opts->pool != 1))
+         opts->early_copies != "auto" || opts->prefill_kv != "bfloat16" ||
+         opts->prefill_image > 0 || opts->hopper_any_length || opts->prefill_window > 0 ||
+         opts->prefill_heads != BenchOptions{}.prefill_heads || opts->pool != 1))
       throw InvalidArgument(
           "bench: --splits, --uniform-splits, --decode-chunk, --mla-form, --decode-occupancy, "
-          "--variant, --hopper-any-length, --prefill-window, --prefill-kv, --prefill-image, "
-          "--prefill-heads and --pool apply to --device cuda only (the CPU suite has its own "
-          "grid)");
+          "--early-copies, --variant, --hopper-any-length, --prefill-window, --prefill-kv, "
+          "--prefill-image, --prefill-heads and --pool apply to --device cuda only (the CPU "
+          "suite has its own grid)");
     if (opts->device == "cuda" && !opts->interleave_isa.empty())
       throw InvalidArgument("bench: --interleave-isa applies to --device cpu only");
     if (!opts->interleave_isa.empty()) parse_isa_list(opts->interleave_isa);

@@ -32,6 +32,7 @@ struct BenchOptions {
   std::string variant = "auto";           // cuda: CUDA_FLASH's generation, auto | v2 | v3
   bool hopper_any_length = false;         // cuda: v3's Hopper form at head 64 whatever the keys
   std::string decode_occupancy = "auto";  // cuda: the decode form's CTAs per SM, auto | floor | own
+  std::string early_copies = "auto";      // cuda: the decode's early copies, auto | always | never
   int prefill_window = 0;                 // cuda: the prefill rows' sliding window (0: none)
   std::string prefill_kv = "bfloat16";    // cuda: the prefill rows' cache, bfloat16 | fp8_e4m3
   int prefill_image = 0;  // cuda: each prefill sequence's first N keys are one PrefixLM range

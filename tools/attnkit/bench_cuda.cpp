@@ -468,6 +468,8 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
   a.batch.cu_seqlens_q = A.cu.as<int32_t>();
   a.batch.seqused_k = A.used.as<int32_t>();
   a.batch.block_table = A.bt.as<int32_t>();
+  // The cache is written once, before every call.
+  a.batch.earlier_rows_settled = true;
   if (s.image > 0) {
     a.batch.mm_prefix_offsets = A.mm_off.as<int32_t>();
     a.batch.mm_prefix_ranges = A.mm_rng.as<int32_t>();
@@ -502,6 +504,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
               {"split_chunk_keys", cuda_flash_planned_split_chunk(*be)},
               {"form", form_name(s, cuda_flash_planned_form(*be))},
               {"decode_ctas_per_sm", cuda_flash_decode_ctas_per_sm(*be)},
+              {"early_copies", cuda_flash_decode_early_copies(*be)},
               {"ms", ms},
               {"plan_us", plan_us},
               {"check_rel_err", err},
@@ -779,6 +782,7 @@ int run_cuda_bench(const BenchOptions& o) {
   opt.generation = cuda_flash_generation(o.variant);
   opt.hopper_any_length = o.hopper_any_length;
   opt.decode_occupancy = o.decode_occupancy == "floor" ? 1 : o.decode_occupancy == "own" ? 2 : 0;
+  opt.early_copies = o.early_copies == "always" ? 1 : o.early_copies == "never" ? 2 : 0;
   auto go = [&](const Shape& s, int reps) {
     const CacheLayout lay{seed++, o.sequential_blocks, o.pool};
     json row = run_shape(s, A, T, reps, lay, opt);
@@ -794,6 +798,7 @@ int run_cuda_bench(const BenchOptions& o) {
     else
       row["variant"] = o.variant;
     if (o.decode_occupancy != "auto") row["decode_occupancy"] = o.decode_occupancy;
+    if (o.early_copies != "auto") row["early_copies_option"] = o.early_copies;
     if (!row["ok"].get<bool>()) ++failures;
     if (s.kind != "prefill" && !s.contiguous()) {
       const ProbeMs f = read_probe_ms(T, size_t(s.kv_bytes()));

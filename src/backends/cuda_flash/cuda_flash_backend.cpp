@@ -40,6 +40,7 @@ int cuda_flash_planned_split_chunk(const AttentionBackend&) { return 0; }
 int cuda_flash_planned_form(const AttentionBackend&) { return -1; }
 int cuda_flash_planned_parts(const AttentionBackend&) { return 0; }
 int cuda_flash_decode_ctas_per_sm(const AttentionBackend&) { return 0; }
+bool cuda_flash_decode_early_copies(const AttentionBackend&) { return false; }
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*>, int64_t, int, void*) {
   throw Unsupported("CUDA_FLASH kernels are not in this build (configure with the cuda preset)");
 }
@@ -182,6 +183,11 @@ class CudaFlashBackend final : public AttentionBackend {
           "{}: decode_occupancy {} is not a choice; expected 0 (by the launch's grid), 1 (the "
           "shared-memory floor) or 2 (the kernel's own)",
           fam_.name, options_.decode_occupancy));
+    if (options_.early_copies < 0 || options_.early_copies > 2)
+      throw InvalidArgument(fmt::format(
+          "{}: early_copies {} is not a choice; expected 0 (by the launch's grid), 1 (always) or "
+          "2 (never)",
+          fam_.name, options_.early_copies));
     if (options_.generation == 3 && cc_ != 90)
       throw Unsupported(fmt::format("{} v3 (Hopper) needs compute capability 9.0; {} is {}.{}",
                                     fam_.name, prop.name, prop.major, prop.minor));
@@ -352,6 +358,7 @@ class CudaFlashBackend final : public AttentionBackend {
     run_chunk_ = 0;
     run_form_ = -1;
     run_decode_per_sm_ = 0;
+    run_early_ = false;
   }
 
   // The batch's parts (tiles.hpp batch_parts) where the layer has a decode-sized launch to send
@@ -682,6 +689,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
     p.pdl = pdl_;
+    bool settled = pdl_ && a.batch.earlier_rows_settled;
     if (plan_.ws_splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(plan_.ws_splits) * plan_.total_q * L.num_heads * hv;
@@ -730,6 +738,7 @@ class CudaFlashBackend final : public AttentionBackend {
       batch.block_table = c.out_block_table;
       batch.block_table_stride = p.block_table_stride = c.out_stride;
       p.pdl = 0;
+      settled = false;
     }
     // Concurrent parts: the part with the most query tokens, issued first, on the side stream;
     // the other on run()'s (issuing the other first or raising the side stream's priority
@@ -776,6 +785,7 @@ class CudaFlashBackend final : public AttentionBackend {
       const int grid_m = hopper ? pl.grid_m_hopper : fp8_decode ? pl.fp8.grid_m : pl.grid_m;
       // The decode form's shared-memory floor, from this launch's CTAs (tiles.hpp).
       p.smem_floor = 0;
+      p.early_kv = 0;
       int decode_per_sm = 0;
       if (split_form && !fam_.geometry) {
         const bool fp8 = kind == KvKind::kFp8;
@@ -791,12 +801,16 @@ class CudaFlashBackend final : public AttentionBackend {
             options_.decode_occupancy == 1 ||
             (options_.decode_occupancy == 0 && floored == 2 && decode_floor(ctas, sm_count_, own));
         decode_per_sm = p.smem_floor ? floored : own;
+        p.early_kv = settled && options_.early_copies != 2 &&
+                     (options_.early_copies == 1 ||
+                      early_copies_pay(ctas, int64_t(sm_count_) * decode_per_sm, ragged));
       }
       if (int(i) == plan_.main) {  // what planned_splits() and planned_form() report
         run_splits_ = splits;
         run_chunk_ = p.split_chunk;
         run_form_ = split_form && !fam_.geometry ? kV2DecodeForm : p.form;
         run_decode_per_sm_ = decode_per_sm;
+        run_early_ = p.early_kv != 0;
       }
       fam_.launch(inst, p, grid_m, split_form, pst);
       check_cuda(cudaGetLastError(), "flash kernel launch", fam_.name);
@@ -883,6 +897,7 @@ class CudaFlashBackend final : public AttentionBackend {
   }
   int planned_parts() const { return int(plan_.parts.size()); }
   int run_decode_ctas_per_sm() const { return run_decode_per_sm_; }
+  bool run_decode_early_copies() const { return run_early_; }
 
  private:
   // check_args: runs `launch` (a check kernel that writes check_report_) on st and returns the
@@ -1011,6 +1026,7 @@ class CudaFlashBackend final : public AttentionBackend {
   int run_chunk_ = 0;          // the last run's keys per split of a ragged plan (0: uniform)
   int run_form_ = -1;          // the form the last run() launched (-1: none since the plan)
   int run_decode_per_sm_ = 0;  // its decode form's CTAs per SM (0: none)
+  bool run_early_ = false;     // whether that launch copied its first tiles before its wait
   bool hopper_ = false;        // CUDA_FLASH v3 on SM90: prefill plans may take the Hopper form
   bool pdl_ = false;           // decode kernels launched as programmatic dependents (pdl.cuh)
   // concurrent_parts: the second stream and the events that fork it from run()'s and join it back
@@ -1121,6 +1137,11 @@ int cuda_flash_planned_parts(const AttentionBackend& b) {
 int cuda_flash_decode_ctas_per_sm(const AttentionBackend& b) {
   auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
   return c ? c->run_decode_ctas_per_sm() : 0;
+}
+
+bool cuda_flash_decode_early_copies(const AttentionBackend& b) {
+  auto* c = dynamic_cast<const CudaFlashBackend*>(&b);
+  return c && c->run_decode_early_copies();
 }
 
 std::unique_ptr<BlockZeroer> make_cuda_page_zeroer(std::vector<void*> tensors, int64_t page_bytes,

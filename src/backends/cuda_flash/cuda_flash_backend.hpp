@@ -50,6 +50,10 @@ struct CudaFlashOptions {
   // grid, 1 always the shared-memory floor (two per SM), 2 never (what the kernel's own shared
   // memory allows).
   int decode_occupancy = 0;
+  // Where the batch says earlier_rows_settled, the decode form's first cache tile copied before
+  // its wait (benches: the A/B of tiles.hpp early_copies_pay): 0 by the launch's grid, 1 always,
+  // 2 never.
+  int early_copies = 0;
   // Checks the device arrays that run() and write_kv() read (the ALiBi slopes, sinks and fp8
   // scales; cu_seqlens_q, seqused_k and the used block-table entries against max_seqlen_q/k and
   // the cache; PrefixLM ranges; the slot mapping) by the rules of docs/semantics.md §6 before
@@ -115,6 +119,9 @@ int cuda_flash_planned_parts(const AttentionBackend& b);
 // the most query tokens): 2 under the floor, more at the heads whose tiles leave room on grids
 // that overflow two per SM (tiles.hpp decode_floor); 0 when that run launched no decode form.
 int cuda_flash_decode_ctas_per_sm(const AttentionBackend& b);
+// Whether that launch copied its first cache tiles before its wait (CudaFlashOptions::
+// early_copies); false when it launched no decode form or `b` is not CUDA_FLASH.
+bool cuda_flash_decode_early_copies(const AttentionBackend& b);
 
 // The KV cache manager's fresh-block zeroing hook for device caches in the storage plan's layout
 // (tensor j's block b, 0 <= b < num_blocks, is the page_bytes at tensors[j] + b * page_bytes):

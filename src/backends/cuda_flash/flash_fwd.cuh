@@ -870,15 +870,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // (where it was before) that let a later layer's kernels launch and wait in turn, holding SM
   // slots (s27 r1: 4x2k 32/4 bf16 12.6 us a layer against 11.3 without the dependent launch;
   // r2, triggered here: 11.0). The prefill forms keep their order.
-  PageRows first_pages[kWarpsSplitKeys ? kStages : 1];
-  if constexpr (kWarpsSplitKeys) {
-#pragma unroll
-    for (int t = 0; t < kStages; ++t) first_pages[t] = page_of(my_lo + t);
-    pdl_wait_primary();
-    pdl_launch_dependents();
-  }
-  load_q_tile<kBM, kDqk, QRows>(p, w, sQ, tid);
-
   constexpr bool kPackedForm = packed_page_copies(kDqk, kDv, kFp8, kWarpsSplitKeys);
   const bool packed = kPackedForm && tiles_in_one_page<kBN, kChunksK * 16, kChunksV * 16>(p);
   auto load_k = [&](int stage, int slot) {
@@ -894,19 +885,41 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     load_v(stage, slot);
   };
 
+  // With p.early_kv (AttentionBatch::earlier_rows_settled) the first tile, when it holds only
+  // keys below the rows' own (shift), is copied before the wait: in a layer loop its copy runs
+  // while the previous layer's combine ends. It rides in Q's group, as the prologue's first tile
+  // does; the later tiles wait, so that Q is not queued behind them.
+  const bool early = kWarpsSplitKeys && !kSepKV && p.early_kv && (my_lo + 1) * kBN <= shift;
+  PageRows first_pages[kWarpsSplitKeys ? kStages : 1];
+  if constexpr (kWarpsSplitKeys) {
 #pragma unroll
-  for (int t = 0; t < kStages; ++t) {
-    if constexpr (kWarpsSplitKeys)
-      put_page(t, first_pages[t]);
-    else
-      put_page(t, page_of(my_lo + t));
+    for (int t = 0; t < kStages; ++t) first_pages[t] = page_of(my_lo + t);
+    if (early) {
+#pragma unroll
+      for (int t = 0; t < kStages; ++t) put_page(t, first_pages[t]);
+      __syncthreads();
+      if (my_lo < my_hi) load_kv(0, 0);
+    }
+    pdl_wait_primary();
+    pdl_launch_dependents();
   }
-  __syncthreads();
+  load_q_tile<kBM, kDqk, QRows>(p, w, sQ, tid);
+
+  if (!early) {
+#pragma unroll
+    for (int t = 0; t < kStages; ++t) {
+      if constexpr (kWarpsSplitKeys)
+        put_page(t, first_pages[t]);
+      else
+        put_page(t, page_of(my_lo + t));
+    }
+    __syncthreads();
+  }
   // Prologue: tiles my_lo .. my_lo + kStages - 2 in flight (Q rides in the first group); with
   // separate K and V, the first K.
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
-    if (my_lo + t < my_hi) load_kv(t, t);
+    if ((t > 0 || !early) && my_lo + t < my_hi) load_kv(t, t);
     cp_async_commit();
   }
   if constexpr (kSepKV) {

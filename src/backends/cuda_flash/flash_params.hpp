@@ -91,6 +91,9 @@ struct FlashParams {
   FastDiv cdiv;
   // The decode form's launch asks for kDecodeMinSmem (tiles.hpp decode_floor).
   int smem_floor = 0;
+  // The decode form may copy the rows below each sequence's own before its wait (p.pdl and
+  // AttentionBatch::earlier_rows_settled). Last, as `chunk` above.
+  int early_kv = 0;
 };
 
 inline constexpr int kUnboundedWindow = 1 << 29;
