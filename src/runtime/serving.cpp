@@ -1043,11 +1043,15 @@ RunReport run_workload(const RunOptions& o) {
     hb.total_q = cu.back();
     hb.cu_seqlens_q = cu.data();
     hb.seqused_k = used.data();
+    // The step's KV write writes only its own tokens' rows (docs/semantics.md §7).
+    hb.earlier_rows_settled = true;
     mem->copy_from_host(cu_dev.get(), cu.data(), cu.size() * 4);
     mem->copy_from_host(used_dev.get(), used.data(), used.size() * 4);
     // Cross-attention: the same queries over each request's encoder_len keys; the rows written
-    // are the admitted requests' (enc_cu: their offsets), from request_of_admitted.
+    // are the admitted requests' (enc_cu: their offsets), from request_of_admitted. Those encoder
+    // rows, written in this step, sit below the decoder rows: not settled.
     AttentionBatch hb_cross = hb;
+    hb_cross.earlier_rows_settled = false;
     std::vector<int32_t> cross_used(batch.size(), enc_len), enc_cu{0};
     std::vector<size_t> request_of_admitted;
     if (enc_dec) {
@@ -1192,9 +1196,6 @@ RunReport run_workload(const RunOptions& o) {
           static_cast<const int32_t*>(cross ? cross_used_dev.get() : used_dev.get());
       a.batch.block_table = static_cast<const int32_t*>(kg.block_table_dev.get());
       a.batch.block_table_stride = kg.stride;
-      // The step's KV write wrote only its own tokens' rows; a cross layer's admitted requests'
-      // encoder rows, written just now, sit below their decoder rows (docs/semantics.md §7).
-      a.batch.earlier_rows_settled = !cross;
       if (s.mm_prefix && image > 0) {
         a.batch.mm_prefix_offsets = static_cast<const int32_t*>(mm_off_dev.get());
         a.batch.mm_prefix_ranges = static_cast<const int32_t*>(mm_rng_dev.get());

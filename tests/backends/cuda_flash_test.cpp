@@ -139,6 +139,7 @@ struct Case {
   bool far_tokens = false;
   bool check_args = false;  // CudaFlashOptions::check_args
   int early_copies = 0;     // CudaFlashOptions::early_copies
+  bool settled = false;     // AttentionBatch::earlier_rows_settled, at plan() and run()
 };
 
 // Everything one case needs on host and device; the cache is written through write_kv.
@@ -459,7 +460,9 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
   }
   std::vector<float> lpoison(size_t(P.total_q) * P.c.hq, std::nanf(""));
   r.lse = upload(lpoison);
-  be.plan(host_batch(P), layer_of(P, true));
+  AttentionBatch hb = host_batch(P);
+  hb.earlier_rows_settled = P.c.settled;
+  be.plan(hb, layer_of(P, true));
   r.ws = DevBuf(be.workspace_bytes());
   AttentionArgs& a = r.args;
   a.q = far ? r.far_q.p : P.dq.p;
@@ -470,7 +473,7 @@ void prepare_run(Problem& P, AttentionBackend& be, DeviceRun& r) {
   a.out_stride_head = ostride;
   a.lse = r.lse.as<float>();
   a.kv = P.view;
-  a.batch = host_batch(P);
+  a.batch = hb;
   a.batch.cu_seqlens_q = P.dcu.as<int32_t>();
   a.batch.seqused_k = P.dused.as<int32_t>();
   a.batch.block_table = P.dbt.as<int32_t>();
@@ -1972,22 +1975,29 @@ TEST_F(CudaFlash, HeuristicSplitsLongDecode) {
 // The plan keeps two split counts and run() settles on one with the cache it is given: pages
 // that hold whole tiles take kLoneCtaTilesPaged's count, over 16-bit caches and, at heads 128 and
 // 256, fp8 ones (fp8_decode_paged_count: 128-key fp8 tiles at head 128, 64-key at 256). On a
-// 132-SM GPU 1x32k 32/4 then runs 32 splits where a page holds whole tiles, else 64. Each run is
+// 132-SM GPU 1x32k 32/4 then runs 32 splits where a page holds whole tiles, else 64. A batch
+// that says earlier_rows_settled on SM90 keeps 64 at heads up to 128, whose 256 CTAs copy their
+// first tiles early (tiles.hpp early_copies_pay); head 256 keeps its paged count. Each run is
 // checked against the reference.
 TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
   struct Row {
     bool fp8;
     int head, block, splits;
+    bool settled = false;
   };
-  const Row rows[] = {{false, 128, 16, 64}, {false, 128, 64, 32}, {true, 256, 16, 64},
-                      {true, 256, 64, 32},  {true, 128, 64, 64},  {true, 128, 128, 32}};
+  const bool pdl = device_cc() >= 90 && !env_is("ATTNKIT_CUDA_PDL", "0");
+  const int early = pdl ? 64 : 32;  // the count over whole-tile pages of a settled batch
+  const Row rows[] = {
+      {false, 128, 16, 64},          {false, 128, 64, 32},          {true, 256, 16, 64},
+      {true, 256, 64, 32},           {true, 128, 64, 64},           {true, 128, 128, 32},
+      {false, 128, 64, early, true}, {true, 128, 128, early, true}, {true, 256, 64, 32, true}};
   int sms = 0;
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   int seed = 40;
   for (const Row& row : rows) {
     const std::string name = std::string(row.fp8 ? "fp8 e4m3" : "bf16") + " head " +
                              std::to_string(row.head) + " 1x32k 32/4 page " +
-                             std::to_string(row.block);
+                             std::to_string(row.block) + (row.settled ? " settled" : "");
     Case c{.name = name,
            .kv = row.fp8 ? KvCacheDType::kFp8E4M3 : KvCacheDType::kBFloat16,
            .gran = row.fp8 ? ScaleGranularity::kPerTensor : ScaleGranularity::kNone,
@@ -1995,7 +2005,8 @@ TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
            .hq = 32,
            .hkv = 4,
            .block = row.block,
-           .seqs = {{1, 32768}}};
+           .seqs = {{1, 32768}},
+           .settled = row.settled};
     const int splits = run_planned(c, seed++).splits;
     if (sms == 132) EXPECT_EQ(splits, row.splits) << name;
   }

@@ -401,6 +401,7 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
   hb.seqused_k = used.data();
   hb.block_table = bt.data();
   hb.block_table_stride = s.contiguous() ? 1 : pages_per_seq;
+  hb.earlier_rows_settled = true;       // the cache is written once, before every call
   std::vector<int32_t> mm_off, mm_rng;  // the image ranges (--prefill-image)
   if (s.image > 0) {
     for (int i = 0; i < s.batch; ++i) {
@@ -468,8 +469,6 @@ json run_shape(const Shape& s, Arena& A, Timer& T, int reps, const CacheLayout& 
   a.batch.cu_seqlens_q = A.cu.as<int32_t>();
   a.batch.seqused_k = A.used.as<int32_t>();
   a.batch.block_table = A.bt.as<int32_t>();
-  // The cache is written once, before every call.
-  a.batch.earlier_rows_settled = true;
   if (s.image > 0) {
     a.batch.mm_prefix_offsets = A.mm_off.as<int32_t>();
     a.batch.mm_prefix_ranges = A.mm_rng.as<int32_t>();

@@ -492,8 +492,14 @@ class CudaFlashBackend final : public AttentionBackend {
       }
     }
     // The cache (page size, dtype) arrives with run(): the count for a 16-bit cache whose pages
-    // hold whole tiles is kept beside the default one, and the workspace fits either.
-    const int splits_paged = split_keys ? splits_of(v2, kLoneCtaTilesPaged) : splits;
+    // hold whole tiles is kept beside the default one, and the workspace fits either. Its lone
+    // CTAs leave the next layer's CTAs free slots; where the default count's grid copies its
+    // first tiles early instead (tiles.hpp early_copies_pay; v2.per_sm is the kernel's own count
+    // of CTAs per SM, the floor's two at head 128), that count holds for those pages.
+    const bool early = pdl_ && b.earlier_rows_settled && options_.early_copies != 2 &&
+                       (options_.early_copies == 1 ||
+                        early_copies_pay(v2.ctas * splits, int64_t(sm_count_) * v2.per_sm, false));
+    const int splits_paged = split_keys && !early ? splits_of(v2, kLoneCtaTilesPaged) : splits;
     // Where the 16-bit plan runs a prefill form, fp8 caches may still take the decode form
     // (tiles.hpp fp8_side_decode), planned beside it: the plan does not know the cache dtype, and
     // run() picks.
