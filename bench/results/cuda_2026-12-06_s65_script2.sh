@@ -9,6 +9,8 @@
 #    serving runs (the runtime says it for self-attention layers).
 # .devbin/s65b/bin.txz (not in git): attnkit and the backends test binary, sm_90a, built from
 # 9b25680 with cuda_2026-12-06_s65_first_tile_early_prepared.diff. Never ran: no machine started.
+# Superseded by cuda_2026-12-06_s66_script1.sh (session 66 replaced --unsettled by
+# --early-copies never).
 cd "$(dirname "$0")/../.." && rm -rf /tmp/b && mkdir -p /tmp/b && tar xJf .devbin/s65b/bin.txz -C /tmp/b
 export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models
 S=$OUT/summary.txt SECONDS=0 B=/tmp/b
