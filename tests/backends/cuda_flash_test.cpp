@@ -580,6 +580,10 @@ int device_cc() {
   return prop.major * 10 + prop.minor;
 }
 
+// Whether decode kernels launch as programmatic dependents, which early copies need (SM90, unless
+// ATTNKIT_CUDA_PDL=0).
+bool pdl_on() { return device_cc() >= 90 && !env_is("ATTNKIT_CUDA_PDL", "0"); }
+
 // Runs the case once per CUDA_FLASH generation the device has (v2, and v3 on SM90, whose Hopper
 // form takes 16-bit prefill at heads 64/128/256), or under the case's own; returns the forms
 // that ran.
@@ -621,6 +625,8 @@ PlannedRun run_planned(const Case& c, uint32_t seed) {
 
 using Seqs = std::vector<std::pair<int, int>>;
 const Seqs kAwkwardDecode = {{1, 0}, {1, 1}, {1, 54}, {1, 97}, {1, 1013}};
+// One long decode among short ones: a ragged plan (a split count per sequence).
+const Seqs kRaggedDecode = {{1, 60000}, {1, 700}, {1, 300}, {1, 4000}};
 const Seqs kAwkwardPrefill = {{1, 1}, {17, 54}, {97, 97}, {64, 300}, {5, 1013}, {0, 7}};
 
 class CudaFlash : public ::testing::Test {
@@ -1985,7 +1991,7 @@ TEST_F(CudaFlash, DecodeSplitsSettledByPageSize) {
     int head, block, splits;
     bool settled = false;
   };
-  const bool pdl = device_cc() >= 90 && !env_is("ATTNKIT_CUDA_PDL", "0");
+  const bool pdl = pdl_on();
   const int early = pdl ? 64 : 32;  // the count over whole-tile pages of a settled batch
   const Row rows[] = {
       {false, 128, 16, 64},          {false, 128, 64, 32},          {true, 256, 16, 64},
@@ -2358,8 +2364,7 @@ TEST_F(CudaFlash, EarlyCopiesChangeNoOutputBit) {
       cases.push_back(
           {.name = "mixed " + tag, .kv = kv, .gran = gran, .block = block, .seqs = mixed});
     }
-  cases.push_back(
-      {.name = "ragged", .hq = 32, .hkv = 8, .seqs = {{1, 60000}, {1, 700}, {1, 300}, {1, 4000}}});
+  cases.push_back({.name = "ragged", .hq = 32, .hkv = 8, .seqs = kRaggedDecode});
   // (q_len 3 times the group must fit the decode form's 16 rows)
   cases.push_back({.name = "window", .hq = 4, .hkv = 1, .seqs = mixed, .wl = 600});
   cases.push_back({.name = "chunked", .seqs = {{1, 5000}, {2, 3000}}, .chunk = 1024});
@@ -2370,7 +2375,7 @@ TEST_F(CudaFlash, EarlyCopiesChangeNoOutputBit) {
                    .head = 256,
                    .seqs = mixed,
                    .sinks = true});
-  const bool pdl = device_cc() >= 90 && !env_is("ATTNKIT_CUDA_PDL", "0");
+  const bool pdl = pdl_on();
   for (Case& c : cases) {
     c.early_copies = 1;
     SCOPED_TRACE(c.name);
@@ -2401,8 +2406,7 @@ TEST_F(CudaFlash, EarlyCopiesChangeNoOutputBit) {
 // layer's CTAs no free slot copies early; one of a CTA per SM, a ragged plan and a batch without
 // earlier_rows_settled do not; early_copies 2 never does.
 TEST_F(CudaFlash, EarlyCopiesFollowTheGrid) {
-  if (device_cc() < 90 || env_is("ATTNKIT_CUDA_PDL", "0"))
-    GTEST_SKIP() << "early copies need programmatic dependent launch (SM90)";
+  if (!pdl_on()) GTEST_SKIP() << "early copies need programmatic dependent launch (SM90)";
   int sms = 0;
   ck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   struct Expect {
@@ -2418,9 +2422,7 @@ TEST_F(CudaFlash, EarlyCopiesFollowTheGrid) {
       {{.name = "one per SM", .hq = 32, .hkv = 4, .seqs = {{1, 32768}}, .force_splits = sms / 4},
        true,
        false},
-      {{.name = "ragged", .hq = 32, .hkv = 8, .seqs = {{1, 60000}, {1, 700}, {1, 300}, {1, 4000}}},
-       true,
-       false}};
+      {{.name = "ragged", .hq = 32, .hkv = 8, .seqs = kRaggedDecode}, true, false}};
   for (const Expect& e : expects) {
     SCOPED_TRACE(e.c.name);
     PreparedCase pc(e.c, 93);

@@ -496,9 +496,8 @@ class CudaFlashBackend final : public AttentionBackend {
     // CTAs leave the next layer's CTAs free slots; where the default count's grid copies its
     // first tiles early instead (tiles.hpp early_copies_pay; v2.per_sm is the kernel's own count
     // of CTAs per SM, the floor's two at head 128), that count holds for those pages.
-    const bool early = pdl_ && b.earlier_rows_settled && options_.early_copies != 2 &&
-                       (options_.early_copies == 1 ||
-                        early_copies_pay(v2.ctas * splits, int64_t(sm_count_) * v2.per_sm, false));
+    const bool early = copies_early(b.earlier_rows_settled, v2.ctas * splits,
+                                    int64_t(sm_count_) * v2.per_sm, false);
     const int splits_paged = split_keys && !early ? splits_of(v2, kLoneCtaTilesPaged) : splits;
     // Where the 16-bit plan runs a prefill form, fp8 caches may still take the decode form
     // (tiles.hpp fp8_side_decode), planned beside it: the plan does not know the cache dtype, and
@@ -695,7 +694,7 @@ class CudaFlashBackend final : public AttentionBackend {
     p.total_q_capacity = plan_.total_q;
     p.head_v = hv;
     p.pdl = pdl_;
-    bool settled = pdl_ && a.batch.earlier_rows_settled;
+    bool settled = a.batch.earlier_rows_settled;
     if (plan_.ws_splits > 1) {
       p.ws_o = static_cast<float*>(a.workspace);
       p.ws_lse = p.ws_o + size_t(plan_.ws_splits) * plan_.total_q * L.num_heads * hv;
@@ -807,9 +806,7 @@ class CudaFlashBackend final : public AttentionBackend {
             options_.decode_occupancy == 1 ||
             (options_.decode_occupancy == 0 && floored == 2 && decode_floor(ctas, sm_count_, own));
         decode_per_sm = p.smem_floor ? floored : own;
-        p.early_kv = settled && options_.early_copies != 2 &&
-                     (options_.early_copies == 1 ||
-                      early_copies_pay(ctas, int64_t(sm_count_) * decode_per_sm, ragged));
+        p.early_kv = copies_early(settled, ctas, int64_t(sm_count_) * decode_per_sm, ragged);
       }
       if (int(i) == plan_.main) {  // what planned_splits() and planned_form() report
         run_splits_ = splits;
@@ -906,6 +903,13 @@ class CudaFlashBackend final : public AttentionBackend {
   bool run_decode_early_copies() const { return run_early_; }
 
  private:
+  // Whether a decode-form launch of `ctas` CTAs on `slots` copies its first tiles before its wait:
+  // a dependent launch of a settled batch, by CudaFlashOptions::early_copies.
+  bool copies_early(bool settled, int64_t ctas, int64_t slots, bool ragged) const {
+    return pdl_ && settled && options_.early_copies != 2 &&
+           (options_.early_copies == 1 || early_copies_pay(ctas, slots, ragged));
+  }
+
   // check_args: runs `launch` (a check kernel that writes check_report_) on st and returns the
   // report (launch.hpp); refused inside a graph capture, which cannot hold the sync.
   template <typename Launch>

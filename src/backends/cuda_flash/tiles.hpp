@@ -232,7 +232,7 @@ constexpr bool decode_floor(int64_t ctas, int num_sms, int per_sm) {
 // which pays where the next layer's CTAs find no free slot until that tail. H200, a layer (s66
 // call 1): 1x32k 32/4 and 32/8 (256 CTAs on 264 slots) 0.917-0.960x, 16x8k, 64x4k and 256x2k
 // 0.981-0.999x. Where those CTAs are resident all along (1x32k's 128 CTAs, one per SM) the early
-// copy competes with the running layer: 0.996-1.009x there, and ragged plans' waves 0.994-1.005x
+// copy competes with the running layer: 0.996-1.014x there, and ragged plans' waves 0.994-1.005x
 // (with every stage's tile early, s65 call 1 on an H100: 1.02-1.08x and 1.00-1.03x).
 constexpr bool early_copies_pay(int64_t ctas, int64_t slots, bool ragged) {
   return !ragged && 2 * ctas > slots;
