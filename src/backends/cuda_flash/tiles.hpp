@@ -166,7 +166,6 @@ struct SmemRows {
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) &&
          !separate_kv(head_qk, head_v, fp8, split_keys) && prefill_m_tiles(head_qk, head_v) == 2 &&
-         128 % (std::max(head_qk, head_v) / 8) == 0 &&
          tile_keys(head_qk, head_v, fp8, split_keys) == 64;
 }
 
