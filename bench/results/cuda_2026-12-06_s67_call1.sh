@@ -32,12 +32,12 @@ for m in "" "--model gemma-2-9b --kv-cache-dtype fp8_e4m3 --requests 4 --prompt-
   echo "run '$m' rc=$? $(grep -E '^verification' $OUT/run.txt) ${SECONDS}s" >> $S
   cat $OUT/run.txt >> $OUT/runs.txt
 done
-TEST_BIN=$B/attnkit_test_backends ATTNKIT=$B/attnkit timeout $((520 - SECONDS)) scripts/gpu_check.sh --no-build --steps=tests $OUT/g > $OUT/gpu_check.txt 2>&1
+TEST_BIN=$B/attnkit_test_backends ATTNKIT=$B/attnkit timeout $((${CAP:-520} - SECONDS)) scripts/gpu_check.sh --no-build --steps=tests $OUT/g > $OUT/gpu_check.txt 2>&1
 echo "gpu_check tests rc=$? $(grep -hE '^\[  PASSED|FAILED  \]' $OUT/g/tests.log | cut -c1-80 | tr '\n' ';') ${SECONDS}s" >> $S
 for e in a n; do
-  [ $SECONDS -gt 520 ] && break
+  [ $SECONDS -gt $((${CAP:-520} - 60)) ] && break
   o=$([ $e = n ] && echo never || echo auto)
-  timeout $((580 - SECONDS)) $B/attnkit bench --device cuda --suite decode --early-copies $o --out $OUT/grid_${e}_r1.jsonl > $OUT/grid_${e}_r1.log 2>&1
+  timeout $((${CAP:-520} + 60 - SECONDS)) $B/attnkit bench --device cuda --suite decode --early-copies $o --out $OUT/grid_${e}_r1.jsonl > $OUT/grid_${e}_r1.log 2>&1
   echo "grid $e rc=$? ${SECONDS}s" >> $S
 done
 cd $OUT && tar czf all.tgz *.txt *.jsonl *.log g && rm -rf *.jsonl *.log tests.txt run*.txt gpu_check.txt g
