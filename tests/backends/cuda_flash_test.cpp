@@ -1078,12 +1078,12 @@ TEST_F(CudaFlash, PrefillOutputRowsOfAnyAlignment) {
       run_case(c, 40 + pad + head);
     }
 }
-// Pages that hold whole key tiles (page % tile keys == 0, rows packed): the 16-bit prefill form
-// with 64-key tiles copies them from one address per tile (copy_packed_rows: chunk columns at
-// head 128, one run of chunks at heads 80 and 96), the others row by row; every form and tile
-// width (prefill 128-key tiles at head 64, 64-key at 80, 96 and 128, separate K/V at 256,
-// dequantized fp8 prefill, decode 64-key bf16 and 128-key fp8 tiles), with last tiles cut short
-// at every key length, shuffled pages and splits.
+// Pages that hold whole key tiles (page % tile keys == 0, rows packed): the head-128 16-bit
+// prefill form copies them from one address per tile (copy_packed_rows), the others row by row
+// (heads 80 and 96, whose 10 and 12 chunks a row do not divide the threads, among them); every
+// form and tile width (prefill 128-key tiles at head 64, 64-key at 80, 96 and 128, separate K/V
+// at 256, dequantized fp8 prefill, decode 64-key bf16 and 128-key fp8 tiles), with last tiles cut
+// short at every key length, shuffled pages and splits.
 TEST_F(CudaFlash, PagesHoldingWholeTiles) {
   const Seqs mixed = {{1, 1}, {17, 54}, {97, 97}, {64, 300}, {5, 1013}, {1, 257}};
   uint32_t seed = 200;

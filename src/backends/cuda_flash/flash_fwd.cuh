@@ -279,10 +279,9 @@ __device__ __forceinline__ bool tiles_in_one_page(const FlashParams& p) {
 
 // copy_rows for a tile in one page (tiles_in_one_page): row r from base + r * kChunks * 16. Rows
 // from n_valid on are zero-filled; their addresses stay inside the page, never read.
-// Where the chunk count divides the threads, a thread copies one chunk column of evenly many rows.
 template <int kRows, int kChunks, typename Rows>
-__device__ __forceinline__ void copy_packed_columns(unsigned char* dst, const char* base,
-                                                    int n_valid, int tid) {
+__device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char* base, int n_valid,
+                                                 int tid) {
   static_assert(kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0,
                 "a thread keeps one chunk column of evenly many rows");
   constexpr int kStep = kThreads / kChunks, kIters = kRows / kStep;
@@ -303,33 +302,6 @@ __device__ __forceinline__ void copy_packed_columns(unsigned char* dst, const ch
       if (r0 + i * kStep < kRows)
         cp_async16(d + i * kStep * kRowBytes, src + i * kStep * (kChunks * 16),
                    r0 + i * kStep < n_valid);
-  }
-}
-// Rows of 10 or 12 chunks (heads 80, 96) do not divide the threads: the tile is one run of
-// kRows * kChunks chunks, and chunk c = tid + i * kThreads goes from base + 16 c to row
-// c / kChunks, so every copy's source is the thread's own address plus a constant.
-template <int kRows, int kChunks, typename Rows>
-__device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char* base, int n_valid,
-                                                 int tid) {
-  if constexpr (kThreads % kChunks == 0) {
-    copy_packed_columns<kRows, kChunks, Rows>(dst, base, n_valid, tid);
-  } else {
-    constexpr int kTot = kRows * kChunks, kIters = kTot / kThreads;
-    static_assert(kTot % kThreads == 0, "every thread copies the same number of chunks");
-    const char* src = base + tid * 16;
-    const uint32_t d0 = smem_addr(dst);
-    auto row = [&](int i) { return (tid + i * kThreads) / kChunks; };
-    auto dst_of = [&](int i) {
-      return d0 + Rows::at(row(i), tid + i * kThreads - row(i) * kChunks);
-    };
-    if (n_valid == kRows) {
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) cp_async16_full(dst_of(i), src + i * kThreads * 16);
-    } else {
-#pragma unroll
-      for (int i = 0; i < kIters; ++i)
-        cp_async16(dst_of(i), src + i * kThreads * 16, row(i) < n_valid);
-    }
   }
 }
 

@@ -166,6 +166,7 @@ struct SmemRows {
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) &&
          !separate_kv(head_qk, head_v, fp8, split_keys) && prefill_m_tiles(head_qk, head_v) == 2 &&
+         128 % (std::max(head_qk, head_v) / 8) == 0 &&
          tile_keys(head_qk, head_v, fp8, split_keys) == 64;
 }
 
@@ -404,7 +405,8 @@ static_assert(hopper_prefill_fits_every_head(),
 // Where the batch lets the default count's grid copy its first tiles early (early_copies_pay),
 // the decode form at heads up to 128 keeps that count over whole-tile pages: H200, three rounds
 // (s66 call 2), 1x32k 32/4 at 64 splits against 32 ran 0.962 / 0.981x a layer in the layer loop
-// at bf16 pages 64 / 128 and 0.908x at fp8 page 128 (single calls 0.992-1.019x).
+// at bf16 pages 64 / 128 and 0.908x at fp8 page 128 (single calls 0.992-1.019x); H100, the plan
+// itself against --early-copies never, three rounds (s67 call 1): 0.959 / 0.965x and 0.907x.
 constexpr bool fp8_decode_paged_count(int head_qk, int head_v) {
   const int head = std::max(head_qk, head_v);
   return head == 128 || head == 256;

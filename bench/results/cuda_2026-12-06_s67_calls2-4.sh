@@ -1,0 +1,14 @@
+#!/bin/bash
+# Session 67, device calls 2-4: three short commands on call 1's warm H100, exactly as run (the
+# planned call-2 script, every GPU test plus conformance and runs, no longer fit the 365 s left
+# after twelve refused starts). (b) = call 1's build with heads 80 and 96's one-run copies;
+# .devbin/s67c/bin.txz (not in git): (b)'s attnkit and both test binaries; /tmp/a from call 1.
+# Call 2: the conformance suite's CUDA backends, then the prefill, two-m-tile, non-causal and
+# graph-capture GPU tests that call 1's capped test step had not reached.
+bash -c 'rm -rf /tmp/b && mkdir -p /tmp/b && tar xJf .devbin/s67c/bin.txz -C /tmp/b; export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models; SECONDS=0; S=$OUT/summary.txt; timeout 170 /tmp/b/attnkit_test_conformance --gtest_filter="*CUDA*" > $OUT/conformance.txt 2>&1; echo "conformance rc=$? $(grep -E "conformance:.*cells|^\[  PASSED|^\[  FAILED" $OUT/conformance.txt | cut -c1-120 | tr "\n" ";") ${SECONDS}s" >> $S; timeout 70 /tmp/b/attnkit_test_backends --gtest_filter="CudaFlash.Prefill*:CudaFlash.TwoMTile*:CudaFlash.NonCausal*:CudaFlash.GraphCapture*" > $OUT/tests2.txt 2>&1; echo "tests2 rc=$? $(grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" $OUT/tests2.txt | tr "\n" ";") ${SECONDS}s" >> $S; cat $S'
+# Call 3: PagesHoldingWholeTiles under memcheck and racecheck; the decode grid, early copies auto.
+bash -c 'export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models; [ -x /tmp/b/attnkit_test_backends ] || { mkdir -p /tmp/b && tar xJf .devbin/s67c/bin.txz -C /tmp/b; }; SECONDS=0; S=$OUT/summary.txt; for tool in memcheck racecheck; do timeout 80 compute-sanitizer --tool $tool --error-exitcode 17 --print-limit 20 /tmp/b/attnkit_test_backends --gtest_filter=CudaFlash.PagesHoldingWholeTiles > $OUT/san_$tool.log 2>&1; echo "$tool rc=$? $(tail -n 2 $OUT/san_$tool.log | tr "\n" ";") ${SECONDS}s" >> $S; done; timeout $((200 - SECONDS)) /tmp/b/attnkit bench --device cuda --suite decode --early-copies auto --out $OUT/grid_a_r1.jsonl > $OUT/grid_a_r1.log 2>&1; echo "grid a rc=$? ${SECONDS}s" >> $S; cat $S'
+# Call 4: the decode grid, early copies never; v2 prefill rounds 4 and 5 of call 1's a / b.
+bash -c 'export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models; SECONDS=0; S=$OUT/summary.txt; ls /tmp/a/attnkit >> $S 2>&1; timeout 60 /tmp/b/attnkit bench --device cuda --suite decode --early-copies never --out $OUT/grid_n_r1.jsonl > $OUT/grid_n_r1.log 2>&1; echo "grid n rc=$? ${SECONDS}s" >> $S; for r in 4 5; do for side in a b; do timeout 30 /tmp/$side/attnkit bench --device cuda --suite prefill --variant v2 --prefill-heads 80,96,128 --out $OUT/prefill_${side}_r$r.jsonl > $OUT/prefill_${side}_r$r.log 2>&1; echo "prefill v2 $side r$r rc=$? ${SECONDS}s" >> $S; done; done; cat $S'
+# (Only eight files come back from a call: call 4's prefill_b_r5 and its summary did not; its
+# output tail, kept in summary.txt, gives every step's rc = 0.)
