@@ -6,7 +6,8 @@
 # count), three rounds; 3. the decode grid auto / never; 4. the peers' decode rows
 # (bench/peers_gpu.py --suite decode); 5. three verified serving runs.
 # .devbin/s66c/bin.txz (not in git): attnkit and the backends test binary, sm_90a, built from the
-# tree this script was committed with. Never ran: no machine started after call 2 (ledger).
+# tree this script was committed with. Never ran: no machine started after call 2 (ledger);
+# session 67 ran its steps but the peers' decode rows, on an H100 (_s67_call1.sh, _calls2-4.sh).
 cd "$(dirname "$0")/../.." && rm -rf /tmp/b && mkdir -p /tmp/b && tar xJf .devbin/s66c/bin.txz -C /tmp/b
 export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models
 S=$OUT/summary.txt SECONDS=0 B=/tmp/b
