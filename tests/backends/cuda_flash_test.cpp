@@ -567,11 +567,6 @@ struct PreparedCase {
   }
 };
 
-bool env_is(const char* name, std::string_view value) {
-  const char* v = std::getenv(name);
-  return v && std::string_view(v) == value;
-}
-
 int device_cc() {
   int dev = 0;
   cudaDeviceProp prop{};
@@ -582,7 +577,10 @@ int device_cc() {
 
 // Whether decode kernels launch as programmatic dependents, which early copies need (SM90, unless
 // ATTNKIT_CUDA_PDL=0).
-bool pdl_on() { return device_cc() >= 90 && !env_is("ATTNKIT_CUDA_PDL", "0"); }
+bool pdl_on() {
+  const char* env = std::getenv("ATTNKIT_CUDA_PDL");
+  return device_cc() >= 90 && !(env && std::string_view(env) == "0");
+}
 
 // Runs the case once per CUDA_FLASH generation the device has (v2, and v3 on SM90, whose Hopper
 // form takes 16-bit prefill at heads 64/128/256), or under the case's own; returns the forms
