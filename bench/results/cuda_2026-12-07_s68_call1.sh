@@ -1,10 +1,11 @@
 #!/bin/bash
-# Session 68, device call 1 (NEVER RAN: no machine started in 12 attempts; ledger in
-# cuda_2026-12-07_s68_device_time.txt): HEAD (54c0973; kernels as 07553a5) on whichever card comes, in the
-# order of need for a short budget: 1. the tests that had not run on the kept tree (session 67's
-# whole-tile-page cases at heads 80 and 96; the three tests that call its pdl_on()); 2. memcheck
-# and racecheck on PagesHoldingWholeTiles; 3. every GPU test; 4. the conformance suite; 5. the
-# verified serving runs; 6. 1x32k decode rows per layer while the call's time lasts.
+# Session 68, device call 1 (NEVER RAN: no machine started; ledger in
+# cuda_2026-12-07_s68_device_time.txt): HEAD (54c0973; kernels as 07553a5) on whichever card
+# comes, in the order of need for a short budget: 1. the tests that had not run on the kept tree
+# (session 67's whole-tile-page cases at heads 80 and 96; the three tests that call its
+# pdl_on()); 2. memcheck and racecheck on PagesHoldingWholeTiles; 3. every GPU test; 4. the
+# conformance suite; 5. the verified serving runs; 6. 1x32k decode rows per layer while the
+# call's time lasts.
 # .devbin/s68/bin.txz (not in git): HEAD's attnkit, backends and conformance test binaries; sm_90a.
 cd "$(dirname "$0")/../.." && rm -rf /tmp/b && mkdir -p /tmp/b && tar xJf .devbin/s68/bin.txz -C /tmp/b
 export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models
