@@ -933,13 +933,13 @@ inline Tolerance tolerance_for(const HostCase& c, double factor = 1.0) {
 }
 
 // Two fp64 implementations compute bit-identical logits and denominators (the same loops in the
-// same order); they differ in how the output sum is formed (p = e / z per key against (sum e v) / z).
-// Each of those fp64 sums lies within (n_k + 3) u64 sum|p v| <= (n_k + 3) u64 max|v| of the exact
-// value (u64 = 2^-53, sum p <= 1), so they differ by at most twice that before the one final
-// rounding; then by one unit in the last place of the output dtype, which below its smallest
-// normal is the fixed subnormal step (fp16 2^-24: outputs of a tiny window under a large sink land
-// there). The first term matters only where the output cancels: seed 20261209's case 1401 (fp32,
-// sum|p v| 0.99, output 3.3e-10) differed by 1.25 u64 sum|p v|, 3.5 fp32 units.
+// same order); they differ in how the output sum is formed (p = e / z per key, against
+// (sum e v) / z). Each of those fp64 sums lies within (n_k + 3) u64 sum|p v| <= (n_k + 3) u64
+// max|v| of the exact value (u64 = 2^-53, sum p <= 1), so they differ by at most twice that before
+// the one final rounding; then by one unit in the last place of the output dtype, which below its
+// smallest normal is the fixed subnormal step (fp16 2^-24: outputs of a tiny window under a large
+// sink land there). The first term matters only where the output cancels: seed 20261209's case
+// 1401 (fp32, sum|p v| 0.99, output 3.3e-10) differed by 1.25 u64 sum|p v|, 3.5 fp32 units.
 inline Tolerance fp64_agreement(const HostCase& c) {
   int n_k = 0;
   for (auto& s : c.cfg.seqs) n_k = std::max(n_k, s.k_len);
