@@ -1,9 +1,9 @@
 #!/bin/bash
 # Session 69, device call 4 (NEVER RAN: no machine, then too little device time to start one;
 # ledger in cuda_2026-12-07_s69_device_time.txt): the randomized test on the GPU with a new seed
-# (69001), the first since session 51's campaigns; HEAD's conformance binary (.devbin/s68/bin.txz,
-# not in git), one bounded run per CUDA backend: random layers against CPU_REFERENCE, then random
-# write_kv draws.
+# (69001), the first new seed on a GPU since session 51's campaigns (conformance runs only the fixed
+# 120-layer campaign); HEAD's conformance binary (.devbin/s68/bin.txz, not in git), one bounded run
+# per CUDA backend: random layers against CPU_REFERENCE, then random write_kv draws.
 cd "$(dirname "$0")/../.." && rm -rf /tmp/b && mkdir -p /tmp/b && tar xJf .devbin/s68/bin.txz -C /tmp/b
 export LD_LIBRARY_PATH=/tmp/b/lib ATTNKIT_MODELS_DIR=$PWD/models ATTNKIT_FUZZ_SEED=69001
 S=$OUT/summary.txt SECONDS=0
