@@ -235,8 +235,7 @@ TEST_P(Conformance, PagedEqualsContiguous) {
                    : std::vector<SeqShape>{{5, 97}, {1, 54}, {3, 1}};
   paged.block_size = representative_block_sizes(caps().kernel_block_sizes).front();
   paged.mm_prefix = takes_mm_prefix(base);
-  int longest = 0;
-  for (auto& s : paged.seqs) longest = std::max(longest, s.k_len);
+  const int longest = paged.longest_kv();
   int contiguous = 0;
   for (const auto& e : caps().kernel_block_sizes) {
     const int b = e.multiple ? (longest + e.value - 1) / e.value * e.value

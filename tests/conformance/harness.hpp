@@ -266,6 +266,11 @@ struct CaseConfig {
   // CUDA-graph batch may pass the model's longest), so a backend must not size reads by them.
   int extra_max_seqlen_q = 0, extra_max_seqlen_k = 0;
   uint64_t seed = 1;
+  int longest_kv() const {
+    int n = 0;
+    for (auto& s : seqs) n = std::max(n, s.k_len);
+    return n;
+  }
   std::string describe() const {
     std::ostringstream o;
     o << to_string(dtype)
@@ -917,8 +922,7 @@ inline double rms_v(const HostCase& c) {
 
 inline Tolerance tolerance_for(const HostCase& c, double factor = 1.0) {
   const double u = unit_roundoff(c.cfg.dtype), u32 = std::ldexp(1.0, -24);
-  int n_k = 0;
-  for (auto& s : c.cfg.seqs) n_k = std::max(n_k, s.k_len);
+  const int n_k = c.cfg.longest_kv();
   const int n = std::max(c.cfg.head_size, n_k);
   const double D = c.cfg.head_size;
   const double g = std::max(1.0, double(c.cfg.q_gain)) * scale_factor(c.cfg.seed) *
@@ -941,8 +945,7 @@ inline Tolerance tolerance_for(const HostCase& c, double factor = 1.0) {
 // sink land there). The first term matters only where the output cancels: seed 20261209's case
 // 1401 (fp32, sum|p v| 0.99, output 3.3e-10) differed by 1.25 u64 sum|p v|, 3.5 fp32 units.
 inline Tolerance fp64_agreement(const HostCase& c) {
-  int n_k = 0;
-  for (auto& s : c.cfg.seqs) n_k = std::max(n_k, s.k_len);
+  const int n_k = c.cfg.longest_kv();
   double max_v = 0;
   for (auto& v : c.vd)
     for (double x : v) max_v = std::max(max_v, std::fabs(x));
