@@ -1,6 +1,7 @@
 #!/bin/bash
-# Session 69, device call 4 (NEVER RAN: no machine, then too little device time to start one;
-# ledger in cuda_2026-12-07_s69_device_time.txt): the randomized test on the GPU with a new seed
+# Session 69, device call 4 (NEVER RAN in session 69: no machine, then too little device time
+# to start one; session 70 ran it as the first part of cuda_2026-12-07_s70_call1.sh; ledger in
+# cuda_2026-12-07_s69_device_time.txt): the randomized test on the GPU with a new seed
 # (69001), the first new seed on a GPU since session 51's campaigns (conformance runs only the fixed
 # 120-layer campaign); HEAD's conformance binary (.devbin/s68/bin.txz, not in git), one bounded run
 # per CUDA backend: random layers against CPU_REFERENCE, then random write_kv draws.
