@@ -7,10 +7,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace attnkit {
 
-inline uint16_t float_to_bf16_bits(float f) {
+constexpr uint16_t float_to_bf16_bits(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // quiet NaN
   u += 0x7fffu + ((u >> 16) & 1u);
@@ -76,6 +77,11 @@ constexpr float kFp8E4M3Max = 448.f;
 constexpr float kFp8E5M2Max = 57344.f;
 constexpr float kE2M1Max = 6.f;
 
+namespace detail {
+// 2^e as a float for normal exponents (-126..127): exact, and constexpr where std::ldexp is not.
+constexpr float pow2f(int e) { return std::bit_cast<float>(uint32_t(e + 127) << 23); }
+}  // namespace detail
+
 // Bit-level encoders (the KV write's hot path): rebias the fp32 exponent, round the mantissa to
 // nearest even, clamp to the largest finite code. detail::encode_small_float is their oracle in
 // the tests.
@@ -92,10 +98,12 @@ inline uint8_t float_to_fp8_e4m3(float f) {
   // Subnormal: units of 2^-9 (8 units round up into the smallest normal, code 0x08).
   return uint8_t(sign | uint32_t(std::nearbyint(std::bit_cast<float>(abs) * 512.f)));
 }
-inline float fp8_e4m3_to_float(uint8_t b) {
+// The decoders are constexpr: CPU_FLASH builds its fp8 -> bf16 tables from them at compile time.
+constexpr float fp8_e4m3_to_float(uint8_t b) {
   uint32_t exp = (b >> 3) & 0xf, mant = b & 0x7;
-  if (exp == 0xf && mant == 0x7) return std::nanf("");
-  float v = exp == 0 ? std::ldexp(float(mant), -9) : std::ldexp(float(8 + mant), int(exp) - 10);
+  if (exp == 0xf && mant == 0x7) return std::numeric_limits<float>::quiet_NaN();
+  float v =
+      exp == 0 ? float(mant) * detail::pow2f(-9) : float(8 + mant) * detail::pow2f(int(exp) - 10);
   return (b & 0x80) ? -v : v;
 }
 inline uint8_t float_to_fp8_e5m2(float f) {
@@ -110,10 +118,15 @@ inline uint8_t float_to_fp8_e5m2(float f) {
   }
   return uint8_t(sign | uint32_t(std::nearbyint(std::bit_cast<float>(abs) * 65536.f)));
 }
-inline float fp8_e5m2_to_float(uint8_t b) {
+constexpr float fp8_e5m2_to_float(uint8_t b) {
   uint32_t exp = (b >> 2) & 0x1f, mant = b & 0x3;
-  if (exp == 0x1f) return mant ? std::nanf("") : ((b & 0x80) ? -INFINITY : INFINITY);
-  float v = exp == 0 ? std::ldexp(float(mant), -16) : std::ldexp(float(4 + mant), int(exp) - 17);
+  if (exp == 0x1f) {
+    if (mant) return std::numeric_limits<float>::quiet_NaN();
+    return (b & 0x80) ? -std::numeric_limits<float>::infinity()
+                      : std::numeric_limits<float>::infinity();
+  }
+  float v =
+      exp == 0 ? float(mant) * detail::pow2f(-16) : float(4 + mant) * detail::pow2f(int(exp) - 17);
   return (b & 0x80) ? -v : v;
 }
 

@@ -1,9 +1,19 @@
-// AVX2 + FMA + F16C variant (W = 8). Compiled with those flags only (CMakeLists.txt) and
-// called only after detect_isa() found them.
+// AVX2 + FMA + F16C variant (W = 8). Its code is built for those extensions only (the target
+// pragma below) and called only after detect_isa() found them.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+// The variant's own code is built for its ISA from here to pop_options (kernel.hpp says why
+// the shared headers above must not be).
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
 
 namespace attnkit::cpu_flash::isa_avx2 {
 
@@ -154,6 +164,8 @@ const KernelFns& kernels_avx2() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#pragma GCC pop_options
 
 #else  // not x86-64: isa_supported() never selects this variant
 namespace attnkit::cpu_flash {

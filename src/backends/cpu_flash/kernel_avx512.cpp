@@ -1,8 +1,18 @@
 // AVX-512 variant without bf16 dot products (Skylake-X / Cascade Lake class): fp32 path only.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>  // before the namespace that includes simd_avx512.hpp
+
+// The variant's own code is built for its ISA from here to pop_options (kernel.hpp says why
+// the shared headers above must not be).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
 
 namespace attnkit::cpu_flash::isa_avx512 {
 #include "backends/cpu_flash/simd_avx512.hpp"
@@ -18,6 +28,8 @@ const KernelFns& kernels_avx512() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#pragma GCC pop_options
 
 #else  // not x86-64: isa_supported() never selects this variant
 namespace attnkit::cpu_flash {

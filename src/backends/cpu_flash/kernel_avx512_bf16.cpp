@@ -6,6 +6,7 @@
 // CPU lacks AVX512_VBMI (Cooper Lake); elsewhere the same variant runs from
 // kernel_avx512_bf16_vbmi.cpp, and CPUs with AMX take the kAmxBf16 variant (kernel_amx_bf16.cpp).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <type_traits>
@@ -14,6 +15,11 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>  // before the namespace that includes simd_avx512.hpp
+
+// The variant's own code is built for its ISA from here to pop_options (kernel.hpp says why
+// the shared headers above must not be).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,f16c")
 
 namespace attnkit::cpu_flash::isa_avx512_bf16 {
 #include "backends/cpu_flash/simd_avx512.hpp"
@@ -87,6 +93,8 @@ const KernelFns& kernels_avx512_bf16() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#pragma GCC pop_options
 
 #else  // not x86-64: isa_supported() never selects this variant
 namespace attnkit::cpu_flash {

@@ -3,6 +3,7 @@
 // kernels_for takes this build of the variant wherever the CPU has VBMI, and
 // kernel_avx512_bf16.cpp's elsewhere (Cooper Lake).
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
 
@@ -10,6 +11,12 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>  // before the namespace that includes simd_avx512.hpp
+
+// The variant's own code is built for its ISA from here to pop_options (kernel.hpp says why
+// the shared headers above must not be).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx512vbmi,fma,f16c")
+#define ATTNKIT_CPU_FLASH_VBMI 1  // path_bf16.hpp's VBMI forms
 
 namespace attnkit::cpu_flash::isa_avx512_bf16_vbmi {
 #include "backends/cpu_flash/simd_avx512.hpp"
@@ -29,6 +36,8 @@ const KernelFns& kernels_avx512_bf16_vbmi() {
   return f;
 }
 }  // namespace attnkit::cpu_flash
+
+#pragma GCC pop_options
 
 #else  // not x86-64: isa_supported() never selects this variant
 namespace attnkit::cpu_flash {

@@ -1,6 +1,7 @@
 // The bf16 path of CPU_FLASH (bf16 queries over a bf16 or fp8 cache), shared by the AVX512_BF16
 // variant's two builds (kernel_avx512_bf16.cpp, kernel_avx512_bf16_vbmi.cpp) and the AMX variant
-// (kernel_amx_bf16.cpp); the last two have AVX512_VBMI. Included inside an ISA namespace after its
+// (kernel_amx_bf16.cpp); the last two have AVX512_VBMI and define ATTNKIT_CPU_FLASH_VBMI (their
+// target pragma does not define GCC's __AVX512VBMI__). Included inside an ISA namespace after its
 // `Simd` and few_rows.hpp; the includer provides <immintrin.h>, <algorithm>, <cstring> and
 // <type_traits>.
 #pragma once
@@ -24,6 +25,32 @@ struct OpBf16 {
 // PathBf16's micro-GEMM on vdpbf16ps; defined at the end of kernel_impl.hpp, after gemm.
 void gemm_dispatch(int M, int N, int K, const uint32_t* A, int64_t lda, const uint32_t* B,
                    int64_t ldb, float* C, int64_t ldc, bool load_c);
+
+// fp8 code magnitudes (7 bits) -> bf16 bits, per format (e4m3, e5m2): exact, since every
+// e4m3/e5m2 value (subnormals included) is a bf16 normal; NaN and infinity codes map to bf16
+// NaN and infinity. 32 codes take two word permutes and a blend: 9 ns per 128 codes against
+// 12 for session 3's re-biasing arithmetic with its subnormal and special-code fix-ups
+// (results/cpu_2026-11-30_s10_*). With AVX512_VBMI, the entries' high and low bytes as two
+// byte tables (stage_rows_vbmi, Fp8Quad). Built at compile time from the scalar conversions:
+// this file's variants are compiled for AVX-512, and a table built at start-up would run their
+// code before detect_isa() chose one (it killed every process on CPUs without AVX-512).
+struct Fp8Tables {
+  alignas(64) uint16_t bits[2][128];
+  alignas(64) uint8_t hi[2][128], lo[2][128];
+};
+constexpr Fp8Tables fp8_tables() {
+  Fp8Tables t{};
+  for (int i = 0; i < 128; ++i) {
+    t.bits[0][i] = float_to_bf16_bits(fp8_e4m3_to_float(uint8_t(i)));
+    t.bits[1][i] = float_to_bf16_bits(fp8_e5m2_to_float(uint8_t(i)));
+    for (int f = 0; f < 2; ++f) {
+      t.hi[f][i] = uint8_t(t.bits[f][i] >> 8);
+      t.lo[f][i] = uint8_t(t.bits[f][i]);
+    }
+  }
+  return t;
+}
+inline constexpr Fp8Tables kFp8 = fp8_tables();
 
 struct PathBf16 {
   using Op = OpBf16;
@@ -74,29 +101,8 @@ struct PathBf16 {
       for (; j < dv; ++j) dst[j] = uint32_t(a[j]) | (uint32_t(b[j]) << 16);
     }
   }
-  // fp8 code magnitudes (7 bits) -> bf16 bits, per format (e4m3, e5m2): exact, since every
-  // e4m3/e5m2 value (subnormals included) is a bf16 normal; NaN and infinity codes map to bf16
-  // NaN and infinity. 32 codes take two word permutes and a blend: 9 ns per 128 codes against
-  // 12 for session 3's re-biasing arithmetic with its subnormal and special-code fix-ups
-  // (results/cpu_2026-11-30_s10_*).
-  struct Fp8Table {
-    alignas(64) uint16_t bits[2][128];
-    Fp8Table() {
-      for (int i = 0; i < 128; ++i) {
-        bits[0][i] = float_to_bf16_bits(fp8_e4m3_to_float(uint8_t(i)));
-        bits[1][i] = float_to_bf16_bits(fp8_e5m2_to_float(uint8_t(i)));
-      }
-    }
-  };
-  static const uint16_t* fp8_table(bool e5m2) {
-    static const Fp8Table t;
-    return t.bits[e5m2 ? 1 : 0];
-  }
-  // fp8_table's 128 entries in four registers, as fp8x32_to_bf16 takes them (the pointers set
-  // once at start-up: no guard of fp8_table's static in the few-rows form's loops).
-  static inline const uint16_t* const kFp8Bits[2] = {fp8_table(false), fp8_table(true)};
   static void fp8_word_tables(bool e5m2, __m512i (&t)[4]) {
-    const uint16_t* tb = kFp8Bits[e5m2 ? 1 : 0];
+    const uint16_t* tb = kFp8.bits[e5m2 ? 1 : 0];
     for (int i = 0; i < 4; ++i) t[i] = _mm512_load_si512(tb + 32 * i);
   }
   // 32 codes -> bf16 bits: entries 0-63 and 64-127 by two two-table permutes (index bits 0-5),
@@ -144,28 +150,16 @@ struct PathBf16 {
       }
     }
   }
-  // With AVX512_VBMI (every AMX CPU has it, and some without AMX): the high and low bytes of
-  // fp8_table's entries as two 128-entry byte tables, 64 codes per step: two byte permutes, the
-  // sign merged into the high bytes, two unpacks into words (the codes' qwords pre-ordered so
-  // that the unpacks come out in order). 4.7 ns per 128 codes against 7.2 for the word tables
-  // (results/cpu_2026-11-30_s10_*); the same values for every code.
-  struct Fp8ByteTable {
-    alignas(64) uint8_t hi[2][128], lo[2][128];
-    Fp8ByteTable() {
-      for (int f = 0; f < 2; ++f)
-        for (int i = 0; i < 128; ++i) {
-          hi[f][i] = uint8_t(fp8_table(f == 1)[i] >> 8);
-          lo[f][i] = uint8_t(fp8_table(f == 1)[i]);
-        }
-    }
-  };
-  // Set once at start-up (as kFp8Bits), shared by the staging below and Fp8Quad.
-  static inline const Fp8ByteTable kFp8Bytes{};
+  // With AVX512_VBMI (every AMX CPU has it, and some without AMX): fp8_tables' byte tables, 64
+  // codes per step: two byte permutes, the sign merged into the high bytes, two unpacks into
+  // words (the codes' qwords pre-ordered so that the unpacks come out in order). 4.7 ns per 128
+  // codes against 7.2 for the word tables (results/cpu_2026-11-30_s10_*); the same values for
+  // every code.
   __attribute__((target("avx512vbmi"))) static void stage_rows_vbmi(KvCacheDType dt,
                                                                     const CacheRows& rows, int n0,
                                                                     int nt, int ntp, int d,
                                                                     uint16_t* dst) {
-    const Fp8ByteTable& t = kFp8Bytes;
+    const Fp8Tables& t = kFp8;
     const int f = dt == KvCacheDType::kFp8E5M2 ? 1 : 0;
     const __m512i h0 = _mm512_load_si512(t.hi[f]), h1 = _mm512_load_si512(t.hi[f] + 64);
     const __m512i l0 = _mm512_load_si512(t.lo[f]), l1 = _mm512_load_si512(t.lo[f] + 64);
@@ -242,21 +236,21 @@ struct PathBf16 {
       EvenOdd::split(w, x[0], x[1]);
     }
   };
-#ifdef __AVX512VBMI__
+#ifdef ATTNKIT_CPU_FLASH_VBMI
   static constexpr bool kFp8Quad = true;
   // 64 fp8 codes -> their bf16 bits as two vectors of words, bytes 0-7 (w0) and 8-15 (w1) of each
   // 128-bit lane of codes (AVX512_VBMI): the high and low bytes by two byte-table permutes
-  // (kFp8Bytes), the sign merged into the high bytes, the halves interleaved by two unpacks.
+  // (kFp8), the sign merged into the high bytes, the halves interleaved by two unpacks.
   template <bool kE5m2>
   static void fp8x64_words(const uint8_t* p, __m512i& w0, __m512i& w1) {
     constexpr int f = kE5m2 ? 1 : 0;
     const __m512i c = _mm512_loadu_si512(p);
     const __m512i hi =
-        _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.hi[f]), c,
-                                                           _mm512_load_si512(kFp8Bytes.hi[f] + 64)),
+        _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(_mm512_load_si512(kFp8.hi[f]), c,
+                                                           _mm512_load_si512(kFp8.hi[f] + 64)),
                                   c, _mm512_set1_epi8(char(0x80)), 0xf8);
-    const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(kFp8Bytes.lo[f]), c,
-                                                _mm512_load_si512(kFp8Bytes.lo[f] + 64));
+    const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(kFp8.lo[f]), c,
+                                                _mm512_load_si512(kFp8.lo[f] + 64));
     w0 = _mm512_unpacklo_epi8(lo, hi);
     w1 = _mm512_unpackhi_epi8(lo, hi);
   }
@@ -300,7 +294,7 @@ struct PathBf16 {
   // fn(loader) with the few-rows form's loader for the cache's rows of n elements.
   template <class Fn>
   static void with_few_loader(KvCacheDType dt, int n, Fn&& fn) {
-#ifdef __AVX512VBMI__
+#ifdef ATTNKIT_CPU_FLASH_VBMI
     if (few_quad(dt, n)) {
       if (dt == KvCacheDType::kFp8E5M2)
         fn(Fp8Quad<true>{});
@@ -338,7 +332,7 @@ struct PathBf16 {
     static constexpr int kVecs = 1;
     static void load(const uint16_t* p, __m512i (&x)[1]) { x[0] = _mm512_loadu_si512(p); }
   };
-#ifdef __AVX512VBMI__
+#ifdef ATTNKIT_CPU_FLASH_VBMI
   template <bool kE5m2>
   struct Fp8DotQuad {  // fp8 rows: fp8x64_words, 64 codes a step
     using E = uint8_t;
@@ -372,7 +366,7 @@ struct PathBf16 {
   }
   template <class Fn>
   static void with_dot_loader(KvCacheDType dt, Fn&& fn) {
-#ifdef __AVX512VBMI__
+#ifdef ATTNKIT_CPU_FLASH_VBMI
     if (dt == KvCacheDType::kFp8E5M2) return fn(Fp8DotQuad<true>{});
     if (dt == KvCacheDType::kFp8E4M3) return fn(Fp8DotQuad<false>{});
 #endif
