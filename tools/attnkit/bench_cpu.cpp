@@ -154,12 +154,13 @@ std::optional<GemmCeiling> sgemm_gflops(int n, int repeats) {
   return GemmCeiling{2.0 * n * double(n) * n / median(t) * 1e-9, blas_core(lib), forced};
 }
 
-// Sums `bytes` (a multiple of 64, 64-byte aligned): 64-byte loads where the CPU has AVX-512, 8-byte
-// ones elsewhere. On this 2-vCPU VM a core reads the decode's page runs at the rate its load width
-// allows (s9: 21.4 GB/s with 64-byte loads, 16.8 with 32-byte and 16.6 with 8-byte ones;
-// sequentially they differ by 1-2%; bench/results/cpu_2026-11-30_s9_*), so the ceilings use the
-// widest loads the core has. kHint > 0: each line also prefetched kAhead bytes ahead (within the
-// range; kHint 3 is prefetcht0, 2 prefetcht1).
+// Sums `bytes` (a multiple of 64, 64-byte aligned): 64-byte loads where the CPU has AVX-512,
+// 32-byte ones where it has AVX2, 8-byte ones elsewhere. On this 2-vCPU VM a core reads the
+// decode's page runs at the rate its load width allows (s9: 21.4 GB/s with 64-byte loads, 16.8 with
+// 32-byte and 16.6 with 8-byte ones; sequentially they differ by 1-2%;
+// bench/results/cpu_2026-11-30_s9_*), so the ceilings use the widest loads the core has (AVX2 CPUs
+// took 8-byte loads until session 71). kHint > 0: each line also prefetched kAhead bytes ahead
+// (within the range; kHint 3 is prefetcht0, 2 prefetcht1).
 template <int kHint = 0, int kAhead = 0>
 inline void prefetch_ahead(const uint8_t* p, int64_t o, int64_t bytes) {
   if constexpr (kHint > 0)
@@ -183,6 +184,18 @@ __attribute__((target("avx512f"))) uint64_t sum_bytes_avx512(const uint8_t* p, i
   _mm512_store_si512(lanes, _mm512_add_epi64(a, b));
   return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
 }
+template <int kHint = 0, int kAhead = 0>
+__attribute__((target("avx2"))) uint64_t sum_bytes_avx2(const uint8_t* p, int64_t bytes) {
+  __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
+  for (int64_t o = 0; o < bytes; o += 64) {
+    if (o % 128 == 0) prefetch_ahead<kHint, kAhead>(p, o, bytes);
+    a = _mm256_add_epi64(a, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + o)));
+    b = _mm256_add_epi64(b, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + o + 32)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_add_epi64(a, b));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
 #endif
 template <int kHint = 0, int kAhead = 0>
 uint64_t sum_bytes_scalar(const uint8_t* p, int64_t bytes) {
@@ -200,8 +213,17 @@ template <int kHint = 0, int kAhead = 0>
 SumBytesFn sum_bytes() {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx512f")) return sum_bytes_avx512<kHint, kAhead>;
+  if (__builtin_cpu_supports("avx2")) return sum_bytes_avx2<kHint, kAhead>;
 #endif
   return sum_bytes_scalar<kHint, kAhead>;
+}
+// The width of sum_bytes' loads, for the ceiling row.
+const char* sum_bytes_loads() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return "64-byte (AVX-512)";
+  if (__builtin_cpu_supports("avx2")) return "32-byte (AVX2)";
+#endif
+  return "8-byte";
 }
 // The ways the read ceiling reads its buffer; it keeps the fastest. Until session 58 it was a
 // plain loop of loads alone, while on the GPU host's 16 cores the decode rows read up to 1.43x its
@@ -624,7 +646,7 @@ int run_cpu_bench(const BenchOptions& o) {
         {"bytes", bw_bytes},
         {"l3_bytes", l3},
         {"threads", threads},
-        {"loads", sum_bytes() == sum_bytes_scalar<> ? "8-byte" : "64-byte (AVX-512)"},
+        {"loads", sum_bytes_loads()},
         {"way", ceiling_read.ways[ceiling_read.way].name},
         {"ways_gbs", ways},
         {"gbs", bw}});
