@@ -102,6 +102,14 @@ struct Simd {
     const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
   }
+  // 16 bf16 values as two vectors, the even dims (word 2i of lane i, shifted into the high half)
+  // and the odd ones (word 2i + 1: the high half as it lies), for PathF32's few-rows form: one
+  // load and two ALU instructions where load_bf16 takes a widening load and a shift per 8 values.
+  static void load_bf16_even_odd(const uint16_t* s, F (&x)[2]) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+    x[0] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    x[1] = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(int(0xffff0000u))));
+  }
   static F load_f16(const uint16_t* s) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   }

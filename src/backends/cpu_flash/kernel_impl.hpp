@@ -223,6 +223,17 @@ using OpF32 = OpF32From<RowKind::kF32>;
 // conversion would repeat per block: those rows are converted once into a tile instead). Copying
 // each tile's rows first cost 11% of an fp32 prefill and most of a 16-bit decode's time
 // (results/cpu_2026-11-30_s11_*).
+// Whether S splits bf16 rows into even and odd dims in one load (load_bf16_even_odd), and the
+// call (through a template, so that the few-rows loader names it only where it exists).
+template <class S>
+constexpr bool has_bf16_even_odd = requires(const uint16_t* s, typename S::F (&x)[2]) {
+  S::load_bf16_even_odd(s, x);
+};
+template <class S, class E>
+void bf16_even_odd(const E* p, typename S::F (&x)[2]) {
+  S::load_bf16_even_odd(p, x);
+}
+
 struct PathF32 {
   using Op = OpF32;
   static constexpr int kPack = 1;  // values per A/B element
@@ -237,7 +248,11 @@ struct PathF32 {
 #else
   static constexpr int kFewRows = 0;
 #endif
-  static constexpr bool kFewPermutesO = false;
+  // bf16 rows in the few-rows form split into even and odd dims where Simd has that load
+  // (load_bf16_even_odd: AVX2); Q is permuted alike once per item (few_q) and O's dims come out
+  // permuted per 2W (few_unpermute_o).
+  static constexpr bool kBf16EvenOdd = has_bf16_even_odd<Simd>;
+  static constexpr bool kFewPermutesO = kBf16EvenOdd;
   static void gemm(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
                    float* C, int64_t ldc, bool load_c) {
     ATTNKIT_ISA_NS::gemm<Op>(M, N, K, A, lda, StridedRows<float>{B, ldb}, C, ldc, load_c);
@@ -357,14 +372,18 @@ struct PathF32 {
                : 0;
   }
 #ifdef ATTNKIT_CPU_FLASH_FEW_ROWS
-  // 2W elements of a row stored as K, in dim order.
+  // 2W elements of a row stored as K, in dim order (bf16 with kBf16EvenOdd: even dims, then odd).
   template <RowKind K>
   struct RowPairs {
     using E = RowElem<K>;
     static constexpr int kVecs = 2;
     static void load(const E* p, F (&x)[2]) {
-      x[0] = load_row<K>(p);
-      x[1] = load_row<K>(p + W);
+      if constexpr (K == RowKind::kBf16 && kBf16EvenOdd) {
+        bf16_even_odd<Simd>(p, x);
+      } else {
+        x[0] = load_row<K>(p);
+        x[1] = load_row<K>(p + W);
+      }
     }
   };
   // The PathBf16 interface's dot form (vdpbf16ps) does not exist here.
@@ -372,8 +391,32 @@ struct PathF32 {
   static int64_t few_tick_count(const AttentionArgs&, int nt, int dv, int rows_n, bool) {
     return few_fma_ticks(nt, dv, rows_n, 2);
   }
-  static const void* few_q(const AttentionArgs&, const float* qs, int, int, float*, bool) {
-    return qs;  // fp32 already
+  static bool few_even_odd(const AttentionArgs& a) {
+    return kBf16EvenOdd && row_kind(a, a.layer.head_size) == RowKind::kBf16;
+  }
+  // Q rows as the loader takes K: fp32 already, in dim order unless few_even_odd (then permuted
+  // into qf, room for rows_n x d floats).
+  static const void* few_q(const AttentionArgs& a, const float* qs, int rows_n, int d, float* qf,
+                           bool) {
+    if (!few_even_odd(a)) return qs;
+    for (int64_t e = 0; e < int64_t(rows_n) * d; e += 2 * W)
+      for (int i = 0; i < W; ++i) {
+        qf[e + i] = qs[e + 2 * i];
+        qf[e + W + i] = qs[e + 2 * i + 1];
+      }
+    return qf;
+  }
+  // One O row back into dim order after a few-rows item that permuted it.
+  static void few_unpermute_o(const AttentionArgs& a, float* o, int dv, bool) {
+    if (!few_even_odd(a)) return;
+    for (int c = 0; c < dv; c += 2 * W) {
+      float t[2 * W];
+      std::memcpy(t, o + c, sizeof(t));
+      for (int i = 0; i < W; ++i) {
+        o[c + 2 * i] = t[i];
+        o[c + 2 * i + 1] = t[W + i];
+      }
+    }
   }
   template <class Tick>
   static void few_scores(const AttentionArgs& a, const CacheRows& rows, int n0, int nt, int ntp,
