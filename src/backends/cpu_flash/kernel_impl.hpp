@@ -233,6 +233,19 @@ template <class S, class E>
 void bf16_even_odd(const E* p, typename S::F (&x)[2]) {
   S::load_bf16_even_odd(p, x);
 }
+// Likewise for 16 fp8 codes in dim order (load_e4m3_pair, load_e5m2_pair).
+template <class S>
+constexpr bool has_fp8_pairs = requires(const uint8_t* s, typename S::F (&x)[2]) {
+  S::load_e4m3_pair(s, x);
+  S::load_e5m2_pair(s, x);
+};
+template <class S, bool kE5m2, class E>
+void fp8_pair(const E* p, typename S::F (&x)[2]) {
+  if constexpr (kE5m2)
+    S::load_e5m2_pair(p, x);
+  else
+    S::load_e4m3_pair(p, x);
+}
 
 struct PathF32 {
   using Op = OpF32;
@@ -380,6 +393,8 @@ struct PathF32 {
     static void load(const E* p, F (&x)[2]) {
       if constexpr (K == RowKind::kBf16 && kBf16EvenOdd) {
         bf16_even_odd<Simd>(p, x);
+      } else if constexpr ((K == RowKind::kE4m3 || K == RowKind::kE5m2) && has_fp8_pairs<Simd>) {
+        fp8_pair<Simd, K == RowKind::kE5m2>(p, x);
       } else {
         x[0] = load_row<K>(p);
         x[1] = load_row<K>(p + W);
