@@ -4,9 +4,9 @@
 // quad_sums, fold and the row-block sizes), by kernel_impl.hpp and ahead of PathBf16
 // (path_bf16.hpp) in the bf16 variants (the includer provides <algorithm>, <cstring> and
 // <type_traits>). A loader turns a step of a row into Load::kVecs vectors (Load::load): fp32 in
-// dim order, or permuted (PathBf16: Q is converted alike, and O's dims come out permuted for the
-// caller to restore, Path::kFewPermutesO); PathBf16's dot loaders give bf16 words that its own
-// P.V and the scores here multiply on vdpbf16ps (MacOf).
+// dim order, or permuted (PathBf16, and PathF32's bf16 rows on AVX2: Q is converted alike, and O's
+// dims come out permuted for the caller to restore, Path::kFewPermutesO); PathBf16's dot loaders
+// give bf16 words that its own P.V and the scores here multiply on vdpbf16ps (MacOf).
 #pragma once
 
 // fn(std::integral_constant<int, n>) for a row count 1 <= n <= N known only at run time.

@@ -217,12 +217,6 @@ struct OpF32From {
 };
 using OpF32 = OpF32From<RowKind::kF32>;
 
-// ---- fp32 path: any cache dtype, fp32 FMAs ------------------------------------------------
-// fp32, fp16, bf16 and fp8 rows are read where they lie in the cache: K converted inside its
-// transposes, V inside the P.V product's loads (with more rows than one register block, V's
-// conversion would repeat per block: those rows are converted once into a tile instead). Copying
-// each tile's rows first cost 11% of an fp32 prefill and most of a 16-bit decode's time
-// (results/cpu_2026-11-30_s11_*).
 // Whether S splits bf16 rows into even and odd dims in one load (load_bf16_even_odd), and the
 // call (through a template, so that the few-rows loader names it only where it exists).
 template <class S>
@@ -247,6 +241,12 @@ void fp8_pair(const E* p, typename S::F (&x)[2]) {
     S::load_e4m3_pair(p, x);
 }
 
+// ---- fp32 path: any cache dtype, fp32 FMAs ------------------------------------------------
+// fp32, fp16, bf16 and fp8 rows are read where they lie in the cache: K converted inside its
+// transposes, V inside the P.V product's loads (with more rows than one register block, V's
+// conversion would repeat per block: those rows are converted once into a tile instead). Copying
+// each tile's rows first cost 11% of an fp32 prefill and most of a 16-bit decode's time
+// (results/cpu_2026-11-30_s11_*).
 struct PathF32 {
   using Op = OpF32;
   static constexpr int kPack = 1;  // values per A/B element
