@@ -220,8 +220,8 @@ SumBytesFn sum_bytes() {
 // The width of sum_bytes' loads, for the ceiling row.
 const char* sum_bytes_loads() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return "64-byte (AVX-512)";
-  if (__builtin_cpu_supports("avx2")) return "32-byte (AVX2)";
+  if (sum_bytes() == sum_bytes_avx512<>) return "64-byte (AVX-512)";
+  if (sum_bytes() == sum_bytes_avx2<>) return "32-byte (AVX2)";
 #endif
   return "8-byte";
 }

@@ -1,12 +1,12 @@
 // CPU_FLASH internals shared by every ISA variant: work items, scratch layout, row geometry
 // (masks), the cache addressing and the scalar epilogue (normalize, sinks, LSE, split merge).
 //
-// The variants' files include this header (and every standard header they use) before their
-// `#pragma GCC target`, so that it compiles for baseline x86-64 there too. An inline function that
-// is not inlined everywhere is emitted in each file that calls it, and the linker keeps one copy
-// for all callers: built with the file's AVX-512 flags, CacheRows::rows_from's copy ran in the
-// AVX2 variant and the baseline code, and killed every process on CPUs without AVX-512 (session
-// 71). tests/isa_units_check.sh checks the objects for that.
+// The variants' files include this header, and with it every standard header their code uses,
+// before their `#pragma GCC target`, so that it compiles for baseline x86-64 there too. An inline
+// function that is not inlined everywhere is emitted in each file that calls it, and the linker
+// keeps one copy for all callers: built with the file's AVX-512 flags, CacheRows::rows_from's copy
+// ran in the AVX2 variant and the baseline code, and killed every process on CPUs without AVX-512
+// (session 71). tests/isa_units_check.sh checks the objects for that.
 #pragma once
 
 #include <algorithm>

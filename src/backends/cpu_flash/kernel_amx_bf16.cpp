@@ -3,7 +3,6 @@
 // which the few-rows form's fp8 loader uses) plus AMX tiles for both products of larger bf16-path
 // items (PathAmx).
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <type_traits>
 

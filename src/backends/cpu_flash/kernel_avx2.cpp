@@ -1,10 +1,5 @@
 // AVX2 + FMA + F16C variant (W = 8). Its code is built for those extensions only (the target
 // pragma below) and called only after detect_isa() found them.
-#include <algorithm>
-#include <array>
-#include <cstring>
-#include <type_traits>
-
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)

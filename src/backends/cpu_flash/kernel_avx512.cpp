@@ -1,9 +1,4 @@
 // AVX-512 variant without bf16 dot products (Skylake-X / Cascade Lake class): fp32 path only.
-#include <algorithm>
-#include <array>
-#include <cstring>
-#include <type_traits>
-
 #include "backends/cpu_flash/kernel.hpp"
 
 #if defined(__x86_64__)

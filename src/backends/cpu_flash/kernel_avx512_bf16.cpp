@@ -6,7 +6,6 @@
 // CPU lacks AVX512_VBMI (Cooper Lake); elsewhere the same variant runs from
 // kernel_avx512_bf16_vbmi.cpp, and CPUs with AMX take the kAmxBf16 variant (kernel_amx_bf16.cpp).
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstring>
 #include <type_traits>

@@ -3,7 +3,6 @@
 // kernels_for takes this build of the variant wherever the CPU has VBMI, and
 // kernel_avx512_bf16.cpp's elsewhere (Cooper Lake).
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <type_traits>
 
