@@ -2946,11 +2946,12 @@ TEST(CudaFlashHost, FastDivisionIsExact) {
 }
 
 // The shared-memory row layout the kernels address K/V/Q tiles with (tiles.hpp SmemRows), for
-// every row size a manifest head uses (16-bit and fp8 rows; 64, 80, 96, 160 and 192 bytes padded):
-// every (row, chunk) owns its own 16 bytes inside the tile; the 8 rows an ldmatrix reads at one
-// logical chunk sit in 8 distinct 16-byte bank groups; a swizzled row's 128-byte line stays in
-// one aligned 128-byte span (one L2 request per line for cp.async); and step(), the kernels'
-// constant-offset walk from a lane address, lands where at() does.
+// every row size a manifest head uses (16-bit and fp8 rows; 64, 80, 96, 160, 320 and 448 bytes
+// padded): every (row, chunk) owns its own 16 bytes inside the tile; the 8 rows an ldmatrix reads
+// at one logical chunk sit in 8 distinct 16-byte bank groups; swizzled rows are unpadded, so each
+// 128-byte line of a packed tile in memory lands in the same aligned 128-byte span of the tile
+// (one L2 request per line for cp.async); and step(), the kernels' constant-offset walk from a
+// lane address, lands where at() does.
 template <int kRowBytes>
 void check_smem_rows() {
   using R = cuda_flash::SmemRows<kRowBytes>;
@@ -2966,7 +2967,8 @@ void check_smem_rows() {
       ASSERT_EQ(owner[off / 16], -1) << "row " << r << " chunk " << c << " shares its slot";
       owner[off / 16] = r * kChunks + c;
       if (R::kSwizzled) {
-        ASSERT_EQ(off / 128, (R::at(r, c & ~7)) / 128) << "a 128-byte line left its span";
+        ASSERT_EQ(R::kStride, kRowBytes);
+        ASSERT_EQ(off / 128, (r * kRowBytes + 16 * c) / 128) << "a 128-byte line left its span";
       }
     }
   for (int r0 = 0; r0 < kRows; r0 += 8)
@@ -2978,12 +2980,13 @@ void check_smem_rows() {
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < 2; ++c)
       for (int dr = 0; r + dr < kRows; dr += 8)
-        for (int dc = 0; c + dc < kChunks; dc += 2)
+        for (int dc = 0; c + dc < kChunks; dc += c == 0 ? 1 : 2)  // chunk 0: the fp8 K walk
           ASSERT_EQ(R::step(base + R::at(r, c), dr, dc), base + R::at(r + dr, c + dc))
               << "row " << r << " chunk " << c << " step " << dr << ", " << dc;
 }
 TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
-  static_assert(cuda_flash::SmemRows<256>::kSwizzled && !cuda_flash::SmemRows<192>::kSwizzled);
+  static_assert(cuda_flash::SmemRows<256>::kSpan == 8 && cuda_flash::SmemRows<192>::kSpan == 4 &&
+                !cuda_flash::SmemRows<320>::kSwizzled && !cuda_flash::SmemRows<192, false>::kSwizzled);
   check_smem_rows<64>();    // fp8 head 64
   check_smem_rows<80>();    // fp8 head 80
   check_smem_rows<96>();    // fp8 head 96
@@ -2991,7 +2994,9 @@ TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   check_smem_rows<160>();   // 16-bit head 80
   check_smem_rows<192>();   // 16-bit head 96, fp8 head 192
   check_smem_rows<256>();   // 16-bit head 128, fp8 head 256
+  check_smem_rows<320>();   // 16-bit head 160
   check_smem_rows<384>();   // 16-bit head 192
+  check_smem_rows<448>();   // 16-bit head 224
   check_smem_rows<512>();   // 16-bit head 256
   check_smem_rows<1024>();  // 16-bit head 512
 }

@@ -118,11 +118,21 @@ constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
 // ldmatrix's 8 rows still hit 8 distinct bank groups. With a 16-byte pad per row a line straddled
 // two spans: at head 256, 4k, 177 M L2 requests and 404 M sectors against FA2's 60 M and 240 M;
 // swizzled, 54 M and 216 M (v2n ncu, r3 and r6: prefill head 256 +18-23%, decode 5-11% faster).
-// Other rows (16-bit heads 80 and 96, fp8 heads 64, 80, 96 and 192) and the wide form's are
-// padded to an odd number of 16-byte chunks (16 bytes, or 32 for fp8 head 80's 80-byte rows, which
-// a 16-byte pad left 2-way conflicted), so 8 consecutive rows still start in 8 bank groups.
+// 192-byte rows (16-bit head 96, fp8 head 192) are unpadded as well, their chunks swizzled inside
+// each 64-byte quarter of a line by (row / 2) % 4: a packed tile's 128-byte lines then land in
+// the same 128-byte spans as in memory, and 8 consecutive rows (4 row pairs, each pair's rows in
+// opposite halves of a span) still hit 8 bank groups. Padded by 16 bytes, v2's head 96 sent L2
+// 1.48x FA2's sectors for the same bytes (s62 call 3: 51.0 M against 34.4 M at 1k).
+// Other rows (16-bit heads 80, 160 and 224, whose warp-pair tail needs plain rows; fp8 heads 64,
+// 80 and 96) and the wide form's are padded to an odd number of 16-byte chunks (16 bytes, or 32
+// for fp8 head 80's 80-byte rows, which a 16-byte pad left 2-way conflicted), so 8 consecutive
+// rows still start in 8 bank groups.
+constexpr int smem_swizzle_chunks(int row_bytes, bool swizzle = true) {
+  if (!swizzle) return 0;
+  return row_bytes % 128 == 0 ? 8 : row_bytes == 192 ? 4 : 0;
+}
 constexpr bool smem_swizzled(int row_bytes, bool swizzle = true) {
-  return swizzle && row_bytes % 128 == 0;
+  return smem_swizzle_chunks(row_bytes, swizzle) != 0;
 }
 constexpr int smem_row_bytes(int row_bytes, bool swizzle = true) {
   if (smem_swizzled(row_bytes, swizzle)) return row_bytes;
@@ -135,22 +145,24 @@ constexpr int smem_stride16(int head, bool swizzle = true) {
 constexpr int smem_stride8(int head, bool swizzle = true) { return smem_row_bytes(head, swizzle); }
 
 // Byte layout of a shared-memory tile whose rows hold kRowBytes (smem_row_bytes): swizzled rows
-// store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row, padded ones at chunk c
-// of a padded row. Tiles start 128-byte aligned. Host code checks the invariants
-// (tests/backends/cuda_flash_test.cpp).
+// store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row (c ^ (r / 2 % 4) for
+// 192-byte rows), padded ones at chunk c of a padded row. Tiles start 128-byte aligned. Host code
+// checks the invariants (tests/backends/cuda_flash_test.cpp).
 template <int kRowBytes, bool kSwizzleOk = true>
 struct SmemRows {
-  static constexpr bool kSwizzled = smem_swizzled(kRowBytes, kSwizzleOk);
+  static constexpr int kSpan = smem_swizzle_chunks(kRowBytes, kSwizzleOk);  // chunks an XOR spans
+  static constexpr bool kSwizzled = kSpan != 0;
   static constexpr int kStride = smem_row_bytes(kRowBytes, kSwizzleOk);
+  ATTNKIT_HD static constexpr int swizzle(int r) { return kSpan == 8 ? r & 7 : (r >> 1) & 3; }
   ATTNKIT_HD static constexpr int at(int r, int c) {
-    return r * kStride + (kSwizzled ? c ^ (r & 7) : c) * 16;
+    return r * kStride + (kSwizzled ? c ^ swizzle(r) : c) * 16;
   }
   // at(r + dr, c + dc) from a = base + at(r, c) (an ldmatrix lane address), for dr a multiple of
-  // 8 and dc sharing no bit with c below 8 (a lane's chunk 0 or 1, steps of 2): one XOR with a
-  // constant and an offset the load instruction carries.
+  // 8 and dc sharing no bit with c below kSpan (a lane's chunk 0 or 1, steps of 2): one XOR with
+  // a constant and an offset the load instruction carries.
   ATTNKIT_HD static constexpr uint32_t step(uint32_t a, int dr, int dc) {
     if constexpr (kSwizzled)
-      return (a ^ uint32_t((dc & 7) << 4)) + dr * kStride + (dc >> 3) * 128;
+      return (a ^ uint32_t((dc & (kSpan - 1)) << 4)) + dr * kStride + (dc / kSpan) * kSpan * 16;
     else
       return a + dr * kStride + dc * 16;
   }
