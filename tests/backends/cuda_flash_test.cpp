@@ -2986,7 +2986,8 @@ void check_smem_rows() {
 }
 TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
   static_assert(cuda_flash::SmemRows<256>::kSpan == 8 && cuda_flash::SmemRows<192>::kSpan == 4 &&
-                !cuda_flash::SmemRows<320>::kSwizzled && !cuda_flash::SmemRows<192, false>::kSwizzled);
+                !cuda_flash::SmemRows<320>::kSwizzled &&
+                !cuda_flash::SmemRows<192, false>::kSwizzled);
   check_smem_rows<64>();    // fp8 head 64
   check_smem_rows<80>();    // fp8 head 80
   check_smem_rows<96>();    // fp8 head 96
