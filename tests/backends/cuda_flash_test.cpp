@@ -1121,6 +1121,38 @@ TEST_F(CudaFlash, PagesHoldingWholeTiles) {
     }
   }
 }
+// 192-byte shared-memory rows (tiles.hpp: swizzled in 64-byte quarters) in every form that has
+// them: 16-bit head 96's prefill (two m-tiles) and decode forms, the fp8 prefill's dequantized
+// head-96 tiles, and fp8 head 192's raw rows (prefill and the decode form, 192/128's K). Small
+// enough for the sanitizers (scripts/gpu_check.sh).
+TEST_F(CudaFlash, SharedRows192EveryForm) {
+  uint32_t seed = 260;
+  const Seqs prefill = {{1, 1}, {17, 54}, {97, 97}, {5, 300}};
+  const Seqs decode = {{1, 1}, {1, 97}, {1, 300}};
+  run_case({.name = "prefill bf16 d96 GQA 4", .head = 96, .seqs = prefill}, seed++);
+  run_case({.name = "decode bf16 d96 32/8", .head = 96, .hq = 32, .hkv = 8, .seqs = decode},
+           seed++);
+  run_case({.name = "prefill fp8 e4m3 per-head bf16 d96",
+            .kv = KvCacheDType::kFp8E4M3,
+            .gran = ScaleGranularity::kPerHead,
+            .head = 96,
+            .seqs = prefill},
+           seed++);
+  for (int head_v : {192, 128}) {
+    Case c{.name = "prefill fp8 e5m2 per-tensor bf16 d192/" + std::to_string(head_v),
+           .kv = KvCacheDType::kFp8E5M2,
+           .gran = ScaleGranularity::kPerTensor,
+           .head = 192,
+           .head_v = head_v,
+           .seqs = prefill};
+    run_case(c, seed++);
+    c.name = "decode fp8 e5m2 per-tensor bf16 d192/" + std::to_string(head_v) + " 32/8";
+    c.hq = 32;
+    c.hkv = 8;
+    c.seqs = decode;
+    run_case(c, seed++);
+  }
+}
 // Logits that grow along the keys (K rows scaled up with their position): a row's max keeps rising
 // by more than online_softmax's kRescaleSlack from tile to tile, so O and l are rescaled on
 // plain-logit rows (the folded-scale path); every kernel form. Without rescaling the
