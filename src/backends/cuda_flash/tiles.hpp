@@ -122,11 +122,13 @@ constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
 // each 64-byte quarter of a line by (row / 2) % 4: a packed tile's 128-byte lines then land in
 // the same 128-byte spans as in memory, and 8 consecutive rows (4 row pairs, each pair's rows in
 // opposite halves of a span) still hit 8 bank groups. Padded by 16 bytes, v2's head 96 sent L2
-// 1.48x FA2's sectors for the same bytes (s62 call 3: 51.0 M against 34.4 M at 1k).
-// Other rows (16-bit heads 80, 160 and 224, whose warp-pair tail needs plain rows; fp8 heads 64,
-// 80 and 96) and the wide form's are padded to an odd number of 16-byte chunks (16 bytes, or 32
-// for fp8 head 80's 80-byte rows, which a 16-byte pad left 2-way conflicted), so 8 consecutive
-// rows still start in 8 bank groups.
+// 1.48x FA2's sectors for the same bytes (51.0 M against 34.4 M at 1k); swizzled, 30.2 M, and
+// on an H100 v2's head-96 prefill ran 1.03-1.05x, fp8 head 192's 1.13-1.22x and both decode
+// forms 3-5% faster (s72 call 1).
+// Other rows (16-bit head 80; 16-bit heads 160 and 224, whose warp-pair tail needs plain rows;
+// fp8 heads 64, 80 and 96) and the wide form's are padded to an odd number of 16-byte chunks (16
+// bytes, or 32 for fp8 head 80's 80-byte rows, which a 16-byte pad left 2-way conflicted), so 8
+// consecutive rows still start in 8 bank groups.
 constexpr int smem_swizzle_chunks(int row_bytes, bool swizzle = true) {
   if (!swizzle) return 0;
   return row_bytes % 128 == 0 ? 8 : row_bytes == 192 ? 4 : 0;
