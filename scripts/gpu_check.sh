@@ -44,7 +44,7 @@ small_tests=(DecodeGqaBf16Head128 PrefillFp16Head64PageOne NonCausalMqaHead256
   ZeroPagesZeroesOnlyListedPages ZeroPagesPastFourGiBManyAtOnce
   RunRejectsNonFiniteOrNegativeSoftcap DeviceArgumentChecksNameTheBadEntry
   DecodeSplitsSettledByPageSize BackToBackDecodeCallsShareTheWorkspace
-  EarlyCopiesReadTheStepsKvWrite SharedRows192EveryForm)
+  EarlyCopiesReadTheStepsKvWrite SharedRowsSwizzledEveryForm)
 all_steps=tests,conformance,runs,sanitizers,bench,peers
 build=1 quick="" steps=$all_steps out="" check_lists=0
 drop() { for x in "$@"; do steps=$(echo ",$steps," | sed "s/,$x,/,/; s/^,//; s/,$//"); done; }

@@ -1121,32 +1121,41 @@ TEST_F(CudaFlash, PagesHoldingWholeTiles) {
     }
   }
 }
-// 192-byte shared-memory rows (tiles.hpp: swizzled in 64-byte quarters) in every form that has
-// them: 16-bit head 96's prefill (two m-tiles) and decode forms, the fp8 prefill's dequantized
-// head-96 tiles, and fp8 head 192's raw rows (prefill and the decode form, 192/128's K). Small
-// enough for the sanitizers (scripts/gpu_check.sh).
-TEST_F(CudaFlash, SharedRows192EveryForm) {
+// Swizzled shared-memory rows that are not a multiple of 128 bytes (tiles.hpp: 192 bytes swizzled
+// in 64-byte quarters, 96, 160 and 224 in 32-byte units) in every form that has them: 16-bit heads
+// 80 and 96 (prefill with two m-tiles, decode), the fp8 prefill's dequantized tiles of heads 80
+// and 96, and fp8 raw rows of heads 96, 160, 192 and 224 (prefill and the decode form; 192/128's
+// K), with fp8 head 64's padded rows beside them. Small enough for the sanitizers
+// (scripts/gpu_check.sh).
+TEST_F(CudaFlash, SharedRowsSwizzledEveryForm) {
   uint32_t seed = 260;
   const Seqs prefill = {{1, 1}, {17, 54}, {97, 97}, {5, 300}};
   const Seqs decode = {{1, 1}, {1, 97}, {1, 300}};
-  run_case({.name = "prefill bf16 d96 GQA 4", .head = 96, .seqs = prefill}, seed++);
-  run_case({.name = "decode bf16 d96 32/8", .head = 96, .hq = 32, .hkv = 8, .seqs = decode},
-           seed++);
-  run_case({.name = "prefill fp8 e4m3 per-head bf16 d96",
-            .kv = KvCacheDType::kFp8E4M3,
-            .gran = ScaleGranularity::kPerHead,
-            .head = 96,
-            .seqs = prefill},
-           seed++);
-  for (int head_v : {192, 128}) {
-    Case c{.name = "prefill fp8 e5m2 per-tensor bf16 d192/" + std::to_string(head_v),
+  for (int head : {80, 96}) {
+    const std::string d = " d" + std::to_string(head);
+    run_case({.name = "prefill bf16" + d + " GQA 4", .head = head, .seqs = prefill}, seed++);
+    run_case(
+        {.name = "decode bf16" + d + " 32/8", .head = head, .hq = 32, .hkv = 8, .seqs = decode},
+        seed++);
+    run_case({.name = "prefill fp8 e4m3 per-head bf16" + d,
+              .kv = KvCacheDType::kFp8E4M3,
+              .gran = ScaleGranularity::kPerHead,
+              .head = head,
+              .seqs = prefill},
+             seed++);
+  }
+  const std::pair<int, int> fp8_heads[] = {{64, 64},   {96, 96},   {160, 160},
+                                           {192, 192}, {192, 128}, {224, 224}};
+  for (auto [head, head_v] : fp8_heads) {
+    const std::string d = " d" + std::to_string(head) + "/" + std::to_string(head_v);
+    Case c{.name = "prefill fp8 e5m2 per-tensor bf16" + d,
            .kv = KvCacheDType::kFp8E5M2,
            .gran = ScaleGranularity::kPerTensor,
-           .head = 192,
+           .head = head,
            .head_v = head_v,
            .seqs = prefill};
     run_case(c, seed++);
-    c.name = "decode fp8 e5m2 per-tensor bf16 d192/" + std::to_string(head_v) + " 32/8";
+    c.name = "decode fp8 e5m2 per-tensor bf16" + d + " 32/8";
     c.hq = 32;
     c.hkv = 8;
     c.seqs = decode;
@@ -2978,12 +2987,12 @@ TEST(CudaFlashHost, FastDivisionIsExact) {
 }
 
 // The shared-memory row layout the kernels address K/V/Q tiles with (tiles.hpp SmemRows), for
-// every row size a manifest head uses (16-bit and fp8 rows; 64, 80, 96, 160, 320 and 448 bytes
-// padded): every (row, chunk) owns its own 16 bytes inside the tile; the 8 rows an ldmatrix reads
-// at one logical chunk sit in 8 distinct 16-byte bank groups; swizzled rows are unpadded, so each
-// 128-byte line of a packed tile in memory lands in the same aligned 128-byte span of the tile
-// (one L2 request per line for cp.async); and step(), the kernels' constant-offset walk from a
-// lane address, lands where at() does.
+// every row size a manifest head uses (16-bit and fp8 rows; 64, 80, 320 and 448 bytes padded):
+// every (row, chunk) owns its own 16 bytes inside the tile; the 8 rows an ldmatrix reads at one
+// logical chunk sit in 8 distinct 16-byte bank groups; swizzled rows are unpadded, so each 128-byte
+// line of a packed tile in memory lands in the same aligned 128-byte span of the tile (one L2
+// request per line for cp.async); and step(), the kernels' constant-offset walk from a lane
+// address, lands where at() does.
 template <int kRowBytes>
 void check_smem_rows() {
   using R = cuda_flash::SmemRows<kRowBytes>;
@@ -3017,15 +3026,19 @@ void check_smem_rows() {
               << "row " << r << " chunk " << c << " step " << dr << ", " << dc;
 }
 TEST(CudaFlashHost, SharedRowsSwizzleInvariants) {
-  static_assert(cuda_flash::SmemRows<256>::kSpan == 8 && cuda_flash::SmemRows<192>::kSpan == 4 &&
-                !cuda_flash::SmemRows<320>::kSwizzled &&
-                !cuda_flash::SmemRows<192, false>::kSwizzled);
+  using cuda_flash::SmemRows;
+  static_assert(SmemRows<256>::kSpan == 8 && SmemRows<192>::kSpan == 4 &&
+                SmemRows<96>::kSpan == 2 && SmemRows<160>::kSpan == 2 &&
+                SmemRows<224>::kSpan == 2 && !SmemRows<64>::kSwizzled && !SmemRows<80>::kSwizzled &&
+                !SmemRows<320>::kSwizzled && !SmemRows<448>::kSwizzled &&
+                !SmemRows<192, false>::kSwizzled);
   check_smem_rows<64>();    // fp8 head 64
   check_smem_rows<80>();    // fp8 head 80
   check_smem_rows<96>();    // fp8 head 96
   check_smem_rows<128>();   // 16-bit head 64, fp8 head 128
-  check_smem_rows<160>();   // 16-bit head 80
+  check_smem_rows<160>();   // 16-bit head 80, fp8 head 160
   check_smem_rows<192>();   // 16-bit head 96, fp8 head 192
+  check_smem_rows<224>();   // fp8 head 224
   check_smem_rows<256>();   // 16-bit head 128, fp8 head 256
   check_smem_rows<320>();   // 16-bit head 160
   check_smem_rows<384>();   // 16-bit head 192

@@ -1043,16 +1043,21 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
         dequant16(raw + Raw::at(r, cc), reinterpret_cast<T*>(d + Dst::at(r, 2 * cc)),
                   reinterpret_cast<T*>(d + Dst::at(r, 2 * cc + 1)), e5m2);
       };
+      // Lane l of a warp takes row l (of 32 consecutive rows) at one chunk: each 8-lane phase of
+      // a 16-byte access then reads and writes 8 consecutive rows at one logical chunk, which
+      // every SmemRows layout puts in 8 distinct bank groups (row-major lanes conflicted 2-way on
+      // the 16-bit writes, and on the raw reads of padded rows).
+      static_assert(kBN % 32 == 0, "a warp's lanes take 32 rows of one chunk");
       constexpr int kCK = kDqk / 16, kCV = kDv / 16;
 #pragma unroll
       for (int i = 0; i < (kBN * kCK + kThreads - 1) / kThreads; ++i) {
         const int c = tid + i * kThreads;
-        if (c < kBN * kCK) dequant.template operator()<KRaw, QRows>(rk, sKc, c / kCK, c % kCK);
+        if (c < kBN * kCK) dequant.template operator()<KRaw, QRows>(rk, sKc, c % kBN, c / kBN);
       }
 #pragma unroll
       for (int i = 0; i < (kBN * kCV + kThreads - 1) / kThreads; ++i) {
         const int c = tid + i * kThreads;
-        if (c < kBN * kCV) dequant.template operator()<VRaw, VRows>(rv, sVc, c / kCV, c % kCV);
+        if (c < kBN * kCV) dequant.template operator()<VRaw, VRows>(rv, sVc, c % kBN, c / kBN);
       }
       __syncthreads();
       sK = sKc;

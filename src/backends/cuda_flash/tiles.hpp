@@ -124,14 +124,19 @@ constexpr int tile_keys(int head_qk, int head_v, bool fp8, bool split_keys) {
 // opposite halves of a span) still hit 8 bank groups. Padded by 16 bytes, v2's head 96 sent L2
 // 1.48x FA2's sectors for the same bytes (51.0 M against 34.4 M at 1k); swizzled, 30.2 M, and
 // on an H100 v2's head-96 prefill ran 1.03-1.05x, fp8 head 192's 1.13-1.22x and both decode
-// forms 3-5% faster (s72 call 1).
-// Other rows (16-bit head 80; 16-bit heads 160 and 224, whose warp-pair tail needs plain rows;
-// fp8 heads 64, 80 and 96) and the wide form's are padded to an odd number of 16-byte chunks (16
-// bytes, or 32 for fp8 head 80's 80-byte rows, which a 16-byte pad left 2-way conflicted), so 8
-// consecutive rows still start in 8 bank groups.
+// forms 3-5% faster (s72 call 1). Rows of an odd number of 32-byte units (16-bit head 80's 160
+// bytes; fp8 heads 96, 160 and 224) swap the two chunks of each 32-byte unit on rows 4..7 of every
+// 8 ((row / 4) % 2): the unit stays in its span, and rows r and r + 4, which start in the same bank
+// group, then differ in chunk bit 0 (s73). Other rows (fp8 head 80; fp8 head 64, whose decode form
+// would count five CTAs per SM by shared memory unpadded where its registers hold four, and
+// decode_floor reads that count; 16-bit heads 160 and 224, whose warp-pair tail needs plain rows)
+// and the wide form's are padded to an odd number of 16-byte chunks (16 bytes, or 32 for 80-byte
+// rows, which a 16-byte pad left 2-way conflicted), so 8 consecutive rows still start in 8 bank
+// groups.
 constexpr int smem_swizzle_chunks(int row_bytes, bool swizzle = true) {
   if (!swizzle) return 0;
-  return row_bytes % 128 == 0 ? 8 : row_bytes == 192 ? 4 : 0;
+  if (row_bytes % 128 == 0) return 8;
+  return row_bytes == 192 ? 4 : row_bytes % 64 == 32 ? 2 : 0;
 }
 constexpr bool smem_swizzled(int row_bytes, bool swizzle = true) {
   return smem_swizzle_chunks(row_bytes, swizzle) != 0;
@@ -147,15 +152,18 @@ constexpr int smem_stride16(int head, bool swizzle = true) {
 constexpr int smem_stride8(int head, bool swizzle = true) { return smem_row_bytes(head, swizzle); }
 
 // Byte layout of a shared-memory tile whose rows hold kRowBytes (smem_row_bytes): swizzled rows
-// store 16-byte chunk c of row r at chunk c ^ (r % 8) of an unpadded row (c ^ (r / 2 % 4) for
-// 192-byte rows), padded ones at chunk c of a padded row. Tiles start 128-byte aligned. Host code
-// checks the invariants (tests/backends/cuda_flash_test.cpp).
+// store 16-byte chunk c of row r at chunk c ^ swizzle(r) of an unpadded row (r % 8; r / 2 % 4 for
+// 192-byte rows; r / 4 % 2 for the odd multiples of 32), padded ones at chunk c of a
+// padded row. Tiles start 128-byte aligned. Host code checks the invariants
+// (tests/backends/cuda_flash_test.cpp).
 template <int kRowBytes, bool kSwizzleOk = true>
 struct SmemRows {
   static constexpr int kSpan = smem_swizzle_chunks(kRowBytes, kSwizzleOk);  // chunks an XOR spans
   static constexpr bool kSwizzled = kSpan != 0;
   static constexpr int kStride = smem_row_bytes(kRowBytes, kSwizzleOk);
-  ATTNKIT_HD static constexpr int swizzle(int r) { return kSpan == 8 ? r & 7 : (r >> 1) & 3; }
+  ATTNKIT_HD static constexpr int swizzle(int r) {
+    return kSpan == 8 ? r & 7 : kSpan == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+  }
   ATTNKIT_HD static constexpr int at(int r, int c) {
     return r * kStride + (kSwizzled ? c ^ swizzle(r) : c) * 16;
   }
