@@ -155,8 +155,8 @@ constexpr int smem_stride8(int head, bool swizzle = true) { return smem_row_byte
 
 // Byte layout of a shared-memory tile whose rows hold kRowBytes (smem_row_bytes): swizzled rows
 // store 16-byte chunk c of row r at chunk c ^ swizzle(r) of an unpadded row (r % 8; r / 2 % 4 for
-// 192-byte rows; r / 4 % 2 for the odd multiples of 32), padded ones at chunk c of a
-// padded row. Tiles start 128-byte aligned. Host code checks the invariants
+// 192-byte rows; r / 4 % 2 for the odd multiples of 32), padded ones at chunk c of a padded row.
+// Tiles start 128-byte aligned. Host code checks the invariants
 // (tests/backends/cuda_flash_test.cpp).
 template <int kRowBytes, bool kSwizzleOk = true>
 struct SmemRows {
