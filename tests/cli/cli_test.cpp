@@ -303,6 +303,12 @@ TEST(CliBench, CpuDecodeRowsFollowTheGrid) {
     EXPECT_EQ(j["q_len"], 2);
     EXPECT_EQ(j["head_size"], 96);
     EXPECT_TRUE(j["verified"].get<bool>()) << j.dump();
+    // Q.K^T and P.V over each (query, key) pair the causal mask lets through: two tokens over n
+    // keys see 2n - 1 (not half of 2n, the prefill rows' convention).
+    const double pairs = j.contains("batch_lens") ? (2 * 97 - 1) + 2 * (2 * 54 - 1) : 2 * 599;
+    const double flops = 2.0 * j["heads"].get<int>() * pairs * (96 + 96);
+    EXPECT_NEAR(j["gflops"].get<double>() * j["time_ms"].get<double>() * 1e6, flops, 1e-6 * flops)
+        << j.dump();
     rows.push_back(fmt::format("{}x{}{} {}/{} {}", j["batch"].get<int>(), j["kv_len"].get<int>(),
                                j.value("batch_lens", std::string()), j["heads"].get<int>(),
                                j["kv_heads"].get<int>(), j["kv_dtype"].get<std::string>()));

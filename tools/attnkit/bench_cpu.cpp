@@ -381,6 +381,19 @@ struct Shape {
     for (int b = 0; b < batch; ++b) n += len(b);
     return n;
   }
+  // (query, key) pairs the mask lets through, summed over the sequences. A causal row whose
+  // queries are the whole sequence (prefill) counts half of q x keys, the convention the issue's
+  // targets and the GPU peers use; q < keys (speculative decode) counts exactly, bottom-right
+  // aligned: token i of q sees keys - q + i + 1 keys. Halving those instead (as until session 74)
+  // under-stated the 4-token row's GFLOP/s by ~2x.
+  double visible_pairs() const {
+    double n = 0;
+    for (int b = 0; b < batch; ++b) {
+      const double k = len(b), q = q_len;
+      n += !causal ? q * k : q >= k ? q * k / 2 : q * k - q * (q - 1) / 2;
+    }
+    return n;
+  }
   // K and V bytes of every sequence's keys (MLA: the latent rows only).
   int64_t cache_bytes() const {
     return total_keys() * kv_heads * (head_size_v ? 1 : 2) *
@@ -804,8 +817,7 @@ int run_cpu_bench(const BenchOptions& o) {
     }
     const double sec = median(t);
     // Q.K over head_size, P.V over head_size_v (the same for all but MLA).
-    const double flops = 2.0 * s.heads * double(s.q_len) * double(s.total_keys()) *
-                         (s.head_size + s.dv()) * (s.causal && s.q_len > 1 ? 0.5 : 1.0);
+    const double flops = 2.0 * s.heads * s.visible_pairs() * (s.head_size + s.dv());
     const double kv_bytes = double(r.kbuf.size() + r.vbuf.size());
     // The variants in turn, `per` calls each a round, the first of a round rotating: a call's
     // median time per variant. Across processes this 2-vCPU VM's rates moved up to 2x between
