@@ -188,7 +188,9 @@ struct SmemRows {
 // 2-5% slower, its bursts of 16 copies holding their address registers until issued
 // (long-scoreboard stalls where ptxas reuses them); fp8 decode 0-3% slower, bf16 decode unchanged.
 // Heads 80 and 96 copying a tile as one run of chunks (chunk c to row c / chunks) ran level on an
-// H100 (96 0.995-1.013x, 80 0.971-1.002x; s67 call 1), so they keep the row addresses.
+// H100 with padded rows (96 0.995-1.013x, 80 0.971-1.002x; s67 call 1) and slower with swizzled
+// ones (96 0.968-0.988x, 80 0.944-0.979x; s74 call 2: fewer instructions, but the copies wait on
+// the tile's base), so they keep the row addresses.
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) &&
          !separate_kv(head_qk, head_v, fp8, split_keys) && prefill_m_tiles(head_qk, head_v) == 2 &&
