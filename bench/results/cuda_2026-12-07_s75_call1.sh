@@ -1,25 +1,27 @@
 #!/bin/bash
-# Session 75, device call 1: session 74's call 3 (it found no machine), with head 64 added and
-# seven rounds. (a) HEAD against (c): over pages that hold whole tiles the 16-bit two-m-tile
-# prefill form keeps the next tile's page in registers instead of the page ring (no shared load
-# between the barrier and the copies, no ring entry stored a tile), and heads 80 and 96 copy such
-# tiles as one run of chunks as in (b). Both built for sm_90a only in session 74
-# (.devbin/s74c90/bin.txz, not in git: a/attnkit, c/ with the test binaries). 1. ncu of (c)'s first
-# head-96 prefill launch; 2. v2 prefill at heads 64, 80, 96 and 128 (c changes 64's and 128's
-# copies too), a c alternating, seven rounds, and the peers' rows; 3. (c)'s tests of the copies
-# under memcheck and racecheck; 4. every GPU test of (c) while the call's time lasts.
-cd "$(dirname "$0")/../.." && rm -rf /tmp/ac && mkdir -p /tmp/ac && tar xJf .devbin/s74c90/bin.txz -C /tmp/ac
+# Session 75, device call 1: session 74's call 3 (it found no machine) with a third side, head 64
+# added and seven rounds. (a) HEAD; (c) session 74's change: over pages that hold whole tiles the
+# 16-bit two-m-tile prefill form keeps the next tile's page in registers instead of the page ring
+# (no shared load between the barrier and the copies, no ring entry stored a tile), and heads 80 and
+# 96 copy such tiles as one run of chunks; (d) (c) with the first tiles' block-table loads issued
+# before Q's copies and no prologue barrier over such pages. a and c as session 74 built them, d
+# built here the same way (sm_90a only; .devbin/s75/bin.txz, not in git: a/attnkit, c/attnkit, d/
+# with the test binaries). 1. ncu of (d)'s first head-96 prefill launch; 2. v2 prefill at heads 64
+# (128-key tiles, no packed copies: a control), 80, 96 and 128, a c d in turn, seven rounds, and the
+# peers' rows; 3. (d)'s tests of the copies under memcheck and racecheck; 4. every GPU test of (d)
+# while time lasts.
+cd "$(dirname "$0")/../.." && rm -rf /tmp/ac && mkdir -p /tmp/ac && tar xJf .devbin/s75/bin.txz -C /tmp/ac
 export ATTNKIT_MODELS_DIR=$PWD/models LD_LIBRARY_PATH=/tmp/ac/lib
-S=$OUT/summary.txt SECONDS=0 CAP=${CAP:-400} C=/tmp/ac/c
+S=$OUT/summary.txt SECONDS=0 CAP=${CAP:-400} C=/tmp/ac/d
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader > $S
 ak() { local side=$1; shift; timeout 120 /tmp/ac/$side/attnkit "$@"; }
 NCU="ncu --set full --section SourceCounters --import-source no --kernel-name regex:flash_fwd_kernel --launch-count 1"
-timeout 120 $NCU -o $OUT/c_96 $C/attnkit bench --device cuda --suite prefill --variant v2 --prefill-heads 96 --quick --out /tmp/x.jsonl > $OUT/ncu_c_96.log 2>&1
-echo "ncu c d96 rc=$? ${SECONDS}s" >> $S
-ncu -i $OUT/c_96.ncu-rep --page source --csv --print-source sass > $OUT/c_96_sass.csv 2>&1
-ncu -i $OUT/c_96.ncu-rep --page raw --csv > $OUT/c_96_raw.csv 2>&1
-rm -f $OUT/c_96.ncu-rep
-for r in 1 2 3 4 5 6 7; do for side in a c; do
+timeout 120 $NCU -o $OUT/d_96 $C/attnkit bench --device cuda --suite prefill --variant v2 --prefill-heads 96 --quick --out /tmp/x.jsonl > $OUT/ncu_d_96.log 2>&1
+echo "ncu d d96 rc=$? ${SECONDS}s" >> $S
+ncu -i $OUT/d_96.ncu-rep --page source --csv --print-source sass > $OUT/d_96_sass.csv 2>&1
+ncu -i $OUT/d_96.ncu-rep --page raw --csv > $OUT/d_96_raw.csv 2>&1
+rm -f $OUT/d_96.ncu-rep
+for r in 1 2 3 4 5 6 7; do for side in a c d; do
   ak $side bench --device cuda --suite prefill --variant v2 --prefill-heads 64,80,96,128 --out $OUT/prefill_${side}_r$r.jsonl > $OUT/prefill_${side}_r$r.log 2>&1
   echo "prefill v2 $side r$r rc=$? ${SECONDS}s" >> $S
 done; done
