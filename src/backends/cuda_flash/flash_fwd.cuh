@@ -279,9 +279,10 @@ __device__ __forceinline__ bool tiles_in_one_page(const FlashParams& p) {
 
 // copy_rows for a tile in one page (tiles_in_one_page): row r from base + r * kChunks * 16. Rows
 // from n_valid on are zero-filled; their addresses stay inside the page, never read.
+// Where the chunk count divides the threads, a thread copies one chunk column of evenly many rows.
 template <int kRows, int kChunks, typename Rows>
-__device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char* base, int n_valid,
-                                                 int tid) {
+__device__ __forceinline__ void copy_packed_columns(unsigned char* dst, const char* base,
+                                                    int n_valid, int tid) {
   static_assert(kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0,
                 "a thread keeps one chunk column of evenly many rows");
   constexpr int kStep = kThreads / kChunks, kIters = kRows / kStep;
@@ -304,15 +305,32 @@ __device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char*
                    r0 + i * kStep < n_valid);
   }
 }
-
-// One tile's K or V rows from a page-ring slot's row addresses (PageRing below); kernel forms
-// with kPackedForm take copy_packed_rows when the launch's pages hold whole packed tiles.
-template <bool kPackedForm, int kRows, int kChunks, typename Rows>
-__device__ __forceinline__ void copy_tile(unsigned char* dst, const char* const* rows, int n_valid,
-                                          bool packed, int tid) {
-  if constexpr (kPackedForm)
-    if (packed) return copy_packed_rows<kRows, kChunks, Rows>(dst, rows[0], n_valid, tid);
-  copy_rows<kRows, kChunks, Rows>(dst, rows, n_valid, tid);
+// Rows of 10 or 12 chunks (heads 80, 96) do not divide the threads: the tile is one run of
+// kRows * kChunks chunks, and chunk c = tid + i * kThreads goes from base + 16 c to row
+// c / kChunks, so every copy's source is the thread's own address plus a constant.
+template <int kRows, int kChunks, typename Rows>
+__device__ __forceinline__ void copy_packed_rows(unsigned char* dst, const char* base, int n_valid,
+                                                 int tid) {
+  if constexpr (kThreads % kChunks == 0) {
+    copy_packed_columns<kRows, kChunks, Rows>(dst, base, n_valid, tid);
+  } else {
+    constexpr int kTot = kRows * kChunks, kIters = kTot / kThreads;
+    static_assert(kTot % kThreads == 0, "every thread copies the same number of chunks");
+    const char* src = base + tid * 16;
+    const uint32_t d0 = smem_addr(dst);
+    auto row = [&](int i) { return (tid + i * kThreads) / kChunks; };
+    auto dst_of = [&](int i) {
+      return d0 + Rows::at(row(i), tid + i * kThreads - row(i) * kChunks);
+    };
+    if (n_valid == kRows) {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) cp_async16_full(dst_of(i), src + i * kThreads * 16);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i)
+        cp_async16(dst_of(i), src + i * kThreads * 16, row(i) < n_valid);
+    }
+  }
 }
 
 // ---- pieces both kernels (flash_fwd_kernel, flash_wide_kernel) share ----------------------------
@@ -580,12 +598,13 @@ struct PageRing {
 struct PageRows {
   int blk, off, rows;
 };
+// With `whole` (pages holding whole tiles) every thread takes the tile's first key's entry.
 template <int kBN>
-__device__ __forceinline__ PageRows page_of(const FlashParams& p, const CtaWork& w, int nb,
-                                            int tid) {
+__device__ __forceinline__ PageRows page_of(const FlashParams& p, const CtaWork& w, int nb, int tid,
+                                            bool whole = false) {
   PageRows r{0, 0, nb < w.my_hi ? min(kBN, max(0, w.kv_len - nb * kBN)) : 0};
-  if (tid < r.rows) {
-    const int tok = nb * kBN + tid;
+  if (whole ? r.rows > 0 : tid < r.rows) {
+    const int tok = nb * kBN + (whole ? 0 : tid);
     const int b = p.bdiv.div(tok);
     r.blk = p.block_table[int64_t(w.seq) * p.block_table_stride + b];
     r.off = p.bdiv.mod(tok, b);
@@ -858,7 +877,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   const MaskPolicy mask{kv_len, p.window_left, p.window_right};
   // The page ring (PageRing): tile t uses slot (t - my_lo) % kSlots, stage (t - my_lo) % kStages.
   __shared__ PageRing<kSlots, kBN> ring;
-  auto page_of = [&](int nb) { return cuda_flash::page_of<kBN>(p, w, nb, tid); };
   auto put_page = [&](int slot, const PageRows& r) {
     cuda_flash::put_page(ring, slot, r, p, w, tid);
   };
@@ -872,15 +890,31 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // r2, triggered here: 11.0). The prefill forms keep their order.
   constexpr bool kPackedForm = packed_page_copies(kDqk, kDv, kFp8, kWarpsSplitKeys);
   const bool packed = kPackedForm && tiles_in_one_page<kBN, kChunksK * 16, kChunksV * 16>(p);
+  auto page_of = [&](int nb) { return cuda_flash::page_of<kBN>(p, w, nb, tid, packed); };
   auto load_k = [&](int stage, int slot) {
-    copy_tile<kPackedForm, kBN, kChunksK, std::conditional_t<kFp8, KRaw, QRows>>(
-        sK_stage(stage), ring.k[slot], ring.rows[slot], packed, tid);
+    copy_rows<kBN, kChunksK, std::conditional_t<kFp8, KRaw, QRows>>(sK_stage(stage), ring.k[slot],
+                                                                    ring.rows[slot], tid);
   };
   auto load_v = [&](int stage, int slot) {
-    copy_tile<kPackedForm, kBN, kChunksV, std::conditional_t<kFp8, VRaw, VRows>>(
-        sV_stage(stage), ring.v[slot], ring.rows[slot], packed, tid);
+    copy_rows<kBN, kChunksV, std::conditional_t<kFp8, VRaw, VRows>>(sV_stage(stage), ring.v[slot],
+                                                                    ring.rows[slot], tid);
   };
+  // Over pages that hold whole tiles (packed) the ring is not used: the next tile's page stays
+  // in registers (`next`, its entry loaded a tile ahead as the ring's are), and each copy's source
+  // is the page's base plus a constant, with no shared load to wait on between the barrier and
+  // the copies (through the ring's first row, heads 80 and 96 ran 1-6% slower: s74 call 2).
+  PageRows next{};
   auto load_kv = [&](int stage, int slot) {
+    if constexpr (kPackedForm)
+      if (packed) {
+        const char* kb =
+            p.k + kvh * p.k_stride_head + next.blk * p.k_stride_block + next.off * p.k_stride_token;
+        const char* vb =
+            p.v + kvh * p.v_stride_head + next.blk * p.v_stride_block + next.off * p.v_stride_token;
+        copy_packed_rows<kBN, kChunksK, QRows>(sK_stage(stage), kb, next.rows, tid);
+        copy_packed_rows<kBN, kChunksV, VRows>(sV_stage(stage), vb, next.rows, tid);
+        return;
+      }
     load_k(stage, slot);
     load_v(stage, slot);
   };
@@ -905,11 +939,15 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   }
   load_q_tile<kBM, kDqk, QRows>(p, w, sQ, tid);
 
+  static_assert(!kPackedForm || kStages == 2, "`next` holds one tile's page");
+  PageRows ahead[kPackedForm ? kStages : 1];  // packed: the first tiles' pages
   if (!early) {
 #pragma unroll
     for (int t = 0; t < kStages; ++t) {
       if constexpr (kWarpsSplitKeys)
         put_page(t, first_pages[t]);
+      else if (packed)
+        ahead[t] = page_of(my_lo + t);
       else
         put_page(t, page_of(my_lo + t));
     }
@@ -919,9 +957,11 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
   // separate K and V, the first K.
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
+    if constexpr (kPackedForm) next = ahead[t];
     if ((t > 0 || !early) && my_lo + t < my_hi) load_kv(t, t);
     cp_async_commit();
   }
+  if constexpr (kPackedForm) next = ahead[kStages - 1];
   if constexpr (kSepKV) {
     if (my_lo < my_hi) load_k(0, 0);
     cp_async_commit();
@@ -1438,7 +1478,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
       }
     }
     if constexpr (!kSepKV) {
-      put_page((it + kStages) % kSlots, pf);
+      if (packed)
+        next = pf;
+      else
+        put_page((it + kStages) % kSlots, pf);
       __syncthreads();  // this stage, its page slot and the dequantized tile are reused next
     }
   }

@@ -181,20 +181,18 @@ struct SmemRows {
 };
 
 // Kernel forms whose key tiles, when a page holds whole tiles with packed rows, are copied from
-// one address per tile (flash_fwd.cuh copy_packed_rows): the 16-bit prefill form with two
-// m-tiles and 64-key tiles (heads 65..128 whose chunks divide the threads: not 80 or 96), where it
-// measured +1-4% (v2l). Enabled in every form (v2l r1), it cost elsewhere: head 64 (128-key tiles,
-// 255 registers) ran 9-13% slower (register moves, 8% more instructions); head 256 (separate K/V)
-// 2-5% slower, its bursts of 16 copies holding their address registers until issued
-// (long-scoreboard stalls where ptxas reuses them); fp8 decode 0-3% slower, bf16 decode unchanged.
-// Heads 80 and 96 copying a tile as one run of chunks (chunk c to row c / chunks) ran level on an
-// H100 with padded rows (96 0.995-1.013x, 80 0.971-1.002x; s67 call 1) and slower with swizzled
-// ones (96 0.968-0.988x, 80 0.944-0.979x; s74 call 2: fewer instructions, but the copies wait on
-// the tile's base), so they keep the row addresses.
+// the page's base (flash_fwd.cuh copy_packed_rows), the next tile's page held in registers
+// instead of the page ring: the 16-bit prefill form with two m-tiles and 64-key tiles (heads
+// 65..128), where one address per tile measured +1-4% (v2l). Enabled in every form (v2l r1), it
+// cost elsewhere: head 64 (128-key tiles, 255 registers) ran 9-13% slower (register moves, 8% more
+// instructions); head 256 (separate K/V) 2-5% slower, its bursts of 16 copies holding their
+// address registers until issued (long-scoreboard stalls where ptxas reuses them); fp8 decode 0-3%
+// slower, bf16 decode unchanged. Heads 80 and 96 copy a tile as one run of chunks (chunk c to row
+// c / chunks): with the page's base read from the ring they ran 1-6% slower, the copies waiting on
+// that shared load (s74 call 2); from registers, 80 +0.2-1.3% and 96 -0.7% to +2.7% (s75 call 1).
 constexpr bool packed_page_copies(int head_qk, int head_v, bool fp8, bool split_keys) {
   return !fp8 && !split_keys && !is_wide(head_qk, head_v) &&
          !separate_kv(head_qk, head_v, fp8, split_keys) && prefill_m_tiles(head_qk, head_v) == 2 &&
-         128 % (std::max(head_qk, head_v) / 8) == 0 &&
          tile_keys(head_qk, head_v, fp8, split_keys) == 64;
 }
 
