@@ -1,5 +1,6 @@
-# Session 75: compares the .text section of every kernel in two folders of cubins (nvcc -cubin, sm_90a), byte for byte.
-# Usage: python3 cubin_text_compare.py BASE_DIR OTHER_DIR. Cubins are plain ELF64; no cuobjdump needed.
+# Session 75: compares the .text section of every kernel in two folders of cubins
+# (nvcc -cubin, sm_90a), byte for byte. Usage: python3 cubin_text_compare.py BASE_DIR OTHER_DIR.
+# Cubins are plain ELF64; no cuobjdump needed.
 import struct, sys, glob, os
 def sections(path):
     b = open(path, 'rb').read()
