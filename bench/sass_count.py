@@ -104,7 +104,8 @@ def main():
                     " +uncommitted where it has changes)")
     ap.add_argument("--out")
     a = ap.parse_args()
-    git = lambda *c: subprocess.run(["git", "-C", a.root, *c], capture_output=True, text=True).stdout
+    def git(*args):
+        return subprocess.run(["git", "-C", a.root, *args], capture_output=True, text=True).stdout
     label = a.label or git("rev-parse", "--short", "HEAD").strip() + (
         "+uncommitted" if git("status", "--porcelain", "--untracked-files=no").strip() else "")
     heads = [int(h) for h in a.heads.split(",")]
